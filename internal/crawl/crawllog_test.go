@@ -1,0 +1,55 @@
+package crawl
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+func TestCrawlLogRoundTrip(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "crawl.log")
+	l, err := OpenCrawlLog(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := []LogEntry{
+		{Time: time.Date(2026, 11, 22, 3, 4, 5, 6e6, time.UTC), Node: "n1", URL: "http://a.sim.test/x", Status: 200,
+			Outcome: "ok", Bytes: 1234, ContentType: "text/html; charset=utf-8", Duration: 12 * time.Millisecond, Links: 7},
+		{Time: time.Date(2026, 11, 22, 3, 4, 6, 0, time.UTC), URL: "http://a.sim.test/r", Status: 301,
+			Outcome: "redirect", Note: "http://b.sim.test/"},
+	}
+	for _, e := range in {
+		if err := l.Write(e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// A torn final line, as after kill -9 mid-write, is skipped.
+	f, _ := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString("2026-11-22T03:04:07.000Z n1 200 5")
+	f.Close()
+	out, err := ReadLogFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out) != 2 {
+		t.Fatalf("got %d entries, want 2", len(out))
+	}
+	if out[0].ContentType != "text/html;_charset=utf-8" || out[0].Links != 7 || out[0].Duration != 12*time.Millisecond {
+		t.Errorf("entry 0 = %+v", out[0])
+	}
+	if out[1].Note != "http://b.sim.test/" || out[1].Node != "" || out[1].Status != 301 {
+		t.Errorf("entry 1 = %+v", out[1])
+	}
+}
+
+func TestParseLogLineRejectsGarbage(t *testing.T) {
+	for _, s := range []string{"", "a b c", "notatime n 200 1 1 1 ok u t n", "2026-11-22T03:04:07.000Z n x 1 1 1 ok u t n"} {
+		if _, err := ParseLogLine(s); err == nil {
+			t.Errorf("ParseLogLine(%q) succeeded", s)
+		}
+	}
+}
