@@ -1,0 +1,74 @@
+package fetcher
+
+import (
+	"compress/gzip"
+	"compress/zlib"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/andybalholm/brotli"
+	"github.com/klauspost/compress/zstd"
+)
+
+// maxZstdWindow is RFC 9659's limit for zstd in HTTP (8 MiB); larger
+// windows are refused rather than allocated.
+const maxZstdWindow = 8 << 20
+
+// newDecoder returns a reader of the decoded body for a Content-Encoding
+// header value. Stacked encodings ("gzip, br") are decoded in reverse order.
+func newDecoder(contentEncoding string, r io.Reader) (io.ReadCloser, error) {
+	rc := io.NopCloser(r)
+	var closers []io.Closer
+	encs := strings.Split(contentEncoding, ",")
+	for i := len(encs) - 1; i >= 0; i-- {
+		enc := strings.ToLower(strings.TrimSpace(encs[i]))
+		var next io.ReadCloser
+		switch enc {
+		case "", "identity":
+			continue
+		case "gzip", "x-gzip":
+			g, err := gzip.NewReader(rc)
+			if err != nil {
+				return nil, fmt.Errorf("%w: gzip: %w", ErrEncoding, err)
+			}
+			next = g
+		case "deflate":
+			z, err := zlib.NewReader(rc)
+			if err != nil {
+				return nil, fmt.Errorf("%w: deflate: %w", ErrEncoding, err)
+			}
+			next = z
+		case "br":
+			next = io.NopCloser(brotli.NewReader(rc))
+		case "zstd":
+			z, err := zstd.NewReader(rc, zstd.WithDecoderConcurrency(1),
+				zstd.WithDecoderMaxWindow(maxZstdWindow), zstd.WithDecoderLowmem(true))
+			if err != nil {
+				return nil, fmt.Errorf("%w: zstd: %w", ErrEncoding, err)
+			}
+			next = zstdCloser{z}
+		default:
+			return nil, fmt.Errorf("%w: unsupported content-encoding %q", ErrEncoding, enc)
+		}
+		closers = append(closers, next)
+		rc = next
+	}
+	return &multiCloser{ReadCloser: rc, closers: closers}, nil
+}
+
+type zstdCloser struct{ *zstd.Decoder }
+
+func (z zstdCloser) Close() error { z.Decoder.Close(); return nil }
+
+type multiCloser struct {
+	io.ReadCloser
+	closers []io.Closer
+}
+
+func (m *multiCloser) Close() error {
+	for _, c := range m.closers {
+		c.Close()
+	}
+	return nil
+}

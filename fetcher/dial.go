@@ -1,0 +1,214 @@
+package fetcher
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/singleflight"
+
+	"github.com/sextant-crawler/sextant/internal/netguard"
+)
+
+// resolveTarget is a parsed Options.Resolve value.
+type resolveTarget struct {
+	addr netip.Addr
+	port string // "" keeps the URL's port
+}
+
+func parseResolveTarget(v string) (resolveTarget, error) {
+	if a, err := netip.ParseAddr(v); err == nil {
+		return resolveTarget{addr: a}, nil
+	}
+	ap, err := netip.ParseAddrPort(v)
+	if err != nil {
+		return resolveTarget{}, fmt.Errorf("want ip or ip:port, got %q", v)
+	}
+	return resolveTarget{addr: ap.Addr(), port: strconv.Itoa(int(ap.Port()))}, nil
+}
+
+// dnsCache caches lookups for a TTL; concurrent lookups of one name share a
+// single query. Failures are not cached. Safe for concurrent use.
+type dnsCache struct {
+	lookup ResolveFunc
+	ttl    time.Duration
+	now    func() time.Time
+	group  singleflight.Group
+	mu     struct {
+		sync.Mutex
+		m map[string]dnsEntry
+	}
+	hits, misses counter
+}
+
+type dnsEntry struct {
+	addrs   []netip.Addr
+	expires time.Time
+}
+
+// maxDNSEntries bounds the cache; when full, expired entries are swept and,
+// if none expired, the map is cleared (a cheap bound, not an LRU).
+const maxDNSEntries = 1 << 16
+
+func newDNSCache(lookup ResolveFunc, ttl time.Duration, now func() time.Time) *dnsCache {
+	c := &dnsCache{lookup: lookup, ttl: ttl, now: now}
+	c.mu.m = make(map[string]dnsEntry)
+	return c
+}
+
+func (c *dnsCache) resolve(ctx context.Context, host string) ([]netip.Addr, error) {
+	host = strings.ToLower(host)
+	c.mu.Lock()
+	e, ok := c.mu.m[host]
+	c.mu.Unlock()
+	if ok && c.now().Before(e.expires) {
+		c.hits.add(1)
+		return e.addrs, nil
+	}
+	c.misses.add(1)
+	v, err, _ := c.group.Do(host, func() (any, error) {
+		addrs, err := c.lookup(ctx, host)
+		if err != nil {
+			return nil, err
+		}
+		if len(addrs) == 0 {
+			return nil, &net.DNSError{Err: "no addresses", Name: host, IsNotFound: true}
+		}
+		c.store(host, addrs)
+		return addrs, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return v.([]netip.Addr), nil
+}
+
+func (c *dnsCache) store(host string, addrs []netip.Addr) {
+	now := c.now()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.mu.m) >= maxDNSEntries {
+		for k, e := range c.mu.m {
+			if !now.Before(e.expires) {
+				delete(c.mu.m, k)
+			}
+		}
+		if len(c.mu.m) >= maxDNSEntries {
+			clear(c.mu.m)
+		}
+	}
+	c.mu.m[host] = dnsEntry{addrs: addrs, expires: now.Add(c.ttl)}
+}
+
+func systemLookup(ctx context.Context, host string) ([]netip.Addr, error) {
+	return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+}
+
+// dialer is the transport's DialContext: resolution (Resolve map, resolver,
+// DNS cache), then the private-address guard on every candidate address,
+// then the dial. With a DialContext override, the guard checks the remote
+// address of the connection the override returns.
+type dialer struct {
+	opts    *Options
+	dns     *dnsCache
+	net     net.Dialer
+	resolve map[string]resolveTarget
+}
+
+func newDialer(o *Options) *dialer {
+	lookup := o.Resolver
+	if lookup == nil {
+		lookup = systemLookup
+	}
+	d := &dialer{opts: o, dns: newDNSCache(lookup, o.DNSCacheTTL, o.Now),
+		net: net.Dialer{Timeout: o.DialTimeout, KeepAlive: 30 * time.Second}}
+	d.resolve = make(map[string]resolveTarget, len(o.Resolve))
+	for k, v := range o.Resolve {
+		t, _ := parseResolveTarget(v) // Validate checked it
+		d.resolve[strings.ToLower(strings.TrimSuffix(k, "."))] = t
+	}
+	return d
+}
+
+// lookupStatic finds host or its closest parent domain in the Resolve map.
+func (d *dialer) lookupStatic(host string) (resolveTarget, bool) {
+	h := strings.ToLower(strings.TrimSuffix(host, "."))
+	for {
+		if t, ok := d.resolve[h]; ok {
+			return t, true
+		}
+		i := strings.IndexByte(h, '.')
+		if i < 0 {
+			return resolveTarget{}, false
+		}
+		h = h[i+1:]
+	}
+}
+
+func (d *dialer) guard(a netip.Addr) error {
+	if d.opts.AllowPrivate {
+		return nil
+	}
+	return netguard.Check(a)
+}
+
+func (d *dialer) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
+	if d.opts.DialContext != nil {
+		return d.dialOverride(ctx, network, addr)
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, err
+	}
+	var addrs []netip.Addr
+	if a, err := netip.ParseAddr(host); err == nil {
+		addrs = []netip.Addr{a}
+	} else if t, ok := d.lookupStatic(host); ok {
+		addrs = []netip.Addr{t.addr}
+		if t.port != "" {
+			port = t.port
+		}
+	} else if addrs, err = d.dns.resolve(ctx, host); err != nil {
+		return nil, err
+	}
+	var errs []error
+	for _, a := range addrs {
+		if err := d.guard(a); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", host, err))
+			continue
+		}
+		c, err := d.net.DialContext(ctx, network, net.JoinHostPort(a.String(), port))
+		if err == nil {
+			return c, nil
+		}
+		errs = append(errs, err)
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	return nil, errors.Join(errs...)
+}
+
+func (d *dialer) dialOverride(ctx context.Context, network, addr string) (net.Conn, error) {
+	c, err := d.opts.DialContext(ctx, network, addr)
+	if err != nil || d.opts.AllowPrivate {
+		return c, err
+	}
+	ra := c.RemoteAddr()
+	ap, perr := netip.ParseAddrPort(ra.String())
+	if perr != nil {
+		c.Close()
+		return nil, fmt.Errorf("%w: cannot judge remote address %q of %s", ErrPrivateAddress, ra, addr)
+	}
+	if err := netguard.Check(ap.Addr()); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("%s: %w", addr, err)
+	}
+	return c, nil
+}

@@ -1,0 +1,280 @@
+package fetcher
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// Fetcher downloads URLs. It is safe for concurrent use by many workers and
+// must be closed to release idle connections.
+type Fetcher struct {
+	opts   Options
+	dialer *dialer
+	tr     *http.Transport
+	client *http.Client
+	robots *robotsCache
+	stats  stats
+}
+
+// New returns a Fetcher configured by a copy of opts.
+func New(opts Options) (*Fetcher, error) {
+	o := opts
+	if o.Resolve != nil {
+		o.Resolve = make(map[string]string, len(opts.Resolve))
+		for k, v := range opts.Resolve {
+			o.Resolve[k] = v
+		}
+	}
+	o.EnsureDefaults()
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	f := &Fetcher{opts: o}
+	f.dialer = newDialer(&f.opts)
+	f.tr = &http.Transport{
+		Proxy:                  nil, // a crawler never goes through an environment proxy
+		DialContext:            f.dialer.DialContext,
+		TLSHandshakeTimeout:    o.TLSTimeout,
+		ResponseHeaderTimeout:  o.HeaderTimeout,
+		MaxIdleConns:           o.MaxIdleConns,
+		MaxIdleConnsPerHost:    o.MaxIdleConnsPerHost,
+		IdleConnTimeout:        o.IdleConnTimeout,
+		DisableCompression:     true, // we send Accept-Encoding and decode with caps ourselves
+		MaxResponseHeaderBytes: 256 << 10,
+	}
+	f.client = &http.Client{
+		Transport:     f.tr,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+	f.robots = newRobotsCache(o.RobotsCacheSize)
+	return f, nil
+}
+
+// Close releases idle connections. In-flight fetches are not interrupted;
+// cancel their contexts first.
+func (f *Fetcher) Close() error {
+	f.tr.CloseIdleConnections()
+	return nil
+}
+
+// Response is a fetched resource. The caller must Close it.
+type Response struct {
+	URL    string      // the URL requested
+	Status int         // HTTP status code
+	Header http.Header // response headers
+	// ContentType is the media type, lower-case without parameters
+	// ("text/html"). If the server sent none, it is sniffed from the body
+	// (http.DetectContentType).
+	ContentType string
+	// Charset is the charset parameter of Content-Type, lower-case, or "".
+	Charset string
+	// Location is the redirect target resolved against URL for a 3xx
+	// response with a valid Location header, else "". Redirects are never
+	// followed: the caller hands Location on as a discovered link.
+	Location string
+	// Body holds the decoded body (possibly truncated); never nil.
+	Body *RewindBuffer
+	// Duration is the time from the request to the end of the body.
+	Duration time.Duration
+	// Truncated reports that the body hit BodyCap or DecompressCap.
+	Truncated bool
+	// Bytes is the number of body bytes read from the network (before
+	// decoding); Body.Len() is the decoded length.
+	Bytes int64
+}
+
+// Close releases the body (and removes its temporary file). Idempotent.
+func (r *Response) Close() error {
+	if r == nil || r.Body == nil {
+		return nil
+	}
+	return r.Body.Close()
+}
+
+// acceptEncoding is what we can decode with caps.
+const acceptEncoding = "gzip, br, zstd"
+
+// Fetch downloads rawURL with GET, without following redirects. On error no
+// Response is returned and nothing needs closing; the error wraps one class
+// sentinel (ErrTimeout, ErrPrivateAddress, ...) — see IsRetryable. A non-2xx
+// status is not an error.
+func (f *Fetcher) Fetch(ctx context.Context, rawURL string) (*Response, error) {
+	u, err := parseFetchURL(rawURL)
+	if err != nil {
+		f.stats.eBadURL.add(1)
+		return nil, err
+	}
+	f.stats.fetches.add(1)
+	resp, err := f.get(ctx, u, f.opts.BodyCap, f.opts.DecompressCap)
+	if err != nil {
+		f.stats.countErr(err)
+		f.opts.Logger.Debug("fetch failed", "url", rawURL, "err", err)
+		return nil, err
+	}
+	resp.URL = rawURL
+	f.stats.countStatus(resp.Status)
+	return resp, nil
+}
+
+func parseFetchURL(rawURL string) (*url.URL, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return nil, &classError{ErrBadURL, err, false}
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return nil, &classError{ErrBadURL, fmt.Errorf("scheme %q not http or https", u.Scheme), false}
+	}
+	if u.Host == "" {
+		return nil, &classError{ErrBadURL, fmt.Errorf("no host in %q", rawURL), false}
+	}
+	return u, nil
+}
+
+// get performs one GET with the whole-fetch deadline and reads the body
+// into a RewindBuffer with the given caps.
+func (f *Fetcher) get(parent context.Context, u *url.URL, bodyCap, decodeCap int64) (*Response, error) {
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(parent, f.opts.FetchTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return nil, &classError{ErrBadURL, err, false}
+	}
+	req.Header.Set("User-Agent", f.opts.UserAgent)
+	req.Header.Set("Accept-Encoding", acceptEncoding)
+	req.Header.Set("Accept", "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8")
+	hr, err := f.client.Do(req)
+	if err != nil {
+		return nil, classify(err, parent)
+	}
+	defer hr.Body.Close()
+	r := &Response{
+		Status: hr.StatusCode,
+		Header: hr.Header,
+		Body:   NewRewindBuffer(f.opts.MemThreshold, f.opts.TempDir),
+	}
+	if hr.StatusCode >= 300 && hr.StatusCode < 400 {
+		if loc := hr.Header.Get("Location"); loc != "" {
+			if t, err := u.Parse(strings.TrimSpace(loc)); err == nil {
+				r.Location = t.String()
+			}
+		}
+	}
+	if err := f.readBody(r, hr, bodyCap, decodeCap); err != nil {
+		r.Body.Close()
+		return nil, classify(err, parent)
+	}
+	r.ContentType, r.Charset = contentType(hr.Header.Get("Content-Type"), r.Body)
+	r.Duration = time.Since(start)
+	return r, nil
+}
+
+// readBody copies the wire body, capped at bodyCap, through the decoder for
+// its Content-Encoding, capped at decodeCap, into r.Body.
+func (f *Fetcher) readBody(r *Response, hr *http.Response, bodyCap, decodeCap int64) error {
+	wire := &capReader{r: hr.Body, left: bodyCap}
+	defer func() {
+		r.Bytes = wire.n
+		f.stats.wireBytes.add(wire.n)
+	}()
+	dec, err := newDecoder(hr.Header.Get("Content-Encoding"), wire)
+	if err != nil {
+		switch {
+		case wire.lastErr != nil:
+			return wire.lastErr
+		case wire.n == 0 && errors.Is(err, io.EOF): // empty compressed body
+			return nil
+		case wire.hitCap:
+			r.Truncated = true
+			f.stats.truncated.add(1)
+			return nil
+		}
+		return err
+	}
+	defer dec.Close()
+	out := &capReader{r: dec, left: decodeCap}
+	_, err = io.Copy(r.Body, out)
+	f.stats.bodyBytes.add(r.Body.Len())
+	if r.Body.Spilled() {
+		f.stats.spilled.add(1)
+	}
+	switch {
+	case wire.lastErr != nil:
+		return wire.lastErr // the network failed (timeout, reset): not a partial success
+	case err != nil && wire.hitCap:
+		// The compressed stream was cut at BodyCap and its decoder
+		// complains about the missing tail: keep what was decoded.
+		err = nil
+	case err != nil && out.lastErr != nil:
+		err = fmt.Errorf("%w: %w", ErrEncoding, err)
+	}
+	if wire.hitCap || out.hitCap {
+		r.Truncated = true
+		f.stats.truncated.add(1)
+	}
+	return err
+}
+
+// capReader passes through at most left bytes, then reports EOF and
+// whether more bytes were available (hitCap).
+type capReader struct {
+	r       io.Reader
+	left    int64
+	n       int64
+	hitCap  bool
+	lastErr error // last error from r
+}
+
+func (c *capReader) Read(p []byte) (int, error) {
+	if c.left <= 0 {
+		if !c.hitCap {
+			var one [1]byte
+			n, _ := io.ReadFull(c.r, one[:])
+			c.hitCap = n > 0
+		}
+		return 0, io.EOF
+	}
+	if int64(len(p)) > c.left {
+		p = p[:c.left]
+	}
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	c.left -= int64(n)
+	if err != nil && err != io.EOF {
+		c.lastErr = err
+	}
+	return n, err
+}
+
+// isReadErr reports whether err came from the network read itself.
+func (c *capReader) isReadErr(err error) bool {
+	return c.lastErr != nil && errors.Is(err, c.lastErr)
+}
+
+// contentType returns the media type and charset of the Content-Type header,
+// sniffing the body when the header is absent.
+func contentType(header string, body *RewindBuffer) (mediaType, charset string) {
+	header = strings.TrimSpace(header)
+	if header == "" {
+		var head [512]byte
+		n, _ := io.ReadFull(body.NewReader(), head[:])
+		if n == 0 {
+			return "", ""
+		}
+		header = http.DetectContentType(head[:n])
+	}
+	mt, params, err := mime.ParseMediaType(header)
+	if err != nil {
+		// Keep what precedes the first ';' as a best effort.
+		mt, _, _ = strings.Cut(header, ";")
+		return strings.ToLower(strings.TrimSpace(mt)), ""
+	}
+	return mt, strings.ToLower(params["charset"])
+}

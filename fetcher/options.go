@@ -1,0 +1,231 @@
+package fetcher
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/netip"
+	"os"
+	"strings"
+	"time"
+)
+
+// Defaults of Options.
+const (
+	DefaultUserAgent           = "Sextant/0.1 (+https://github.com/sextant-crawler/sextant)"
+	DefaultRobotsToken         = "sextant"
+	DefaultDialTimeout         = 10 * time.Second
+	DefaultTLSTimeout          = 10 * time.Second
+	DefaultHeaderTimeout       = 30 * time.Second
+	DefaultFetchTimeout        = 60 * time.Second
+	DefaultBodyCap             = 16 << 20
+	DefaultMemThreshold        = 256 << 10
+	DefaultDNSCacheTTL         = 5 * time.Minute
+	DefaultMaxIdleConnsPerHost = 2
+	DefaultMaxIdleConns        = 1024
+	DefaultIdleConnTimeout     = 90 * time.Second
+	DefaultRobotsCacheTTL      = 24 * time.Hour
+	DefaultRobotsCacheSize     = 100_000
+	DefaultRobotsMaxBytes      = 500 << 10
+	DefaultRobotsErrorTTL      = 10 * time.Minute
+	DefaultRobotsMaxRedirects  = 5
+	DefaultRobotsUnreachable   = 30 * 24 * time.Hour
+)
+
+// DialFunc dials a network address, like net.Dialer.DialContext.
+type DialFunc func(ctx context.Context, network, addr string) (net.Conn, error)
+
+// ResolveFunc resolves a host name to IP addresses.
+type ResolveFunc func(ctx context.Context, host string) ([]netip.Addr, error)
+
+// Options configure a Fetcher. The zero value of every field means its
+// default; New copies the struct, so later changes by the caller have no
+// effect.
+type Options struct {
+	// UserAgent is sent with every request (default DefaultUserAgent; it
+	// should carry a contact URL).
+	UserAgent string
+	// RobotsToken is the product token matched against robots.txt
+	// user-agent lines (default "sextant"). Letters, '_' and '-' only.
+	RobotsToken string
+
+	// DialTimeout bounds one TCP connect (default 10 s).
+	DialTimeout time.Duration
+	// TLSTimeout bounds the TLS handshake (default 10 s).
+	TLSTimeout time.Duration
+	// HeaderTimeout bounds the wait for response headers once the request
+	// is written (default 30 s).
+	HeaderTimeout time.Duration
+	// FetchTimeout bounds the whole fetch, body included (default 60 s): a
+	// server that stalls mid-body fails with ErrTimeout.
+	FetchTimeout time.Duration
+
+	// BodyCap is the most body bytes read from the wire (default 16 MiB,
+	// as in the crawl of Broder et al.). Longer bodies are truncated and
+	// Response.Truncated is set.
+	BodyCap int64
+	// DecompressCap is the most decoded bytes kept from a compressed body
+	// (default BodyCap), the defence against decompression bombs.
+	DecompressCap int64
+	// MemThreshold is how many body bytes a RewindBuffer keeps in memory
+	// before spilling to a temporary file (default 256 KiB).
+	MemThreshold int64
+	// TempDir holds spilled bodies (default os.TempDir()). Files are
+	// unlinked as soon as they are created, so nothing is left behind even
+	// if the process is killed.
+	TempDir string
+
+	// AllowPrivate permits connections to loopback, private, link-local
+	// (metadata), CGNAT, multicast and unspecified addresses. Off by
+	// default; tests and the simweb demo turn it on.
+	AllowPrivate bool
+	// DialContext, if set, replaces the dialer (simweb supplies one that
+	// maps *.sim.test to its loopback listener). The private-address guard
+	// still applies to the remote address of the connection it returns.
+	DialContext DialFunc
+	// Resolve maps a host name, or a domain and all its sub-domains, to a
+	// fixed "ip" or "ip:port" (the port, if given, replaces the URL's).
+	// Consulted before DNS; never touches the network.
+	Resolve map[string]string
+	// Resolver, if set, replaces DNS lookups (after Resolve).
+	Resolver ResolveFunc
+	// DNSCacheTTL is how long resolved addresses are reused (default 5 min).
+	DNSCacheTTL time.Duration
+
+	// MaxIdleConnsPerHost caps kept-alive connections per host (default 2;
+	// politeness allows one request in flight per host).
+	MaxIdleConnsPerHost int
+	// MaxIdleConns caps kept-alive connections overall (default 1024).
+	MaxIdleConns int
+	// IdleConnTimeout closes idle connections after this long (default 90 s).
+	IdleConnTimeout time.Duration
+
+	// RobotsCacheTTL is how long a fetched robots.txt is used (default and
+	// maximum 24 h, RFC 9309 §2.4).
+	RobotsCacheTTL time.Duration
+	// RobotsCacheSize bounds the robots cache in hosts (LRU, default 100 000).
+	RobotsCacheSize int
+	// RobotsMaxBytes is the most robots.txt bytes parsed (default 500 KiB,
+	// the RFC's minimum).
+	RobotsMaxBytes int64
+	// RobotsErrorTTL is how long a 5xx or unreachable robots.txt (treated
+	// as "disallow all") is cached before the next attempt (default 10 min).
+	RobotsErrorTTL time.Duration
+	// RobotsMaxRedirects is how many robots.txt redirects are followed
+	// (default 5; more is treated as 404, i.e. allow all).
+	RobotsMaxRedirects int
+	// RobotsUnreachable is how long a host's robots.txt may stay unreachable
+	// before the RFC's fallback applies: the last good copy if any, else
+	// allow all (default 30 days).
+	RobotsUnreachable time.Duration
+
+	// Logger receives debug events (default: discard).
+	Logger *slog.Logger
+	// Now is the clock for caches (default time.Now). Tests fake it.
+	Now func() time.Time
+}
+
+// EnsureDefaults fills zero fields with their defaults and returns o.
+func (o *Options) EnsureDefaults() *Options {
+	setDefault(&o.UserAgent, DefaultUserAgent)
+	setDefault(&o.RobotsToken, DefaultRobotsToken)
+	setDefault(&o.DialTimeout, DefaultDialTimeout)
+	setDefault(&o.TLSTimeout, DefaultTLSTimeout)
+	setDefault(&o.HeaderTimeout, DefaultHeaderTimeout)
+	setDefault(&o.FetchTimeout, DefaultFetchTimeout)
+	setDefault(&o.BodyCap, DefaultBodyCap)
+	setDefault(&o.DecompressCap, o.BodyCap)
+	setDefault(&o.MemThreshold, DefaultMemThreshold)
+	setDefault(&o.TempDir, os.TempDir())
+	setDefault(&o.DNSCacheTTL, DefaultDNSCacheTTL)
+	setDefault(&o.MaxIdleConnsPerHost, DefaultMaxIdleConnsPerHost)
+	setDefault(&o.MaxIdleConns, DefaultMaxIdleConns)
+	setDefault(&o.IdleConnTimeout, DefaultIdleConnTimeout)
+	setDefault(&o.RobotsCacheTTL, DefaultRobotsCacheTTL)
+	setDefault(&o.RobotsCacheSize, DefaultRobotsCacheSize)
+	setDefault(&o.RobotsMaxBytes, DefaultRobotsMaxBytes)
+	setDefault(&o.RobotsErrorTTL, DefaultRobotsErrorTTL)
+	setDefault(&o.RobotsMaxRedirects, DefaultRobotsMaxRedirects)
+	setDefault(&o.RobotsUnreachable, DefaultRobotsUnreachable)
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return o
+}
+
+func setDefault[T comparable](p *T, def T) {
+	var zero T
+	if *p == zero {
+		*p = def
+	}
+}
+
+// Validate reports every problem with o (after EnsureDefaults).
+func (o *Options) Validate() error {
+	var errs []error
+	bad := func(format string, args ...any) {
+		errs = append(errs, fmt.Errorf("fetcher: "+format, args...))
+	}
+	if !validToken(o.RobotsToken) {
+		bad("RobotsToken %q must be letters, '_' and '-' only", o.RobotsToken)
+	}
+	if strings.ContainsAny(o.UserAgent, "\r\n") {
+		bad("UserAgent must be one line")
+	}
+	for name, d := range map[string]time.Duration{
+		"DialTimeout": o.DialTimeout, "TLSTimeout": o.TLSTimeout,
+		"HeaderTimeout": o.HeaderTimeout, "FetchTimeout": o.FetchTimeout,
+		"DNSCacheTTL": o.DNSCacheTTL, "IdleConnTimeout": o.IdleConnTimeout,
+		"RobotsCacheTTL": o.RobotsCacheTTL, "RobotsErrorTTL": o.RobotsErrorTTL,
+		"RobotsUnreachable": o.RobotsUnreachable,
+	} {
+		if d < 0 {
+			bad("%s %v is negative", name, d)
+		}
+	}
+	if o.RobotsCacheTTL > 24*time.Hour {
+		bad("RobotsCacheTTL %v exceeds RFC 9309's 24 h", o.RobotsCacheTTL)
+	}
+	for name, n := range map[string]int64{
+		"BodyCap": o.BodyCap, "DecompressCap": o.DecompressCap,
+		"MemThreshold": o.MemThreshold, "RobotsMaxBytes": o.RobotsMaxBytes,
+		"RobotsCacheSize": int64(o.RobotsCacheSize), "MaxIdleConnsPerHost": int64(o.MaxIdleConnsPerHost),
+		"MaxIdleConns": int64(o.MaxIdleConns), "RobotsMaxRedirects": int64(o.RobotsMaxRedirects),
+	} {
+		if n < 0 {
+			bad("%s %d is negative", name, n)
+		}
+	}
+	for k, v := range o.Resolve {
+		if _, err := parseResolveTarget(v); err != nil {
+			bad("Resolve[%q]: %v", k, err)
+		}
+	}
+	if st, err := os.Stat(o.TempDir); err != nil || !st.IsDir() {
+		bad("TempDir %q is not a directory", o.TempDir)
+	}
+	return errors.Join(errs...)
+}
+
+// validToken reports whether s is a robots.txt product token (RFC 9309
+// §2.2.1: "a-zA-Z_-").
+func validToken(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if !isTokenByte(s[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func isTokenByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_' || c == '-'
+}

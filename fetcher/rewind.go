@@ -1,0 +1,156 @@
+package fetcher
+
+import (
+	"errors"
+	"io"
+	"os"
+	"runtime"
+
+	"github.com/cespare/xxhash/v2"
+)
+
+// ErrBufferClosed is returned by readers of a closed RewindBuffer.
+var ErrBufferClosed = errors.New("fetcher: rewind buffer closed")
+
+// RewindBuffer is the RewindInputStream of the crawler: a body written once,
+// then read from the start any number of times by successive processors
+// (link extractor, content fingerprint, WARC writer). The first MemThreshold
+// bytes stay in memory; beyond that the whole body moves to a temporary file.
+//
+// The temporary file is unlinked as soon as it is created, so it vanishes
+// when the buffer is closed, when the buffer is garbage collected without
+// Close (a cleanup closes the descriptor), and when the process dies.
+//
+// Writing is not safe for concurrent use. Once written, NewReader, Len,
+// Bytes and Fingerprint may be called concurrently; Close must not race
+// with them. Close is idempotent.
+type RewindBuffer struct {
+	threshold int64
+	dir       string
+	mem       []byte
+	file      *tempFile
+	size      int64
+	closed    bool
+}
+
+// tempFile is held separately so that a cleanup can close it without
+// keeping the RewindBuffer alive.
+type tempFile struct{ f *os.File }
+
+// NewRewindBuffer returns an empty buffer that spills to a file in dir once
+// it holds more than threshold bytes.
+func NewRewindBuffer(threshold int64, dir string) *RewindBuffer {
+	return &RewindBuffer{threshold: threshold, dir: dir}
+}
+
+// Write appends p. It spills to disk when the threshold is crossed.
+func (b *RewindBuffer) Write(p []byte) (int, error) {
+	if b.closed {
+		return 0, ErrBufferClosed
+	}
+	if b.file == nil && int64(len(b.mem))+int64(len(p)) <= b.threshold {
+		b.mem = append(b.mem, p...)
+		b.size += int64(len(p))
+		return len(p), nil
+	}
+	if b.file == nil {
+		if err := b.spill(); err != nil {
+			return 0, err
+		}
+	}
+	n, err := b.file.f.Write(p)
+	b.size += int64(n)
+	return n, err
+}
+
+// spill moves the in-memory bytes to a fresh unlinked temporary file.
+func (b *RewindBuffer) spill() error {
+	f, err := os.CreateTemp(b.dir, "sextant-body-*")
+	if err != nil {
+		return err
+	}
+	// Unlink now: the open descriptor keeps the data; nothing can leak.
+	if err := os.Remove(f.Name()); err != nil {
+		f.Close()
+		return err
+	}
+	tf := &tempFile{f: f}
+	runtime.AddCleanup(b, func(tf *tempFile) { tf.f.Close() }, tf)
+	if _, err := f.Write(b.mem); err != nil {
+		f.Close()
+		return err
+	}
+	b.file = tf
+	b.mem = nil
+	return nil
+}
+
+// Len returns the number of bytes written.
+func (b *RewindBuffer) Len() int64 { return b.size }
+
+// Spilled reports whether the body lives in a temporary file.
+func (b *RewindBuffer) Spilled() bool { return b.file != nil }
+
+// Bytes returns the body if it is held in memory (the slice must not be
+// modified), or nil, false if it spilled to disk.
+func (b *RewindBuffer) Bytes() ([]byte, bool) {
+	if b.file != nil || b.closed {
+		return nil, false
+	}
+	return b.mem, true
+}
+
+// NewReader returns an independent reader positioned at the start of the
+// body. Readers share no state; each may also Seek and ReadAt.
+func (b *RewindBuffer) NewReader() *io.SectionReader {
+	switch {
+	case b.closed:
+		return io.NewSectionReader(closedReaderAt{}, 0, 1)
+	case b.file != nil:
+		return io.NewSectionReader(b.file.f, 0, b.size)
+	}
+	return io.NewSectionReader(bytesReaderAt(b.mem), 0, b.size)
+}
+
+// Fingerprint returns the xxHash64 of the body, for Mercator's content-seen
+// test: documents with equal fingerprints are taken as identical.
+func (b *RewindBuffer) Fingerprint() (uint64, error) {
+	if m, ok := b.Bytes(); ok {
+		return xxhash.Sum64(m), nil
+	}
+	h := xxhash.New()
+	if _, err := io.Copy(h, b.NewReader()); err != nil {
+		return 0, err
+	}
+	return h.Sum64(), nil
+}
+
+// Close releases the memory and the temporary file.
+func (b *RewindBuffer) Close() error {
+	if b.closed {
+		return nil
+	}
+	b.closed = true
+	b.mem = nil
+	if b.file != nil {
+		return b.file.f.Close()
+	}
+	return nil
+}
+
+type bytesReaderAt []byte
+
+func (m bytesReaderAt) ReadAt(p []byte, off int64) (int, error) {
+	if off >= int64(len(m)) {
+		return 0, io.EOF
+	}
+	n := copy(p, m[off:])
+	if n < len(p) {
+		return n, io.EOF
+	}
+	return n, nil
+}
+
+type closedReaderAt struct{}
+
+func (closedReaderAt) ReadAt([]byte, int64) (int, error) { return 0, ErrBufferClosed }

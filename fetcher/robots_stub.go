@@ -1,0 +1,5 @@
+package fetcher
+
+type robotsCache struct{}
+
+func newRobotsCache(int) *robotsCache { return &robotsCache{} }

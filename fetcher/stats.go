@@ -1,0 +1,112 @@
+package fetcher
+
+import "sync/atomic"
+
+type counter struct{ atomic.Int64 }
+
+func (c *counter) add(n int64) { c.Add(n) }
+
+// Stats are cumulative counters since New. Fetches are counted by outcome
+// class: the status class of a response, or the error class of a failure.
+type Stats struct {
+	Fetches     int64 // every Fetch call that reached the network (not bad URLs)
+	Status2xx   int64
+	Status3xx   int64
+	Status4xx   int64
+	Status5xx   int64
+	StatusOther int64
+	Truncated   int64 // responses cut at BodyCap or DecompressCap
+
+	ErrTimeout  int64
+	ErrConnect  int64
+	ErrDNS      int64
+	ErrPrivate  int64
+	ErrEncoding int64
+	ErrCanceled int64
+	ErrOther    int64
+	ErrBadURL   int64
+
+	WireBytes int64 // body bytes read from the network (compressed)
+	BodyBytes int64 // body bytes stored (decoded)
+	Spilled   int64 // bodies that spilled to a temporary file
+
+	DNSHits   int64
+	DNSMisses int64
+
+	RobotsFetches     int64 // robots.txt network fetches (each costs a politeness slot)
+	RobotsCacheHits   int64
+	RobotsCacheMisses int64
+	RobotsEvictions   int64
+	RobotsRules       int64 // fetches that yielded rules (2xx)
+	RobotsAllowAll    int64 // 4xx, too many redirects
+	RobotsUnreachable int64 // 5xx or network failure (disallow all, retry later)
+}
+
+type stats struct {
+	fetches, s2xx, s3xx, s4xx, s5xx, sOther, truncated       counter
+	eTimeout, eConnect, eDNS, ePrivate, eEncoding, eCanceled counter
+	eOther, eBadURL                                          counter
+	wireBytes, bodyBytes, spilled                            counter
+	robotsFetches, robotsHits, robotsMisses, robotsEvictions counter
+	robotsRules, robotsAllowAll, robotsUnreachable           counter
+}
+
+func (s *stats) countStatus(code int) {
+	switch {
+	case code >= 200 && code < 300:
+		s.s2xx.add(1)
+	case code >= 300 && code < 400:
+		s.s3xx.add(1)
+	case code >= 400 && code < 500:
+		s.s4xx.add(1)
+	case code >= 500 && code < 600:
+		s.s5xx.add(1)
+	default:
+		s.sOther.add(1)
+	}
+}
+
+func (s *stats) countErr(err error) {
+	ce, ok := err.(*classError)
+	if !ok {
+		s.eOther.add(1)
+		return
+	}
+	switch ce.class {
+	case ErrTimeout:
+		s.eTimeout.add(1)
+	case ErrConnect:
+		s.eConnect.add(1)
+	case ErrDNS:
+		s.eDNS.add(1)
+	case ErrPrivateAddress:
+		s.ePrivate.add(1)
+	case ErrEncoding:
+		s.eEncoding.add(1)
+	case ErrCanceled:
+		s.eCanceled.add(1)
+	case ErrBadURL:
+		s.eBadURL.add(1)
+	default:
+		s.eOther.add(1)
+	}
+}
+
+// Stats returns a snapshot of the counters. Safe for concurrent use.
+func (f *Fetcher) Stats() Stats {
+	s := &f.stats
+	return Stats{
+		Fetches: s.fetches.Load(), Status2xx: s.s2xx.Load(), Status3xx: s.s3xx.Load(),
+		Status4xx: s.s4xx.Load(), Status5xx: s.s5xx.Load(), StatusOther: s.sOther.Load(),
+		Truncated:  s.truncated.Load(),
+		ErrTimeout: s.eTimeout.Load(), ErrConnect: s.eConnect.Load(), ErrDNS: s.eDNS.Load(),
+		ErrPrivate: s.ePrivate.Load(), ErrEncoding: s.eEncoding.Load(),
+		ErrCanceled: s.eCanceled.Load(), ErrOther: s.eOther.Load(), ErrBadURL: s.eBadURL.Load(),
+		WireBytes: s.wireBytes.Load(), BodyBytes: s.bodyBytes.Load(), Spilled: s.spilled.Load(),
+		DNSHits: f.dialer.dns.hits.Load(), DNSMisses: f.dialer.dns.misses.Load(),
+		RobotsFetches: s.robotsFetches.Load(), RobotsCacheHits: s.robotsHits.Load(),
+		RobotsCacheMisses: s.robotsMisses.Load(), RobotsEvictions: s.robotsEvictions.Load(),
+		RobotsRules: s.robotsRules.Load(), RobotsAllowAll: s.robotsAllowAll.Load(),
+		RobotsUnreachable: s.robotsUnreachable.Load(),
+	}
+}
