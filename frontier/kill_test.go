@@ -1,0 +1,3 @@
+package frontier
+
+func childMain() bool { return false }

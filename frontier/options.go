@@ -1,0 +1,132 @@
+package frontier
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Options configures a Frontier. The zero value is usable: EnsureDefaults
+// fills every field whose zero value is meaningless. DefaultOptions returns
+// the preset for a real crawl on the open web.
+type Options struct {
+	// Workers is the number of fetch workers the caller runs. It sizes the
+	// set of active back queues (hosts) to BackQueues = 3 × Workers. Default 1.
+	Workers int
+	// BackQueues is the number of hosts that may have a back queue at once
+	// (Mercator: about three per worker thread). Default 3 × Workers.
+	BackQueues int
+	// Factor multiplies the duration of the last fetch of a host to give the
+	// delay before the next one (Mercator: 10). Default 10.
+	Factor float64
+	// MinDelay and MaxDelay clamp Factor × duration. MinDelay 0 is allowed
+	// (tests, demo); DefaultOptions sets 1 s. MaxDelay defaults to 60 s.
+	MinDelay, MaxDelay time.Duration
+	// MaxCrawlDelay caps a robots.txt Crawl-delay. Default 300 s.
+	MaxCrawlDelay time.Duration
+	// FailureBackoff is the delay after the first consecutive failure of a
+	// host; each further consecutive failure doubles it, up to
+	// MaxFailureBackoff. A success resets the count. Defaults 10 s and 1 h.
+	FailureBackoff, MaxFailureBackoff time.Duration
+	// Sync makes every write (AddBatch, Add, Done) durable on power loss
+	// (pebble.Sync). Without it (the default, pebble.NoSync) writes survive a
+	// killed process (they are in the OS page cache) but the last ones may be
+	// lost if the machine itself crashes.
+	Sync bool
+	// ExitWhenIdle makes Next return ErrEmpty as soon as the frontier is idle
+	// (no URL queued, no lease outstanding). By default Next blocks instead,
+	// since a Done may still lead to new URLs; use Idle to detect the end.
+	ExitWhenIdle bool
+	// Clock gives the time; default the real clock. Tests use ManualClock.
+	Clock Clock
+	// Logger receives rare events (open, recovery, errors). Default: none.
+	Logger Logger
+}
+
+// Clock is the source of time. It must be safe for concurrent use.
+type Clock interface {
+	Now() time.Time
+	// After returns a channel that receives once d has elapsed.
+	After(d time.Duration) <-chan time.Time
+}
+
+// Logger is the small logger the frontier (and its pebble store) writes to.
+type Logger interface {
+	Infof(format string, args ...any)
+	Errorf(format string, args ...any)
+}
+
+// DefaultOptions is the preset for a polite crawl of real web servers.
+func DefaultOptions() Options {
+	o := Options{MinDelay: time.Second}
+	o.EnsureDefaults()
+	return o
+}
+
+// EnsureDefaults sets the defaults documented on each field.
+func (o *Options) EnsureDefaults() {
+	if o.Workers == 0 {
+		o.Workers = 1
+	}
+	if o.BackQueues == 0 {
+		o.BackQueues = 3 * o.Workers
+	}
+	if o.Factor == 0 {
+		o.Factor = 10
+	}
+	if o.MaxDelay == 0 {
+		o.MaxDelay = 60 * time.Second
+	}
+	if o.MaxCrawlDelay == 0 {
+		o.MaxCrawlDelay = 300 * time.Second
+	}
+	if o.FailureBackoff == 0 {
+		o.FailureBackoff = 10 * time.Second
+	}
+	if o.MaxFailureBackoff == 0 {
+		o.MaxFailureBackoff = time.Hour
+	}
+	if o.Clock == nil {
+		o.Clock = realClock{}
+	}
+	if o.Logger == nil {
+		o.Logger = nopLogger{}
+	}
+}
+
+// Validate reports every problem with the options at once.
+func (o *Options) Validate() error {
+	var errs []error
+	if o.Workers < 0 {
+		errs = append(errs, fmt.Errorf("Workers %d < 0", o.Workers))
+	}
+	if o.BackQueues < 0 {
+		errs = append(errs, fmt.Errorf("BackQueues %d < 0", o.BackQueues))
+	}
+	if o.Factor < 0 {
+		errs = append(errs, fmt.Errorf("Factor %g < 0", o.Factor))
+	}
+	if o.MinDelay < 0 || o.MaxDelay < 0 || o.MaxCrawlDelay < 0 {
+		errs = append(errs, errors.New("negative delay"))
+	}
+	if o.MaxDelay > 0 && o.MinDelay > o.MaxDelay {
+		errs = append(errs, fmt.Errorf("MinDelay %v > MaxDelay %v", o.MinDelay, o.MaxDelay))
+	}
+	if o.FailureBackoff < 0 || o.MaxFailureBackoff < o.FailureBackoff && o.MaxFailureBackoff != 0 {
+		errs = append(errs, errors.New("FailureBackoff must be ≥ 0 and ≤ MaxFailureBackoff"))
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%w: %w", ErrInvalidOptions, errors.Join(errs...))
+}
+
+type realClock struct{}
+
+func (realClock) Now() time.Time                         { return time.Now() }
+func (realClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
+
+type nopLogger struct{}
+
+func (nopLogger) Infof(string, ...any)  {}
+func (nopLogger) Errorf(string, ...any) {}

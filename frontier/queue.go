@@ -1,0 +1,87 @@
+package frontier
+
+import (
+	"github.com/cockroachdb/pebble/v2"
+)
+
+// Chunk sizes: how many entries of one queue are read into memory at once.
+// Only these heads live in memory, so memory is
+// O(BackQueues × hostChunk + frontChunk) whatever the number of URLs queued.
+const (
+	frontChunk = 256
+	hostChunk  = 16
+)
+
+// entry is one queued URL and the sequence number in its pebble key.
+type entry struct {
+	seq  uint64
+	item Item
+}
+
+// headQueue is the in-memory head of a FIFO queue stored in pebble under one
+// key prefix, ordered by sequence number.
+type headQueue struct {
+	buf    []entry // the head, in key order
+	more   bool    // keys after cursor may exist on disk that are not in buf
+	cursor uint64  // the highest seq read into buf
+}
+
+func (q *headQueue) empty() bool { return len(q.buf) == 0 && !q.more }
+
+// appended records that e was written at the tail of the queue.
+func (q *headQueue) appended(e entry, chunk int) {
+	if !q.more && len(q.buf) < chunk {
+		q.buf = append(q.buf, e)
+		q.cursor = e.seq
+		return
+	}
+	q.more = true
+}
+
+// pop removes the head; the caller has checked len(q.buf) > 0.
+func (q *headQueue) pop() entry {
+	e := q.buf[0]
+	q.buf[0] = entry{}
+	q.buf = q.buf[1:]
+	if len(q.buf) == 0 {
+		q.buf = nil
+	}
+	return e
+}
+
+// fill reads the next chunk of the queue from db if the head is empty.
+func (q *headQueue) fill(db *pebble.DB, prefix []byte, chunk int) error {
+	if len(q.buf) > 0 || !q.more {
+		return nil
+	}
+	lower := append(append([]byte(nil), prefix...), make([]byte, 8)...)
+	putSeq(lower[len(prefix):], q.cursor+1)
+	it, err := db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: prefixEnd(prefix)})
+	if err != nil {
+		return err
+	}
+	n := 0
+	for ok := it.First(); ok && n < chunk; ok = it.Next() {
+		item, err := decodeEntry(it.Value())
+		if err != nil {
+			it.Close()
+			return err
+		}
+		e := entry{seq: seqOfKey(it.Key()), item: item}
+		q.buf = append(q.buf, e)
+		q.cursor = e.seq
+		n++
+	}
+	q.more = n == chunk
+	if err := it.Close(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func putSeq(b []byte, seq uint64) {
+	for i := 7; i >= 0; i-- {
+		b[i] = byte(seq)
+		seq >>= 8
+	}
+}
