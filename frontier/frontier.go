@@ -411,12 +411,23 @@ func (f *Frontier) tryNextLocked(now time.Time) (l Lease, ok bool, wake time.Tim
 	if err := f.usableLocked(); err != nil {
 		return l, false, wake, false, err
 	}
-	again, err = f.refillLocked(maxMovesPerStep)
+	again, err = f.refillLocked(maxMovesPerStep, f.opts.BackQueues)
 	if err != nil {
 		return l, false, wake, false, err
 	}
 	for {
 		h, w := f.mu.sched.pop(now)
+		if h == nil && !again && f.mu.frontCount > 0 && len(f.mu.sched.hosts) < f.opts.MaxBackQueues {
+			// No active host may be fetched now: activate one more.
+			n := len(f.mu.sched.hosts)
+			if again, err = f.refillLocked(maxMovesPerStep, n+1); err != nil {
+				return l, false, wake, false, err
+			}
+			if len(f.mu.sched.hosts) > n || again {
+				continue
+			}
+			h, w = f.mu.sched.pop(now)
+		}
 		if h == nil {
 			return l, false, w, again, nil
 		}
@@ -440,14 +451,14 @@ func (f *Frontier) tryNextLocked(now time.Time) (l Lease, ok bool, wake time.Tim
 	}
 }
 
-// refillLocked is Mercator's back-queue refill: while fewer than BackQueues
+// refillLocked is Mercator's back-queue refill: while fewer than target
 // hosts are active it takes URLs from the front queues in priority order;
 // a URL whose host is active joins that host's back queue, and the first URL
 // of an inactive host activates it. It moves at most max URLs and reports
 // whether there may be more to do.
-func (f *Frontier) refillLocked(max int) (more bool, err error) {
+func (f *Frontier) refillLocked(max, target int) (more bool, err error) {
 	s := f.mu.sched
-	if len(s.hosts) >= f.opts.BackQueues || f.mu.frontCount == 0 {
+	if len(s.hosts) >= target || f.mu.frontCount == 0 {
 		return false, nil
 	}
 	b := f.db.NewBatch()
@@ -456,7 +467,7 @@ func (f *Frontier) refillLocked(max int) (more bool, err error) {
 	touched := make(map[*hostState]bool)
 	moved := 0
 	seq := f.mu.nextSeq
-	for moved < max && len(s.hosts) < f.opts.BackQueues {
+	for moved < max && len(s.hosts) < target {
 		p, ok, err := f.frontHeadLocked()
 		if err != nil {
 			f.mu.broken = fmt.Errorf("frontier: read failed: %w", err)
@@ -495,7 +506,7 @@ func (f *Frontier) refillLocked(max int) (more bool, err error) {
 		}
 	}
 	f.mu.stats.Moves += uint64(moved)
-	return moved == max && len(s.hosts) < f.opts.BackQueues, nil
+	return moved == max && len(s.hosts) < target, nil
 }
 
 // frontHeadLocked returns the highest-priority front queue with an entry in

@@ -64,7 +64,7 @@ func prefixEnd(p []byte) []byte {
 
 func seqOfKey(k []byte) uint64 { return binary.BigEndian.Uint64(k[len(k)-8:]) }
 
-func stateKey(host string) []byte  { return append([]byte{prefixState}, host...) }
+func stateKey(host string) []byte   { return append([]byte{prefixState}, host...) }
 func applyKey(source string) []byte { return append([]byte{prefixApply}, source...) }
 
 func encodeEntry(dst []byte, it *Item) []byte {

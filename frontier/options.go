@@ -16,6 +16,12 @@ type Options struct {
 	// BackQueues is the number of hosts that may have a back queue at once
 	// (Mercator: about three per worker thread). Default 3 × Workers.
 	BackQueues int
+	// MaxBackQueues bounds the active hosts when more are needed to keep
+	// workers busy: when no active host may be fetched now but front queues
+	// hold URLs, one more host is activated, up to MaxBackQueues. With a
+	// delay of Factor × fetch time a worker needs about Factor+1 hosts, more
+	// than Mercator's 3. Default 16 × Workers (at least BackQueues).
+	MaxBackQueues int
 	// Factor multiplies the duration of the last fetch of a host to give the
 	// delay before the next one (Mercator: 10). Default 10.
 	Factor float64
@@ -71,6 +77,9 @@ func (o *Options) EnsureDefaults() {
 	if o.BackQueues == 0 {
 		o.BackQueues = 3 * o.Workers
 	}
+	if o.MaxBackQueues == 0 {
+		o.MaxBackQueues = max(16*o.Workers, o.BackQueues)
+	}
 	if o.Factor == 0 {
 		o.Factor = 10
 	}
@@ -102,6 +111,9 @@ func (o *Options) Validate() error {
 	}
 	if o.BackQueues < 0 {
 		errs = append(errs, fmt.Errorf("BackQueues %d < 0", o.BackQueues))
+	}
+	if o.MaxBackQueues < o.BackQueues {
+		errs = append(errs, fmt.Errorf("MaxBackQueues %d < BackQueues %d", o.MaxBackQueues, o.BackQueues))
 	}
 	if o.Factor < 0 {
 		errs = append(errs, fmt.Errorf("Factor %g < 0", o.Factor))
