@@ -1,0 +1,445 @@
+package due
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"runtime/pprof"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+)
+
+// Entry is one candidate URL with its fingerprint
+// (internal/fingerprint.URL of the normalised URL).
+type Entry struct {
+	FP  uint64
+	URL string
+}
+
+// DUE is a disk-based duplicate URL eliminator. All methods are safe for
+// concurrent use. A DUE must be Closed.
+type DUE struct {
+	opts Options
+	dir  string
+	fs   vfs.FS
+	lock io.Closer
+
+	nextFile atomic.Uint64 // file number allocator
+	durable  atomic.Uint64 // records durable in the log (LSN)
+
+	// mergeMu serialises merges, deliveries and manifest writes; man, runs
+	// and batchURLs are guarded by it.
+	mergeMu   sync.Mutex
+	man       manifest
+	runs      []*run
+	batchURLs map[uint64][]string
+
+	// syncMu is held by the log writer that leads a group commit, and by
+	// log rotation. Lock order: mergeMu, syncMu, mu.
+	syncMu sync.Mutex
+	spare  chunk
+
+	mu struct {
+		sync.Mutex
+		cond     *sync.Cond
+		active   *buffer
+		activeLogs []uint64 // logs holding the active buffer, oldest first
+		frozen     *buffer
+		frozenLogs []uint64 // logs holding the frozen buffer
+		frozenHi   uint64   // log floor once the frozen buffer is merged
+		log      *logFile
+		pend     chunk
+		appended uint64 // records appended to the log (LSN)
+		closed   bool
+		failed   error
+		stats    Stats
+	}
+
+	mergeCh chan struct{}
+	closeCh chan struct{}
+	wg      sync.WaitGroup
+}
+
+// Stats are counters and gauges of a DUE.
+type Stats struct {
+	Added           uint64 // candidates offered
+	DroppedByCache  uint64 // front-cache hits
+	DroppedInBuffer uint64 // duplicates of a buffered candidate
+	DroppedOnDisk   uint64 // buffered candidates found in the disk set at merge
+	Emitted         uint64 // new URLs put into batches
+	Batches         uint64 // batches delivered (Deliver returned nil)
+	PendingBatches  int    // batches committed but not yet delivered
+	DeliverErrors   uint64
+	LastDelivered   uint64 // seq of the last delivered batch
+
+	BufferEntries  int   // candidates in the active buffer
+	MergingEntries int   // candidates in the buffer being merged
+	EntriesOnDisk  uint64
+	BytesOnDisk    int64 // run files
+	Runs           int
+	LogBytes       int64 // current log file
+	MemBytes       int64 // buffers, log chunk and run indexes held in RAM
+
+	Merges       uint64
+	MergeTime    time.Duration // total
+	LastMerge    time.Duration
+	MaxMerge     time.Duration
+	BytesWritten int64 // run bytes written by merges (write amplification)
+}
+
+const chunkWriteSize = 64 << 10
+
+// Open opens or creates the DUE in dir, recovering from any crash: an
+// interrupted merge is discarded (its buffer is still in the log and is
+// merged again), the log is replayed, and committed batches not yet
+// delivered are delivered again before Open returns (a delivery error is
+// logged and retried later, not returned).
+func Open(dir string, opts Options) (*DUE, error) {
+	opts.EnsureDefaults()
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	d := &DUE{
+		opts:      opts,
+		dir:       dir,
+		fs:        opts.FS,
+		batchURLs: map[uint64][]string{},
+		mergeCh:   make(chan struct{}, 1),
+		closeCh:   make(chan struct{}),
+	}
+	d.mu.cond = sync.NewCond(&d.mu)
+	if err := d.recover(); err != nil {
+		d.closeFiles()
+		return nil, err
+	}
+	if err := d.deliverPending(); err != nil {
+		opts.Logf("due: delivery after recovery: %v", err)
+	}
+	d.wg.Add(1)
+	go pprof.Do(context.Background(), pprof.Labels("due", "merger"), func(context.Context) { d.loop() })
+	return d, nil
+}
+
+func (d *DUE) path(num uint64, ext string) string {
+	return d.fs.PathJoin(d.dir, fmt.Sprintf("%06d.%s", num, ext))
+}
+
+// usableLocked returns why the DUE cannot accept work, if it cannot.
+func (d *DUE) usableLocked() error {
+	if d.mu.closed {
+		return ErrClosed
+	}
+	return d.mu.failed
+}
+
+// failLocked makes the DUE refuse further work.
+func (d *DUE) failLocked(err error) error {
+	if d.mu.failed == nil {
+		d.mu.failed = fmt.Errorf("%w: %w", ErrFailed, err)
+		d.mu.cond.Broadcast()
+	}
+	return d.mu.failed
+}
+
+func (d *DUE) fail(err error) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.failLocked(err)
+}
+
+// Add offers one candidate. It returns nil once the candidate is dropped as
+// seen or logged with the durability of Options.Sync; from then on a crash
+// cannot lose it. Add blocks while the buffer is full and the previous
+// buffer is still being merged (back-pressure).
+func (d *DUE) Add(fp uint64, url string) error {
+	e := [1]Entry{{fp, url}}
+	return d.AddBatch(e[:])
+}
+
+// AddBatch offers many candidates with one lock acquisition and (with
+// SyncAlways) one fsync. Entries are taken in slice order.
+func (d *DUE) AddBatch(es []Entry) error {
+	d.mu.Lock()
+	for i := range es {
+		if err := d.addLocked(es[i].FP, es[i].URL); err != nil {
+			d.mu.Unlock()
+			return err
+		}
+	}
+	lsn := d.mu.appended
+	d.mu.Unlock()
+	if d.opts.Sync == SyncNone {
+		return nil
+	}
+	return d.commit(lsn)
+}
+
+func (d *DUE) addLocked(fp uint64, url string) error {
+	if err := d.usableLocked(); err != nil {
+		return err
+	}
+	s := &d.mu.stats
+	s.Added++
+	if d.opts.FrontCache != nil && d.opts.FrontCache.Seen(fp) {
+		s.DroppedByCache++
+		return nil
+	}
+	if d.mu.active.lookup(fp) >= 0 {
+		s.DroppedInBuffer++
+		return nil
+	}
+	for d.mu.active.len() >= d.opts.BufferEntries {
+		d.kick()
+		d.mu.cond.Wait()
+		if err := d.usableLocked(); err != nil {
+			return err
+		}
+	}
+	d.mu.active.insert(fp)
+	d.mu.pend.add(fp, url)
+	d.mu.appended++
+	if d.mu.active.len() >= d.opts.BufferEntries {
+		d.kick()
+	}
+	if d.opts.Sync == SyncNone && d.mu.pend.len() >= chunkWriteSize {
+		err := d.mu.log.write(&d.mu.pend)
+		d.mu.pend.reset()
+		if err != nil {
+			return d.failLocked(err)
+		}
+		d.durable.Store(d.mu.appended)
+	}
+	return nil
+}
+
+// kick asks the merger goroutine to merge.
+func (d *DUE) kick() {
+	select {
+	case d.mergeCh <- struct{}{}:
+	default:
+	}
+}
+
+// commit returns once the first lsn log records are written (SyncWrite) or
+// fsynced (SyncAlways). Callers arriving while a leader writes join the next
+// group.
+func (d *DUE) commit(lsn uint64) error {
+	if d.durable.Load() >= lsn {
+		return nil
+	}
+	d.syncMu.Lock()
+	defer d.syncMu.Unlock()
+	if d.durable.Load() >= lsn {
+		return nil
+	}
+	d.mu.Lock()
+	if err := d.usableLocked(); err != nil {
+		d.mu.Unlock()
+		return err
+	}
+	c, lf, target := d.mu.pend, d.mu.log, d.mu.appended
+	d.spare.reset()
+	d.mu.pend, d.spare = d.spare, chunk{}
+	d.mu.Unlock()
+
+	err := lf.write(&c)
+	if err == nil && d.opts.Sync == SyncAlways {
+		err = lf.f.Sync()
+	}
+	c.reset()
+	d.spare = c
+	if err != nil {
+		return d.fail(err)
+	}
+	d.durable.Store(target)
+	return nil
+}
+
+// Flush merges the buffer now and delivers every pending batch. It returns
+// the first error, including a Sink error (the batch stays pending and is
+// retried at the next merge, tick or Flush).
+func (d *DUE) Flush() error {
+	d.mu.Lock()
+	err := d.usableLocked()
+	d.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	return d.mergeOnce(true)
+}
+
+// mergeOnce freezes the active buffer (if force or full) and merges it,
+// then delivers pending batches.
+func (d *DUE) mergeOnce(force bool) error {
+	d.mergeMu.Lock()
+	defer d.mergeMu.Unlock()
+	for {
+		d.mu.Lock()
+		n := d.mu.active.len()
+		err := d.usableLocked()
+		d.mu.Unlock()
+		if err != nil {
+			return err
+		}
+		if n == 0 || (!force && n < d.opts.BufferEntries) {
+			break
+		}
+		if err := d.freeze(); err != nil {
+			return err
+		}
+		if err := d.mergeFrozen(); err != nil {
+			return d.fail(err)
+		}
+		force = false // one forced merge; loop again only if full
+	}
+	return d.deliverPending()
+}
+
+// freeze turns the active buffer into the frozen one and starts a new log.
+func (d *DUE) freeze() error {
+	d.syncMu.Lock()
+	defer d.syncMu.Unlock()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if err := d.usableLocked(); err != nil {
+		return err
+	}
+	lf := d.mu.log
+	err := lf.write(&d.mu.pend)
+	d.mu.pend.reset()
+	if err == nil {
+		err = lf.f.Sync()
+	}
+	if err != nil {
+		return d.failLocked(err)
+	}
+	d.durable.Store(d.mu.appended)
+	nl, err := d.newLog()
+	if err != nil {
+		return d.failLocked(err)
+	}
+	if err := lf.f.Close(); err != nil {
+		nl.f.Close()
+		return d.failLocked(err)
+	}
+	d.mu.frozen, d.mu.frozenLogs, d.mu.frozenHi = d.mu.active, d.mu.activeLogs, nl.num
+	d.mu.active = newBuffer(d.opts.BufferEntries)
+	d.mu.activeLogs = []uint64{nl.num}
+	d.mu.log = nl
+	d.mu.cond.Broadcast()
+	return nil
+}
+
+// newLog creates the next log file and makes its name durable.
+func (d *DUE) newLog() (*logFile, error) {
+	num := d.nextFile.Add(1) - 1
+	f, err := d.fs.Create(d.path(num, "log"), vfs.WriteCategoryUnspecified)
+	if err != nil {
+		return nil, err
+	}
+	if err := syncDir(d.fs, d.dir); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return &logFile{num: num, f: f}, nil
+}
+
+func (d *DUE) loop() {
+	defer d.wg.Done()
+	var tick <-chan time.Time
+	if d.opts.FlushInterval > 0 {
+		t := time.NewTicker(d.opts.FlushInterval)
+		defer t.Stop()
+		tick = t.C
+	}
+	for {
+		var err error
+		select {
+		case <-d.closeCh:
+			return
+		case <-d.mergeCh:
+			err = d.mergeOnce(false)
+		case <-tick:
+			err = d.mergeOnce(true)
+		}
+		if err != nil {
+			d.opts.Logf("due: %v", err)
+		}
+	}
+}
+
+// Stats returns a snapshot of the counters.
+func (d *DUE) Stats() Stats {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	s := d.mu.stats
+	s.BufferEntries = d.mu.active.len()
+	s.MemBytes += d.mu.active.memBytes() + int64(cap(d.mu.pend.buf))
+	if d.mu.frozen != nil {
+		s.MergingEntries = d.mu.frozen.len()
+		s.MemBytes += d.mu.frozen.memBytes()
+	}
+	if d.mu.log != nil {
+		s.LogBytes = d.mu.log.size
+	}
+	return s
+}
+
+// Close stops the merger, writes and fsyncs the log tail and closes the
+// files. It does not merge the buffer (it is in the log and is merged after
+// the next Open); call Flush first for that.
+func (d *DUE) Close() error {
+	d.mu.Lock()
+	if d.mu.closed {
+		d.mu.Unlock()
+		return ErrClosed
+	}
+	d.mu.closed = true
+	d.mu.cond.Broadcast()
+	d.mu.Unlock()
+	close(d.closeCh)
+	d.wg.Wait()
+
+	d.mergeMu.Lock()
+	defer d.mergeMu.Unlock()
+	d.syncMu.Lock()
+	defer d.syncMu.Unlock()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var err error
+	if d.mu.failed == nil && d.mu.log != nil {
+		err = d.mu.log.write(&d.mu.pend)
+		if err == nil {
+			err = d.mu.log.f.Sync()
+		}
+	}
+	if cerr := d.closeFiles(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+func (d *DUE) closeFiles() error {
+	var err error
+	keep := func(e error) {
+		if err == nil {
+			err = e
+		}
+	}
+	if d.mu.log != nil {
+		keep(d.mu.log.f.Close())
+		d.mu.log = nil
+	}
+	for _, r := range d.runs {
+		keep(r.f.Close())
+	}
+	d.runs = nil
+	if d.lock != nil {
+		keep(d.lock.Close())
+		d.lock = nil
+	}
+	return err
+}

@@ -1,0 +1,312 @@
+package due
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+)
+
+// mergeFrozen merges the frozen buffer into the disk set. Called with
+// mergeMu held. Steps, each of which a crash may interrupt:
+//
+//  1. sort the buffered fingerprints; probe every run (blocks whose range
+//     holds no buffered key are not read); the rest are new;
+//  2. write a new run: the new fingerprints merged with the newest runs
+//     chosen by the tiering rule; fsync;
+//  3. read the frozen logs in order and write the URLs of new entries, in
+//     arrival order, as batch file with the next seq; fsync;
+//  4. fsync the directory, then replace the MANIFEST (new runs, log floor
+//     past the frozen logs, batch pending) — the commit point;
+//  5. delete the replaced runs and the frozen logs.
+//
+// Before step 4 completes, recovery deletes the new files and replays the
+// logs; after it, recovery finds the batch pending and delivers it.
+func (d *DUE) mergeFrozen() error {
+	start := d.opts.Now()
+	d.mu.Lock()
+	fb, logs, hi := d.mu.frozen, d.mu.frozenLogs, d.mu.frozenHi
+	d.mu.Unlock()
+
+	q := slices.Clone(fb.fps)
+	sortU64(q)
+	found := make([]bool, len(q))
+	var br blockReader
+	for _, r := range d.runs {
+		if err := r.markFound(&br, q, found); err != nil {
+			return err
+		}
+	}
+	fresh := q[:0]
+	for i, v := range q {
+		if !found[i] {
+			fresh = append(fresh, v)
+		}
+	}
+	found = nil
+	dups := uint64(len(q) - len(fresh))
+
+	m := d.man.clone()
+	k := len(d.runs)
+	var newRun *run
+	var written int64
+	var created []string
+	cleanup := func() {
+		for _, p := range created {
+			_ = d.fs.Remove(p)
+		}
+	}
+	if len(fresh) > 0 {
+		acc := uint64(len(fresh))
+		for k > 0 && (d.runs[k-1].count <= uint64(d.opts.RunRatio)*acc || k+1 > d.opts.MaxRuns) {
+			k--
+			acc += d.runs[k].count
+		}
+		num := d.nextFile.Add(1) - 1
+		p := d.path(num, "run")
+		created = append(created, p)
+		size, count, err := d.writeRun(p, fresh, d.runs[k:])
+		if err != nil {
+			cleanup()
+			return err
+		}
+		if count != acc {
+			cleanup()
+			return fmt.Errorf("due: merge wrote %d values, want %d", count, acc)
+		}
+		written = size
+		if newRun, err = openRun(d.fs, p, num, count, size); err != nil {
+			cleanup()
+			return err
+		}
+		m.runs = append(m.runs[:k], runMeta{num: num, count: count, size: size})
+	}
+	closeNew := func() {
+		if newRun != nil {
+			newRun.f.Close()
+		}
+		cleanup()
+	}
+	var urls []string
+	if len(fresh) > 0 {
+		var err error
+		urls, err = d.collectURLs(fb, fresh, logs)
+		if err != nil {
+			closeNew()
+			return err
+		}
+		num := d.nextFile.Add(1) - 1
+		p := d.path(num, "batch")
+		created = append(created, p)
+		if err := writeFileSynced(d.fs, p, encodeBatch(m.nextSeq, urls)); err != nil {
+			closeNew()
+			return err
+		}
+		m.pending = append(m.pending, batchMeta{seq: m.nextSeq, num: num, count: uint64(len(urls))})
+		d.batchURLs[m.nextSeq] = urls
+		m.nextSeq++
+	}
+	m.logFloor = hi
+	m.nextFile = d.nextFile.Load()
+	err := syncDir(d.fs, d.dir)
+	if err == nil {
+		err = writeFileAtomic(d.fs, d.dir, manifestName, m.encode())
+	}
+	if err != nil {
+		// The rename may or may not have happened: only a reopen can tell.
+		closeNew()
+		return err
+	}
+	// Committed.
+	old := slices.Clone(d.runs[k:])
+	d.runs = d.runs[:k:k]
+	if newRun != nil {
+		d.runs = append(d.runs, newRun)
+	}
+	d.man = m
+	for _, r := range old {
+		r.f.Close()
+		_ = d.fs.Remove(d.path(r.num, "run"))
+	}
+	for _, n := range logs {
+		_ = d.fs.Remove(d.path(n, "log"))
+	}
+	dur := d.opts.Now().Sub(start)
+
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	s := &d.mu.stats
+	s.DroppedOnDisk += dups
+	s.Emitted += uint64(len(urls))
+	s.Merges++
+	s.MergeTime += dur
+	s.LastMerge = dur
+	s.MaxMerge = max(s.MaxMerge, dur)
+	s.BytesWritten += written
+	d.setDiskStatsLocked()
+	d.mu.frozen = nil
+	d.mu.cond.Broadcast()
+	return nil
+}
+
+// setDiskStatsLocked refreshes the gauges derived from the runs and the
+// manifest. Called with mergeMu and mu held.
+func (d *DUE) setDiskStatsLocked() {
+	s := &d.mu.stats
+	s.EntriesOnDisk, s.BytesOnDisk, s.Runs = 0, 0, len(d.runs)
+	var idx int64
+	for _, r := range d.runs {
+		s.EntriesOnDisk += r.count
+		s.BytesOnDisk += r.size
+		idx += int64(cap(r.blocks)) * 24
+	}
+	s.MemBytes = idx
+	s.PendingBatches = len(d.man.pending)
+	s.LastDelivered = d.man.delivered
+}
+
+// writeRun writes the union of fresh and the runs (all disjoint) to path.
+func (d *DUE) writeRun(path string, fresh []uint64, runs []*run) (int64, uint64, error) {
+	w, err := createRun(d.fs, path, d.opts.BlockEntries)
+	if err != nil {
+		return 0, 0, err
+	}
+	type head struct {
+		it  *runIter
+		v   uint64
+		ok  bool
+		err error
+	}
+	heads := make([]*head, len(runs))
+	for i, r := range runs {
+		h := &head{it: &runIter{r: r}}
+		h.v, h.ok, h.err = h.it.next()
+		if h.err != nil {
+			w.abort()
+			return 0, 0, h.err
+		}
+		heads[i] = h
+	}
+	j := 0
+	for {
+		var best *head
+		for _, h := range heads {
+			if h.ok && (best == nil || h.v < best.v) {
+				best = h
+			}
+		}
+		var v uint64
+		switch {
+		case best == nil && j == len(fresh):
+			size, err := w.finish()
+			return size, w.count, err
+		case best == nil || (j < len(fresh) && fresh[j] < best.v):
+			v = fresh[j]
+			j++
+		default:
+			v = best.v
+			best.v, best.ok, best.err = best.it.next()
+			if best.err != nil {
+				w.abort()
+				return 0, 0, best.err
+			}
+		}
+		if err := w.add(v); err != nil {
+			w.abort()
+			return 0, 0, err
+		}
+	}
+}
+
+// collectURLs reads the frozen logs and returns the URLs of the fresh
+// fingerprints in arrival order.
+func (d *DUE) collectURLs(fb *buffer, fresh []uint64, logs []uint64) ([]string, error) {
+	isNew := make([]bool, fb.len())
+	for _, fp := range fresh {
+		i := fb.lookup(fp)
+		if i < 0 {
+			return nil, fmt.Errorf("due: fingerprint %#x missing from buffer", fp)
+		}
+		isNew[i] = true
+	}
+	urls := make([]string, 0, len(fresh))
+	rec := 0
+	for _, n := range logs {
+		_, torn, err := readLog(d.fs, d.path(n, "log"), func(fp uint64, url []byte) error {
+			i := rec
+			if i >= len(fb.fps) || fb.fps[i] != fp {
+				i = fb.lookup(fp)
+			}
+			rec++
+			if i >= 0 && isNew[i] {
+				isNew[i] = false
+				urls = append(urls, string(url))
+			}
+			return nil
+		})
+		if err == nil && torn {
+			err = fmt.Errorf("%w: log %06d ends in a torn chunk", ErrCorrupt, n)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if len(urls) != len(fresh) {
+		return nil, fmt.Errorf("%w: logs %v hold %d of %d new URLs", ErrCorrupt, logs, len(urls), len(fresh))
+	}
+	return urls, nil
+}
+
+// deliverPending hands committed batches to the Sink in seq order and
+// records each success durably. Called with mergeMu held.
+func (d *DUE) deliverPending() error {
+	for len(d.man.pending) > 0 {
+		p := d.man.pending[0]
+		urls, ok := d.batchURLs[p.seq]
+		if !ok {
+			b, err := readFile(d.fs, d.path(p.num, "batch"))
+			if err != nil {
+				return d.fail(fmt.Errorf("due: batch %d: %w", p.seq, err))
+			}
+			if urls, err = decodeBatch(b, p.seq, p.count); err != nil {
+				return d.fail(err)
+			}
+		}
+		if err := d.opts.Sink.Deliver(p.seq, urls); err != nil {
+			d.mu.Lock()
+			d.mu.stats.DeliverErrors++
+			d.mu.Unlock()
+			return fmt.Errorf("due: deliver batch %d: %w", p.seq, err)
+		}
+		m := d.man.clone()
+		m.pending = m.pending[1:]
+		m.delivered = p.seq
+		m.nextFile = d.nextFile.Load()
+		if err := writeFileAtomic(d.fs, d.dir, manifestName, m.encode()); err != nil {
+			return d.fail(err)
+		}
+		d.man = m
+		delete(d.batchURLs, p.seq)
+		_ = d.fs.Remove(d.path(p.num, "batch"))
+		d.mu.Lock()
+		d.mu.stats.Batches++
+		d.setDiskStatsLocked()
+		d.mu.Unlock()
+	}
+	return nil
+}
+
+func writeFileSynced(fs vfs.FS, path string, data []byte) error {
+	f, err := fs.Create(path, vfs.WriteCategoryUnspecified)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
