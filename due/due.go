@@ -44,18 +44,18 @@ type DUE struct {
 
 	mu struct {
 		sync.Mutex
-		cond     *sync.Cond
-		active   *buffer
+		cond       *sync.Cond
+		active     *buffer
 		activeLogs []uint64 // logs holding the active buffer, oldest first
 		frozen     *buffer
 		frozenLogs []uint64 // logs holding the frozen buffer
 		frozenHi   uint64   // log floor once the frozen buffer is merged
-		log      *logFile
-		pend     chunk
-		appended uint64 // records appended to the log (LSN)
-		closed   bool
-		failed   error
-		stats    Stats
+		log        *logFile
+		pend       chunk
+		appended   uint64 // records appended to the log (LSN)
+		closed     bool
+		failed     error
+		stats      Stats
 	}
 
 	mergeCh chan struct{}
@@ -75,8 +75,8 @@ type Stats struct {
 	DeliverErrors   uint64
 	LastDelivered   uint64 // seq of the last delivered batch
 
-	BufferEntries  int   // candidates in the active buffer
-	MergingEntries int   // candidates in the buffer being merged
+	BufferEntries  int // candidates in the active buffer
+	MergingEntries int // candidates in the buffer being merged
 	EntriesOnDisk  uint64
 	BytesOnDisk    int64 // run files
 	Runs           int
