@@ -2,8 +2,42 @@
 // measures them.
 //
 // Policies: CLOCK and RANDOM (a scatter table with circular chains, as the
-// caching study recommends), LRU, STATIC (preloaded with the most frequent
-// fingerprints), MIN (Belady's clairvoyant optimum, offline) and INFINITE.
+// caching study recommends), exact LRU, STATIC (preloaded with the most
+// frequent fingerprints), MIN (Belady's clairvoyant optimum, offline, only in
+// the simulator) and INFINITE.
+//
+// # Usage
+//
+// A crawl worker owns one cache made by New (or NewClock, NewRandom, NewLRU)
+// and calls Seen for every fingerprint it is about to hand to the DUE or to a
+// peer: true means the fingerprint was in the cache (drop the URL), false means
+// it was not and has now been inserted. Caches made by New and the New*
+// constructors are NOT safe for concurrent use; a cache shared by many
+// goroutines is made with NewShared, which shards it by fingerprint and locks
+// each shard.
+//
+// CLOCK and RANDOM keep their entries in a Robin Hood scatter table: a flat
+// []uint64 of fingerprints probed circularly (the chains wrap around the end of
+// the table) with the mark bits packed one per slot, no pointers and no
+// allocation per entry. The table has about 8% more slots than entries, so a
+// cache of k entries takes ≤ 9 bytes per entry. The CLOCK hand sweeps the
+// table's slots, so the clock order is the table order rather than insertion
+// order (an entry is inserted with its mark set so that it survives one sweep,
+// as a freshly loaded page does in textbook CLOCK); the simulator measures the
+// difference against textbook CLOCK in the tests.
+//
+// Fingerprint 0 marks an empty slot, so it is stored as the constant ZeroKey:
+// the fingerprints 0 and ZeroKey are the same entry to every cache (a
+// probability of 2⁻⁶³ per URL pair; negligible).
+//
+// # Traces and the simulator
+//
+// TraceWriter and TraceReader read and write the binary fingerprint trace the
+// host splitter logs (see the format in trace.go); Generator makes a synthetic
+// Zipf + recency stream; Simulate runs every policy at every cache size over a
+// trace (LRU for all sizes in one pass by Mattson stack distances, MIN per size
+// with next-use indices and a heap, the others per size in parallel), and
+// Recommend turns the curve into the operator's answer.
 //
 // Design: Broder, Najork & Wiener, "Efficient URL Caching for World Wide Web
 // Crawling" (WWW 2003).

@@ -1,0 +1,113 @@
+package cache
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Cache is a set of fingerprints with a replacement policy.
+type Cache interface {
+	// Seen reports whether fp is in the cache (a hit). On a miss the policy
+	// inserts fp, evicting an entry if the cache is full.
+	Seen(fp uint64) bool
+	// Len is the number of entries held.
+	Len() int
+	// Cap is the most entries the cache holds.
+	Cap() int
+	// Stats returns the hit and miss counters.
+	Stats() Stats
+}
+
+// Stats counts the outcomes of Seen.
+type Stats struct {
+	Hits, Misses uint64
+}
+
+// MissRate is Misses/(Hits+Misses), 0 with no requests.
+func (s Stats) MissRate() float64 {
+	if s.Hits+s.Misses == 0 {
+		return 0
+	}
+	return float64(s.Misses) / float64(s.Hits+s.Misses)
+}
+
+// Algorithm names, as New, NewShared, Simulate and `crawler cachesim` spell them.
+const (
+	AlgoClock    = "clock"
+	AlgoRandom   = "random"
+	AlgoLRU      = "lru"
+	AlgoStatic   = "static"
+	AlgoMIN      = "min"
+	AlgoInfinite = "infinite"
+)
+
+// Algorithms lists every policy the simulator knows, in display order.
+var Algorithms = []string{AlgoClock, AlgoRandom, AlgoLRU, AlgoStatic, AlgoMIN, AlgoInfinite}
+
+// OnlineAlgorithms are the policies a crawler can run (New accepts them).
+var OnlineAlgorithms = []string{AlgoClock, AlgoRandom, AlgoLRU, AlgoInfinite}
+
+// Errors.
+var (
+	ErrUnknownAlgo = errors.New("cache: unknown algorithm")
+	ErrBadSize     = errors.New("cache: bad cache size")
+)
+
+// ZeroKey is the value fingerprint 0 is stored as (0 marks an empty slot).
+const ZeroKey = 0x9e3779b97f4a7c15
+
+func key(fp uint64) uint64 {
+	if fp == 0 {
+		return ZeroKey
+	}
+	return fp
+}
+
+// DefaultSeed seeds RANDOM caches made by New.
+const DefaultSeed = 1
+
+// New returns an online cache of k entries: clock, random, lru or infinite
+// (which ignores k). The cache is not safe for concurrent use.
+func New(algo string, k int) (Cache, error) {
+	if k < 0 {
+		return nil, fmt.Errorf("%w: %d", ErrBadSize, k)
+	}
+	switch strings.ToLower(algo) {
+	case AlgoClock:
+		return NewClock(k), nil
+	case AlgoRandom:
+		return NewRandom(k, DefaultSeed), nil
+	case AlgoLRU:
+		return NewLRU(k), nil
+	case AlgoInfinite:
+		return NewInfinite(), nil
+	}
+	return nil, fmt.Errorf("%w: %q (online: %s)", ErrUnknownAlgo, algo, strings.Join(OnlineAlgorithms, ", "))
+}
+
+// ParseAlgos splits a comma-separated list of algorithm names and checks them
+// against Algorithms. "all" or "" means every algorithm.
+func ParseAlgos(s string) ([]string, error) {
+	s = strings.TrimSpace(strings.ToLower(s))
+	if s == "" || s == "all" {
+		return append([]string(nil), Algorithms...), nil
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, a := range strings.Split(s, ",") {
+		a = strings.TrimSpace(a)
+		ok := false
+		for _, b := range Algorithms {
+			ok = ok || a == b
+		}
+		if !ok {
+			return nil, fmt.Errorf("%w: %q (known: %s)", ErrUnknownAlgo, a, strings.Join(Algorithms, ", "))
+		}
+		if !seen[a] {
+			seen[a] = true
+			out = append(out, a)
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,174 @@
+package cache
+
+import (
+	"math/rand/v2"
+	"slices"
+)
+
+// Brute-force reference policies: obviously correct, slow.
+
+// refLRU keeps the recency stack as a slice, most recent first.
+func refLRU(trace []uint64, k int) uint64 {
+	var stack []uint64
+	var misses uint64
+	for _, fp := range trace {
+		if i := slices.Index(stack, fp); i >= 0 {
+			stack = slices.Delete(stack, i, i+1)
+		} else {
+			misses++
+			if k == 0 {
+				continue
+			}
+			if len(stack) == k {
+				stack = stack[:k-1]
+			}
+		}
+		stack = slices.Insert(stack, 0, fp)
+	}
+	return misses
+}
+
+// refMIN evicts the entry whose next request is farthest, found by scanning
+// the rest of the trace.
+func refMIN(trace []uint64, k int) uint64 {
+	var set []uint64
+	var misses uint64
+	for t, fp := range trace {
+		if slices.Contains(set, fp) {
+			continue
+		}
+		misses++
+		if k == 0 {
+			continue
+		}
+		if len(set) == k {
+			far, victim := -1, 0
+			for i, x := range set {
+				nu := len(trace) + 1
+				if j := slices.Index(trace[t+1:], x); j >= 0 {
+					nu = j
+				}
+				if nu > far {
+					far, victim = nu, i
+				}
+			}
+			set = slices.Delete(set, victim, victim+1)
+		}
+		set = append(set, fp)
+	}
+	return misses
+}
+
+// refInfinite counts distinct fingerprints.
+func refInfinite(trace []uint64) uint64 {
+	seen := map[uint64]bool{}
+	for _, fp := range trace {
+		seen[fp] = true
+	}
+	return uint64(len(seen))
+}
+
+// refStatic counts misses of a cache preloaded with the k most frequent
+// fingerprints (ties: first requested first).
+func refStatic(trace []uint64, k int) uint64 {
+	var order []uint64
+	count := map[uint64]int{}
+	for _, fp := range trace {
+		if count[fp] == 0 {
+			order = append(order, fp)
+		}
+		count[fp]++
+	}
+	slices.SortStableFunc(order, func(a, b uint64) int { return count[b] - count[a] })
+	top := order[:min(k, len(order))]
+	var misses uint64
+	for _, fp := range trace {
+		if !slices.Contains(top, fp) {
+			misses++
+		}
+	}
+	return misses
+}
+
+// refClockTextbook is CLOCK over k frames in insertion order: the new entry
+// takes the victim's frame, marked.
+func refClockTextbook(trace []uint64, k int) uint64 {
+	frames := make([]uint64, 0, k)
+	marks := make([]bool, 0, k)
+	hand := 0
+	var misses uint64
+	for _, fp := range trace {
+		if i := slices.Index(frames, fp); i >= 0 {
+			marks[i] = true
+			continue
+		}
+		misses++
+		if k == 0 {
+			continue
+		}
+		if len(frames) < k {
+			frames = append(frames, fp)
+			marks = append(marks, true)
+			continue
+		}
+		for marks[hand] {
+			marks[hand] = false
+			hand = (hand + 1) % k
+		}
+		frames[hand], marks[hand] = fp, true
+		hand = (hand + 1) % k
+	}
+	return misses
+}
+
+// Trace shapes for the reference tests.
+
+func randomTrace(r *rand.Rand, n, universe int) []uint64 {
+	t := make([]uint64, n)
+	for i := range t {
+		t[i] = mix64(uint64(r.IntN(universe)) + 1)
+	}
+	return t
+}
+
+// smallTrace uses tiny fingerprints: they all share home slot 0, the worst
+// case for the scatter table (one long chain).
+func smallTrace(r *rand.Rand, n, universe int) []uint64 {
+	t := make([]uint64, n)
+	for i := range t {
+		t[i] = uint64(r.IntN(universe))
+	}
+	return t
+}
+
+// highTrace uses fingerprints near 2⁶⁴ so chains wrap around the table end.
+func highTrace(r *rand.Rand, n, universe int) []uint64 {
+	t := make([]uint64, n)
+	for i := range t {
+		t[i] = ^uint64(r.IntN(universe))
+	}
+	return t
+}
+
+// loopTrace cycles through universe items: LRU's worst case.
+func loopTrace(n, universe int) []uint64 {
+	t := make([]uint64, n)
+	for i := range t {
+		t[i] = uint64(i%universe)*0x9e3779b97f4a7c15 + 7
+	}
+	return t
+}
+
+func traceShapes(r *rand.Rand) map[string][]uint64 {
+	return map[string][]uint64{
+		"random": randomTrace(r, 600, 40),
+		"wide":   randomTrace(r, 600, 300),
+		"small":  smallTrace(r, 600, 50),
+		"high":   highTrace(r, 600, 50),
+		"loop":   loopTrace(600, 30),
+		"locality": func() []uint64 {
+			t, _ := Generate(GenOptions{Seed: r.Uint64() | 1, Universe: 200, Window: 64}, 800)
+			return t
+		}(),
+	}
+}
