@@ -1,0 +1,318 @@
+package fetcher
+
+//go:generate go run ./internal/ctcgen -in ../../shared/testdata/robots-spec/src/main/resources/CTC -out ctc_table_test.go
+
+import (
+	"bytes"
+	"container/list"
+	"context"
+	"fmt"
+	"io"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+)
+
+// RobotsOutcome says how a host's robots.txt was obtained.
+type RobotsOutcome int
+
+const (
+	// RobotsParsed: a 2xx response; its rules apply.
+	RobotsParsed RobotsOutcome = iota
+	// RobotsAllowAll: 4xx, a redirect without target, or too many
+	// redirects: the file is unavailable and nothing is restricted.
+	RobotsAllowAll
+	// RobotsUnreachable: 5xx or a network failure: everything is
+	// disallowed until Expires, then robots.txt is fetched again. Callers
+	// should requeue, not drop, the URLs they held back.
+	RobotsUnreachable
+	// RobotsStaleFallback: unreachable for longer than RobotsUnreachable
+	// (30 days): the last good copy applies, or nothing is restricted if
+	// there is none (RFC 9309 §2.3.1.4).
+	RobotsStaleFallback
+)
+
+func (o RobotsOutcome) String() string {
+	switch o {
+	case RobotsParsed:
+		return "parsed"
+	case RobotsAllowAll:
+		return "allow-all"
+	case RobotsUnreachable:
+		return "unreachable"
+	case RobotsStaleFallback:
+		return "stale-fallback"
+	}
+	return fmt.Sprintf("RobotsOutcome(%d)", int(o))
+}
+
+// RobotsRules are the robots.txt rules of one scheme://host for this
+// crawler's product token. Immutable and safe for concurrent use.
+type RobotsRules struct {
+	Outcome RobotsOutcome
+	// Status is the final HTTP status (0 after a network failure).
+	Status int
+	// Err is the network error behind RobotsUnreachable, else nil.
+	Err error
+	// Fetched is when robots.txt was last fetched; Expires when it will be
+	// fetched again.
+	Fetched, Expires time.Time
+	// Truncated reports that the file exceeded RobotsMaxBytes and only
+	// its first RobotsMaxBytes (up to the last complete line) were parsed.
+	Truncated bool
+	// Sitemaps lists the sitemap records of the file.
+	Sitemaps []string
+
+	rules agentRules
+}
+
+// Allowed reports whether this crawler may fetch rawURL (a URL of the
+// rules' host, or just its path and query, percent-encoded as on the wire).
+func (r *RobotsRules) Allowed(rawURL string) bool {
+	switch r.Outcome {
+	case RobotsAllowAll:
+		return true
+	case RobotsUnreachable:
+		return false
+	}
+	return r.rules.allowed(robotsPath(rawURL))
+}
+
+// CrawlDelay returns the Crawl-delay of the applicable group, or 0. The
+// caller caps it.
+func (r *RobotsRules) CrawlDelay() time.Duration {
+	return max(r.rules.crawlDelay, 0)
+}
+
+// Robots returns the rules for scheme://host (host may carry a port), from
+// the cache or by fetching /robots.txt. fetched reports whether the network
+// was used, and dur how long that took (redirect hops included): a fetch
+// costs the host a politeness slot like any other request. Concurrent calls
+// for one host share a single fetch; only one of them reports fetched.
+//
+// Network failures are not errors: they yield RobotsUnreachable rules. err
+// is non-nil only for a bad scheme or host, or when ctx ends (nothing is
+// then cached).
+func (f *Fetcher) Robots(ctx context.Context, scheme, host string) (rules *RobotsRules, fetched bool, dur time.Duration, err error) {
+	scheme, host = strings.ToLower(scheme), strings.ToLower(host)
+	if scheme != "http" && scheme != "https" || host == "" || strings.ContainsAny(host, "/?#@ ") {
+		return nil, false, 0, &classError{ErrBadURL, fmt.Errorf("robots: bad scheme %q or host %q", scheme, host), false}
+	}
+	key := scheme + "://" + host
+	for {
+		now := f.opts.Now()
+		r, wait, mine := f.robots.lookup(key, now)
+		if r != nil {
+			f.stats.robotsHits.add(1)
+			return r, false, 0, nil
+		}
+		if !mine {
+			select { // another caller is fetching this host
+			case <-wait:
+				continue
+			case <-ctx.Done():
+				return nil, false, 0, ctx.Err()
+			}
+		}
+		f.stats.robotsMisses.add(1)
+		start := time.Now()
+		r, err := f.fetchRobots(ctx, key)
+		dur = time.Since(start)
+		if err != nil {
+			f.robots.abandon(key)
+			return nil, true, dur, err
+		}
+		r = f.robots.store(key, r, f.opts.Now(), &f.opts, &f.stats)
+		return r, true, dur, nil
+	}
+}
+
+// CachedRobots returns the cached rules for scheme://host without fetching,
+// or nil if a call to Robots would fetch.
+func (f *Fetcher) CachedRobots(scheme, host string) *RobotsRules {
+	return f.robots.peek(strings.ToLower(scheme)+"://"+strings.ToLower(host), f.opts.Now())
+}
+
+// fetchRobots fetches key+"/robots.txt", following up to RobotsMaxRedirects
+// redirects, and classifies the outcome. It errs only when ctx ends.
+func (f *Fetcher) fetchRobots(ctx context.Context, key string) (*RobotsRules, error) {
+	u, err := url.Parse(key + "/robots.txt")
+	if err != nil {
+		return nil, &classError{ErrBadURL, err, false}
+	}
+	for hop := 0; ; hop++ {
+		f.stats.robotsFetches.add(1)
+		resp, err := f.get(ctx, u, f.opts.BodyCap, f.opts.RobotsMaxBytes)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, classify(err, ctx)
+			}
+			f.opts.Logger.Debug("robots.txt unreachable", "url", u.String(), "err", err)
+			return &RobotsRules{Outcome: RobotsUnreachable, Err: err}, nil
+		}
+		rules, next := f.robotsFromResponse(resp, u)
+		resp.Close()
+		if next == nil {
+			return rules, nil
+		}
+		if hop >= f.opts.RobotsMaxRedirects {
+			f.opts.Logger.Debug("robots.txt: too many redirects", "url", key)
+			return &RobotsRules{Outcome: RobotsAllowAll, Status: resp.Status}, nil
+		}
+		u = next
+	}
+}
+
+// robotsFromResponse classifies one response per RFC 9309 §2.3.1; next is
+// the redirect target to follow, if any.
+func (f *Fetcher) robotsFromResponse(resp *Response, u *url.URL) (*RobotsRules, *url.URL) {
+	st := resp.Status
+	switch {
+	case st >= 200 && st < 300:
+		body, err := io.ReadAll(resp.Body.NewReader())
+		if err != nil {
+			return &RobotsRules{Outcome: RobotsUnreachable, Status: st, Err: err}, nil
+		}
+		if resp.Truncated {
+			// Parse only complete lines of the first RobotsMaxBytes.
+			if i := bytes.LastIndexAny(body, "\r\n"); i >= 0 {
+				body = body[:i+1]
+			}
+		}
+		rf := parseRobots(body)
+		return &RobotsRules{Outcome: RobotsParsed, Status: st, Truncated: resp.Truncated,
+			Sitemaps: rf.sitemaps, rules: rf.forAgent(f.opts.RobotsToken)}, nil
+	case st >= 300 && st < 400:
+		if resp.Location != "" {
+			if next, err := url.Parse(resp.Location); err == nil && (next.Scheme == "http" || next.Scheme == "https") {
+				return nil, next
+			}
+		}
+		return &RobotsRules{Outcome: RobotsAllowAll, Status: st}, nil
+	case st >= 400 && st < 500:
+		return &RobotsRules{Outcome: RobotsAllowAll, Status: st}, nil
+	}
+	return &RobotsRules{Outcome: RobotsUnreachable, Status: st, Err: fmt.Errorf("robots.txt status %d", st)}, nil
+}
+
+// robotsCache is a bounded LRU of rules per scheme://host with in-flight
+// tracking. Entries outlive their expiry (until evicted) so that the last
+// good copy and the start of an outage are remembered. Safe for concurrent
+// use.
+type robotsCache struct {
+	size int
+	mu   sync.Mutex
+	ll   *list.List // of *robotsEntry, most recent first
+	m    map[string]*list.Element
+	busy map[string]chan struct{} // fetches in flight
+}
+
+type robotsEntry struct {
+	key       string
+	rules     *RobotsRules
+	lastGood  *RobotsRules // last RobotsParsed or RobotsAllowAll
+	downSince time.Time    // start of the current outage, or zero
+}
+
+func newRobotsCache(size int) *robotsCache {
+	return &robotsCache{size: size, ll: list.New(), m: make(map[string]*list.Element), busy: make(map[string]chan struct{})}
+}
+
+// lookup returns fresh rules, or marks a fetch in flight: mine reports that
+// the caller must fetch (and then store or abandon); otherwise wait closes
+// when the other fetch ends.
+func (c *robotsCache) lookup(key string, now time.Time) (r *RobotsRules, wait <-chan struct{}, mine bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if el, ok := c.m[key]; ok {
+		e := el.Value.(*robotsEntry)
+		if now.Before(e.rules.Expires) {
+			c.ll.MoveToFront(el)
+			return e.rules, nil, false
+		}
+	}
+	if ch, ok := c.busy[key]; ok {
+		return nil, ch, false
+	}
+	c.busy[key] = make(chan struct{})
+	return nil, nil, true
+}
+
+func (c *robotsCache) peek(key string, now time.Time) *RobotsRules {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if el, ok := c.m[key]; ok {
+		if e := el.Value.(*robotsEntry); now.Before(e.rules.Expires) {
+			return e.rules
+		}
+	}
+	return nil
+}
+
+func (c *robotsCache) abandon(key string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.releaseLocked(key)
+}
+
+func (c *robotsCache) releaseLocked(key string) {
+	if ch, ok := c.busy[key]; ok {
+		close(ch)
+		delete(c.busy, key)
+	}
+}
+
+// store records a fetch outcome, applying the RFC's fallback for long
+// outages, and returns the rules to use.
+func (c *robotsCache) store(key string, r *RobotsRules, now time.Time, o *Options, st *stats) *RobotsRules {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	defer c.releaseLocked(key)
+	var e *robotsEntry
+	if el, ok := c.m[key]; ok {
+		e = el.Value.(*robotsEntry)
+		c.ll.MoveToFront(el)
+	} else {
+		e = &robotsEntry{key: key}
+		c.m[key] = c.ll.PushFront(e)
+		for c.ll.Len() > c.size {
+			old := c.ll.Remove(c.ll.Back()).(*robotsEntry)
+			delete(c.m, old.key)
+			st.robotsEvictions.add(1)
+		}
+	}
+	r.Fetched = now
+	switch r.Outcome {
+	case RobotsUnreachable:
+		st.robotsUnreachable.add(1)
+		if e.downSince.IsZero() {
+			e.downSince = now
+		}
+		r.Expires = now.Add(o.RobotsErrorTTL)
+		if now.Sub(e.downSince) >= o.RobotsUnreachable {
+			fb := &RobotsRules{Outcome: RobotsStaleFallback, Status: r.Status, Err: r.Err,
+				Fetched: now, Expires: r.Expires}
+			if e.lastGood != nil {
+				fb.rules, fb.Sitemaps, fb.Truncated = e.lastGood.rules, e.lastGood.Sitemaps, e.lastGood.Truncated
+				if e.lastGood.Outcome == RobotsAllowAll {
+					fb.rules = agentRules{crawlDelay: -1}
+				}
+			} else {
+				fb.rules = agentRules{crawlDelay: -1}
+			}
+			r = fb
+		}
+	default:
+		if r.Outcome == RobotsParsed {
+			st.robotsRules.add(1)
+		} else {
+			st.robotsAllowAll.add(1)
+		}
+		e.downSince = time.Time{}
+		e.lastGood = r
+		r.Expires = now.Add(o.RobotsCacheTTL)
+	}
+	e.rules = r
+	return r
+}

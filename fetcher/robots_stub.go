@@ -1,5 +1,0 @@
-package fetcher
-
-type robotsCache struct{}
-
-func newRobotsCache(int) *robotsCache { return &robotsCache{} }
