@@ -121,11 +121,12 @@ func Resolve(base *URL, ref string) (*URL, error) {
 
 // AppendResolved appends the canonical form of ref resolved against base to
 // dst. It is Resolve without building a *URL, for the extractor's hot path.
+// It does not retain ref, so ref may alias a reused buffer.
 func AppendResolved(dst []byte, base *URL, ref string) ([]byte, error) {
 	if out, ok := fastResolve(dst, base, ref); ok {
 		return out, nil
 	}
-	u, err := slowResolve(base, ref)
+	u, err := slowResolve(base, strings.Clone(ref))
 	if err != nil {
 		return dst, err
 	}

@@ -1,0 +1,427 @@
+package extract
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"unsafe"
+
+	"github.com/cespare/xxhash/v2"
+	"golang.org/x/net/html"
+
+	"github.com/sextant-crawler/sextant/internal/urlnorm"
+)
+
+// Errors.
+var (
+	// ErrNilBase: Extract was called without a document URL.
+	ErrNilBase = errors.New("extract: nil base URL")
+	// ErrInvalidOptions wraps every problem Options.Validate finds.
+	ErrInvalidOptions = errors.New("extract: invalid options")
+)
+
+// Link is one URL found in a document.
+type Link struct {
+	URL  string // canonical (urlnorm) form, fragment removed
+	Tag  string // lower-case element name: "a", "img", "meta", ...
+	Attr string // attribute it came from: "href", "src", "srcset", "content", ...
+}
+
+// Options bound the work and memory spent on one document. The zero value
+// means "defaults" (see EnsureDefaults).
+type Options struct {
+	// MaxBytes stops reading the document after this many (raw) bytes.
+	// Default 16 MiB (the fetcher's body cap).
+	MaxBytes int64
+	// MaxLinks stops extraction after this many links are emitted.
+	// Default 10,000.
+	MaxLinks int
+	// MaxAttrLen skips attribute values longer than this (bytes). Default
+	// 8 KiB (a URL over the filter's 2 KiB cap is dropped anyway; srcset
+	// lists of many candidates still fit).
+	MaxAttrLen int
+	// MaxTokenBytes caps the tokenizer's buffer for one token (a huge tag
+	// or text run); beyond it extraction stops. Default 4 MiB.
+	MaxTokenBytes int
+	// KeepDuplicates emits every occurrence of a URL; by default each
+	// distinct URL is emitted once per document (the first occurrence).
+	KeepDuplicates bool
+}
+
+// EnsureDefaults fills zero fields with their defaults.
+func (o *Options) EnsureDefaults() {
+	if o.MaxBytes == 0 {
+		o.MaxBytes = 16 << 20
+	}
+	if o.MaxLinks == 0 {
+		o.MaxLinks = 10000
+	}
+	if o.MaxAttrLen == 0 {
+		o.MaxAttrLen = 8 << 10
+	}
+	if o.MaxTokenBytes == 0 {
+		o.MaxTokenBytes = 4 << 20
+	}
+}
+
+// Validate reports every invalid field.
+func (o *Options) Validate() error {
+	var errs []error
+	if o.MaxBytes < 0 {
+		errs = append(errs, fmt.Errorf("%w: MaxBytes %d < 0", ErrInvalidOptions, o.MaxBytes))
+	}
+	if o.MaxLinks < 0 {
+		errs = append(errs, fmt.Errorf("%w: MaxLinks %d < 0", ErrInvalidOptions, o.MaxLinks))
+	}
+	if o.MaxAttrLen < 0 {
+		errs = append(errs, fmt.Errorf("%w: MaxAttrLen %d < 0", ErrInvalidOptions, o.MaxAttrLen))
+	}
+	if o.MaxTokenBytes < 0 {
+		errs = append(errs, fmt.Errorf("%w: MaxTokenBytes %d < 0", ErrInvalidOptions, o.MaxTokenBytes))
+	}
+	return errors.Join(errs...)
+}
+
+// Truncation says why extraction stopped before the end of the document.
+type Truncation uint8
+
+const (
+	NotTruncated Truncation = iota
+	TruncatedBytes          // MaxBytes reached
+	TruncatedLinks          // MaxLinks reached
+	TruncatedToken          // one token exceeded MaxTokenBytes
+)
+
+func (t Truncation) String() string {
+	switch t {
+	case NotTruncated:
+		return "none"
+	case TruncatedBytes:
+		return "max-bytes"
+	case TruncatedLinks:
+		return "max-links"
+	case TruncatedToken:
+		return "max-token"
+	}
+	return fmt.Sprintf("Truncation(%d)", uint8(t))
+}
+
+// Result describes one Extract call.
+type Result struct {
+	Links      int        // links emitted
+	Duplicates int        // repeated URLs not emitted (unless KeepDuplicates)
+	Invalid    int        // references that failed to resolve
+	TooLong    int        // attribute values over MaxAttrLen, skipped
+	Bytes      int64      // raw bytes read
+	Charset    string     // encoding the document was decoded from
+	Base       string     // base URL in effect at the end (after <base href>)
+	Truncated  Truncation // why extraction stopped early, if it did
+}
+
+// Extractor finds links in HTML documents, reusing its buffers between
+// documents. It is not safe for concurrent use: give each worker its own.
+// It needs no Close.
+type Extractor struct {
+	opts Options
+	buf  []byte              // resolution scratch
+	seen map[uint64]struct{} // fingerprints emitted in this document
+	cs   charsetReader
+	lim  io.LimitedReader
+
+	// per-document state
+	base    *urlnorm.URL
+	baseSet bool
+	fn      func(Link)
+	res     Result
+}
+
+// New returns an Extractor with the given options (copied; zero fields get
+// defaults).
+func New(opts Options) (*Extractor, error) {
+	opts.EnsureDefaults()
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	return &Extractor{opts: opts, seen: make(map[uint64]struct{})}, nil
+}
+
+// Links extracts the links of one document with default options. See
+// (*Extractor).Extract.
+func Links(r io.Reader, base *urlnorm.URL, contentType string, fn func(Link)) error {
+	e, _ := New(Options{})
+	_, err := e.Extract(r, base, contentType, fn)
+	return err
+}
+
+// Extract reads an HTML document from r, whose URL is base and whose
+// Content-Type header is contentType ("" if absent), and calls fn for each
+// link in document order. It decodes non-UTF-8 documents (charset from a
+// BOM, the Content-Type, or a <meta> in the first 1024 bytes; otherwise
+// UTF-8, or windows-1252 if the first 1024 bytes are not valid UTF-8).
+// It returns an error only if reading r fails; hitting a limit is reported
+// in Result.Truncated. It never panics on any input. Link's strings are
+// freshly allocated (or constants) and may be retained by fn.
+func (e *Extractor) Extract(r io.Reader, base *urlnorm.URL, contentType string, fn func(Link)) (Result, error) {
+	if base == nil {
+		return Result{}, ErrNilBase
+	}
+	e.base, e.baseSet, e.fn = base, false, fn
+	e.res = Result{}
+	clear(e.seen)
+	defer func() { e.fn, e.base = nil, nil }()
+
+	e.lim = io.LimitedReader{R: r, N: e.opts.MaxBytes}
+	dr, name, err := e.cs.init(&e.lim, contentType)
+	e.res.Charset = name
+	if err != nil {
+		return e.finish(err)
+	}
+	err = e.tokenize(dr, 0)
+	if err == nil && e.lim.N <= 0 && e.res.Truncated == NotTruncated {
+		var one [1]byte
+		if n, _ := io.ReadFull(r, one[:]); n > 0 {
+			e.res.Truncated = TruncatedBytes
+		}
+	}
+	return e.finish(err)
+}
+
+func (e *Extractor) finish(err error) (Result, error) {
+	e.res.Bytes = e.opts.MaxBytes - e.lim.N
+	e.res.Base = e.base.String()
+	return e.res, err
+}
+
+// errStop ends tokenization once MaxLinks is reached.
+var errStop = errors.New("extract: stop")
+
+// tokenize runs the tokenizer over r. depth > 0 for the re-tokenised
+// contents of <noscript>.
+func (e *Extractor) tokenize(r io.Reader, depth int) error {
+	z := html.NewTokenizer(r)
+	z.SetMaxBuf(e.opts.MaxTokenBytes)
+	for {
+		switch z.Next() {
+		case html.ErrorToken:
+			switch err := z.Err(); {
+			case err == io.EOF:
+				return nil
+			case errors.Is(err, html.ErrBufferExceeded):
+				e.res.Truncated = TruncatedToken
+				return nil
+			default:
+				return fmt.Errorf("extract: reading document: %w", err)
+			}
+		case html.StartTagToken, html.SelfClosingTagToken:
+			tag := tagOf(z.Raw())
+			if tag == "" {
+				continue
+			}
+			if tag == "noscript" {
+				// A crawler runs no scripts, so it sees what a browser
+				// with scripting off sees; the tokenizer treats
+				// <noscript> as raw text, so tokenise the text again.
+				if depth == 0 && z.Next() == html.TextToken {
+					if err := e.tokenize(bytes.NewReader(z.Raw()), depth+1); err != nil {
+						return err
+					}
+				}
+				continue
+			}
+			if err := e.tag(z, tag); err != nil {
+				if err == errStop {
+					e.res.Truncated = TruncatedLinks
+					return nil
+				}
+				return err
+			}
+		}
+	}
+}
+
+// tagOf returns the canonical name of a tag we take links from, given the
+// raw start tag ("<IMG src=..."), or "" for any other tag. Reading the
+// name from Raw avoids TagName's per-call copy.
+func tagOf(raw []byte) string {
+	if len(raw) < 2 {
+		return ""
+	}
+	n := raw[1:]
+	i := 0
+	for i < len(n) && i < 9 && n[i] != ' ' && n[i] != '\t' && n[i] != '\n' && n[i] != '\r' && n[i] != '\f' && n[i] != '/' && n[i] != '>' {
+		i++
+	}
+	name := n[:i]
+	for _, t := range linkTags {
+		if asciiEqualFold(name, t) {
+			return t
+		}
+	}
+	return ""
+}
+
+var linkTags = [...]string{"a", "img", "link", "script", "source", "area", "iframe", "frame",
+	"embed", "audio", "video", "track", "form", "meta", "object", "base", "noscript"}
+
+// asciiEqualFold reports whether b equals lower (which is lower-case ASCII)
+// ignoring ASCII case.
+func asciiEqualFold(b []byte, lower string) bool {
+	if len(b) != len(lower) {
+		return false
+	}
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != lower[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// tag handles one start tag of interest.
+func (e *Extractor) tag(z *html.Tokenizer, tag string) error {
+	var httpEquivRefresh bool
+	var content []byte
+	for more := true; more; {
+		var k, v []byte
+		k, v, more = z.TagAttr()
+		if k == nil {
+			break
+		}
+		attr := attrOf(tag, k)
+		if attr == "" {
+			continue
+		}
+		switch attr {
+		case "http-equiv":
+			v = bytes.TrimSpace(v)
+			httpEquivRefresh = len(v) == len("refresh") && asciiEqualFold(v, "refresh")
+			continue
+		case "content":
+			content = v
+			continue
+		}
+		if len(v) > e.opts.MaxAttrLen {
+			e.res.TooLong++
+			continue
+		}
+		if tag == "base" {
+			e.setBase(v)
+			continue
+		}
+		var err error
+		if attr == "srcset" {
+			err = eachSrcset(v, func(u []byte) error { return e.emit(u, tag, attr) })
+		} else {
+			err = e.emit(v, tag, attr)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if httpEquivRefresh && content != nil {
+		if len(content) > e.opts.MaxAttrLen {
+			e.res.TooLong++
+			return nil
+		}
+		if u, ok := refreshURL(content); ok {
+			return e.emit(u, "meta", "content")
+		}
+	}
+	return nil
+}
+
+// attrOf returns the attribute name if (tag, key) carries a link (or is
+// needed to find one), else "".
+func attrOf(tag string, k []byte) string {
+	switch tag {
+	case "a", "area", "link", "base":
+		if string(k) == "href" {
+			return "href"
+		}
+	case "img", "source":
+		switch string(k) {
+		case "src":
+			return "src"
+		case "srcset":
+			return "srcset"
+		}
+	case "script", "iframe", "frame", "embed", "audio", "video", "track":
+		if string(k) == "src" {
+			return "src"
+		}
+	case "form":
+		if string(k) == "action" {
+			return "action"
+		}
+	case "object":
+		if string(k) == "data" {
+			return "data"
+		}
+	case "meta":
+		switch string(k) {
+		case "http-equiv":
+			return "http-equiv"
+		case "content":
+			return "content"
+		}
+	}
+	return ""
+}
+
+// setBase applies the first <base href>, resolved against the document
+// URL; later ones are ignored, as are failures and data:/javascript:
+// results (the HTML standard's "frozen base URL" rules).
+func (e *Extractor) setBase(v []byte) {
+	if e.baseSet {
+		return
+	}
+	e.baseSet = true
+	b, err := urlnorm.Resolve(e.base, string(v))
+	if err != nil {
+		return
+	}
+	if sc := b.Scheme(); sc == "data" || sc == "javascript" {
+		return
+	}
+	e.base = b
+}
+
+// emit resolves one reference and hands the link to fn.
+func (e *Extractor) emit(ref []byte, tag, attr string) error {
+	if e.res.Links >= e.opts.MaxLinks {
+		return errStop
+	}
+	var err error
+	// The reference is only read during the call (AppendResolved does not
+	// retain it), so a zero-copy view of the tokenizer's buffer is safe.
+	e.buf, err = urlnorm.AppendResolved(e.buf[:0], e.base, bytesView(ref))
+	if err != nil {
+		e.res.Invalid++
+		return nil
+	}
+	if !e.opts.KeepDuplicates {
+		fp := xxhash.Sum64(e.buf) // == fingerprint.URL of the string
+		if _, dup := e.seen[fp]; dup {
+			e.res.Duplicates++
+			return nil
+		}
+		e.seen[fp] = struct{}{}
+	}
+	e.res.Links++
+	if e.fn != nil {
+		e.fn(Link{URL: string(e.buf), Tag: tag, Attr: attr})
+	}
+	return nil
+}
+
+func bytesView(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(&b[0], len(b))
+}
