@@ -87,10 +87,10 @@ func (o *Options) Validate() error {
 type Truncation uint8
 
 const (
-	NotTruncated Truncation = iota
-	TruncatedBytes          // MaxBytes reached
-	TruncatedLinks          // MaxLinks reached
-	TruncatedToken          // one token exceeded MaxTokenBytes
+	NotTruncated   Truncation = iota
+	TruncatedBytes            // MaxBytes reached
+	TruncatedLinks            // MaxLinks reached
+	TruncatedToken            // one token exceeded MaxTokenBytes
 )
 
 func (t Truncation) String() string {
