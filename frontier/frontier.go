@@ -91,8 +91,8 @@ type Stats struct {
 type Frontier struct {
 	opts   Options
 	db     *pebble.DB
-	wo     *pebble.WriteOptions
 	closed chan struct{}
+	syncs  sync.WaitGroup // writes waiting for their fsync outside the lock
 
 	mu struct {
 		sync.Mutex
@@ -131,10 +131,7 @@ func Open(dir string, opts Options) (*Frontier, error) {
 	if err != nil {
 		return nil, fmt.Errorf("frontier: open %s: %w", dir, err)
 	}
-	f := &Frontier{opts: opts, db: db, wo: pebble.NoSync, closed: make(chan struct{})}
-	if opts.Sync {
-		f.wo = pebble.Sync
-	}
+	f := &Frontier{opts: opts, db: db, closed: make(chan struct{})}
 	f.mu.sched = newScheduler(&f.opts)
 	f.mu.changed = make(chan struct{})
 	f.mu.applied = make(map[string]uint64)
@@ -244,39 +241,45 @@ func (f *Frontier) add(source string, seq uint64, items []Item) error {
 			return fmt.Errorf("%w: %q on host %q", ErrInvalidItem, items[i].URL, items[i].Host)
 		}
 	}
+	b, err := f.addLocked(source, seq, items)
+	if b == nil || err != nil {
+		return err
+	}
+	return f.syncWait(b)
+}
+
+// addLocked applies the batch and returns it if its fsync is still to be
+// waited for.
+func (f *Frontier) addLocked(source string, seq uint64, items []Item) (*pebble.Batch, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if err := f.usableLocked(); err != nil {
-		return err
+		return nil, err
 	}
 	if source != "" {
 		last, err := f.appliedLocked(source)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if seq <= last {
 			f.mu.stats.IgnoredBatches++
-			return nil
+			return nil, nil
 		}
 	}
 	b := f.db.NewBatch()
-	defer b.Close()
 	var buf []byte
 	first := f.mu.nextSeq
 	for i := range items {
 		buf = encodeEntry(buf[:0], &items[i])
-		if err := b.Set(frontKey(items[i].Priority, first+uint64(i)), buf, nil); err != nil {
-			return err
-		}
+		b.Set(frontKey(items[i].Priority, first+uint64(i)), buf, nil)
 	}
 	if source != "" {
-		if err := b.Set(applyKey(source), encodeU64(seq), nil); err != nil {
-			return err
-		}
+		b.Set(applyKey(source), encodeU64(seq), nil)
 	}
 	n := int64(len(items))
-	if err := f.commitLocked(b, f.mu.count+n, f.mu.frontCount+n, first+uint64(len(items))); err != nil {
-		return err
+	wait, err := f.commitLocked(b, !f.opts.NoSyncAdd, f.mu.count+n, f.mu.frontCount+n, first+uint64(len(items)))
+	if err != nil {
+		return nil, err
 	}
 	for i := range items {
 		p := items[i].Priority
@@ -288,28 +291,51 @@ func (f *Frontier) add(source string, seq uint64, items []Item) error {
 	}
 	f.mu.stats.Added += uint64(len(items))
 	f.notifyLocked()
-	return nil
+	if wait {
+		return b, nil
+	}
+	return nil, nil
 }
 
-// commitLocked writes the counters into b and commits it. A failed commit
-// breaks the frontier: every later call returns the error.
-func (f *Frontier) commitLocked(b *pebble.Batch, count, frontCount int64, nextSeq uint64) error {
-	err := b.Set(keyCount, encodeU64(uint64(count)), nil)
-	if err == nil {
-		err = b.Set(keyFrontCount, encodeU64(uint64(frontCount)), nil)
+// syncWait waits, without the lock, for the fsync of a batch applied by
+// commitLocked(sync=true), then releases the batch.
+func (f *Frontier) syncWait(b *pebble.Batch) error {
+	defer f.syncs.Done()
+	err := b.SyncWait()
+	b.Close()
+	if err != nil {
+		f.mu.Lock()
+		f.mu.broken = fmt.Errorf("frontier: sync failed: %w", err)
+		f.mu.Unlock()
 	}
-	if err == nil {
-		err = b.Set(keyNextSeq, encodeU64(nextSeq), nil)
-	}
-	if err == nil {
-		err = b.Commit(f.wo)
+	return err
+}
+
+// commitLocked writes the counters into b and applies it. With sync it
+// does not wait for the fsync: wait is then true and the caller must call
+// syncWait(b) after releasing the lock; otherwise b is closed. A failed
+// write breaks the frontier: every later call returns the error.
+func (f *Frontier) commitLocked(b *pebble.Batch, sync bool, count, frontCount int64, nextSeq uint64) (wait bool, err error) {
+	b.Set(keyCount, encodeU64(uint64(count)), nil)
+	b.Set(keyFrontCount, encodeU64(uint64(frontCount)), nil)
+	b.Set(keyNextSeq, encodeU64(nextSeq), nil)
+	if sync {
+		err = f.db.ApplyNoSyncWait(b, pebble.Sync)
+		if err == nil {
+			f.syncs.Add(1)
+		} else {
+			b.Close()
+		}
+	} else {
+		err = b.Commit(pebble.NoSync)
+		b.Close()
 	}
 	if err != nil {
 		f.mu.broken = fmt.Errorf("frontier: write failed: %w", err)
-		return f.mu.broken
+		return false, f.mu.broken
 	}
 	f.mu.count, f.mu.frontCount, f.mu.nextSeq = count, frontCount, nextSeq
-	return nil
+	return sync, nil
 }
 
 func (f *Frontier) appliedLocked(source string) (uint64, error) {
@@ -462,7 +488,6 @@ func (f *Frontier) refillLocked(max, target int) (more bool, err error) {
 		return false, nil
 	}
 	b := f.db.NewBatch()
-	defer b.Close()
 	var buf []byte
 	touched := make(map[*hostState]bool)
 	moved := 0
@@ -493,9 +518,10 @@ func (f *Frontier) refillLocked(max, target int) (more bool, err error) {
 		moved++
 	}
 	if moved == 0 {
+		b.Close()
 		return false, nil
 	}
-	if err := f.commitLocked(b, f.mu.count, f.mu.frontCount-int64(moved), seq); err != nil {
+	if _, err := f.commitLocked(b, false, f.mu.count, f.mu.frontCount-int64(moved), seq); err != nil {
 		return false, err
 	}
 	for h := range touched {
@@ -527,19 +553,26 @@ func (f *Frontier) frontHeadLocked() (int, bool, error) {
 // Done completes a lease: the URL is removed (or, with r.Requeue, put back at
 // the tail of its host's queue) and the host's next fetch is scheduled.
 func (f *Frontier) Done(l Lease, r Result) error {
+	b, err := f.doneLocked(l, r)
+	if b == nil || err != nil {
+		return err
+	}
+	return f.syncWait(b)
+}
+
+func (f *Frontier) doneLocked(l Lease, r Result) (*pebble.Batch, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if err := f.usableLocked(); err != nil {
-		return err
+		return nil, err
 	}
 	rec, ok := f.mu.leases[l.id]
 	if !ok || l.f != f {
-		return ErrUnknownLease
+		return nil, ErrUnknownLease
 	}
 	h := rec.host
 	now := f.opts.Clock.Now()
 	b := f.db.NewBatch()
-	defer b.Close()
 	b.Delete(hostKey(h.name, rec.seq), nil)
 	b.Set(stateKey(h.name), encodeState(f.mu.sched.after(h, now, r)), nil)
 	count, seq := f.mu.count-1, f.mu.nextSeq
@@ -547,8 +580,9 @@ func (f *Frontier) Done(l Lease, r Result) error {
 		b.Set(hostKey(h.name, seq), encodeEntry(nil, &l.Item), nil)
 		count, seq = count+1, seq+1
 	}
-	if err := f.commitLocked(b, count, f.mu.frontCount, seq); err != nil {
-		return err
+	wait, err := f.commitLocked(b, f.opts.SyncDone, count, f.mu.frontCount, seq)
+	if err != nil {
+		return nil, err
 	}
 	delete(f.mu.leases, l.id)
 	if r.Requeue {
@@ -566,7 +600,10 @@ func (f *Frontier) Done(l Lease, r Result) error {
 		f.mu.sched.deactivate(h)
 	}
 	f.notifyLocked()
-	return nil
+	if wait {
+		return b, nil
+	}
+	return nil, nil
 }
 
 // Idle reports whether nothing is queued and no lease is outstanding.
@@ -610,12 +647,14 @@ func (f *Frontier) Stats() Stats {
 // yet done are handed out again by the next Open.
 func (f *Frontier) Close() error {
 	f.mu.Lock()
-	defer f.mu.Unlock()
 	if f.mu.closed {
+		f.mu.Unlock()
 		return ErrClosed
 	}
 	f.mu.closed = true
 	close(f.closed)
+	f.mu.Unlock()
+	f.syncs.Wait() // no write starts once closed is set
 	return f.db.Close()
 }
 

@@ -34,11 +34,18 @@ type Options struct {
 	// host; each further consecutive failure doubles it, up to
 	// MaxFailureBackoff. A success resets the count. Defaults 10 s and 1 h.
 	FailureBackoff, MaxFailureBackoff time.Duration
-	// Sync makes every write (AddBatch, Add, Done) durable on power loss
-	// (pebble.Sync). Without it (the default, pebble.NoSync) writes survive a
-	// killed process (they are in the OS page cache) but the last ones may be
-	// lost if the machine itself crashes.
-	Sync bool
+	// NoSyncAdd makes Add and AddBatch return before their write is synced
+	// to disk. By default they return once it is durable (fsync), which is
+	// what makes the AddBatch hand-off exactly-once: pebble buffers unsynced
+	// writes in the process, so even a killed process (not only a machine
+	// crash) may lose the last of them. The fsync is waited for outside the
+	// frontier's lock, so concurrent callers share syncs. Set it only where a
+	// lost batch does not matter (benchmarks) or is re-delivered anyway.
+	NoSyncAdd bool
+	// SyncDone makes Done wait until its write is durable. By default it
+	// does not: a Done lost in a crash only means the URL is handed out
+	// again (at-least-once).
+	SyncDone bool
 	// ExitWhenIdle makes Next return ErrEmpty as soon as the frontier is idle
 	// (no URL queued, no lease outstanding). By default Next blocks instead,
 	// since a Done may still lead to new URLs; use Idle to detect the end.
