@@ -25,8 +25,14 @@ func parseName(name string) (uint64, string, bool) {
 // left behind, replays the live logs into the buffer and opens a new log.
 func (d *DUE) recover() error {
 	fs := d.fs
-	if err := fs.MkdirAll(d.dir, 0o755); err != nil {
-		return fmt.Errorf("due: %w", err)
+	if _, err := fs.Stat(d.dir); errors.Is(err, os.ErrNotExist) {
+		// Create the directory and make its name durable.
+		if err := fs.MkdirAll(d.dir, 0o755); err != nil {
+			return fmt.Errorf("due: %w", err)
+		}
+		if err := syncDir(fs, fs.PathDir(d.dir)); err != nil {
+			return fmt.Errorf("due: %w", err)
+		}
 	}
 	lock, err := fs.Lock(fs.PathJoin(d.dir, lockName))
 	if err != nil {
