@@ -1,3 +1,68 @@
 // Package simweb is the deterministic synthetic web every test and the demo
-// crawl.
+// crawl: many virtual hosts (h00000.sim.test, h00001.sim.test, …) served by
+// one loopback HTTP server, with a realistic link structure, the pathologies
+// a crawler must survive, and a ground-truth oracle of what a correct crawl
+// fetches.
+//
+// # Shape
+//
+// The link structure follows the figures of Broder, Najork & Wiener
+// (Mercator's crawl, WWW 2003; see ../shared/docs/PAPERS.md): a log-normal
+// out-degree with median ≈ 23 and mean ≈ 60 links per HTML page, Zipf-like
+// popularity of pages within a host (home pages and low-numbered articles)
+// and of hosts, ≈ 80% of links to the page's own host (81.5% stayed local in
+// Mercator's 4-machine crawl), ≈ 30% of a page's links repeated on the page,
+// heavy-tailed page sizes (median ≈ 20 KB), and a share of images, PDFs,
+// style sheets, scripts and media. Links sit in every element that can carry
+// one and are spelled in every way that resolves to the same URL: relative
+// (../x, ./y, ?q, //host/p), absolute, mixed-case scheme and host, an
+// explicit :80, dot segments (/./, /x/../, /%2e/), fragments, and a literal
+// space and é for %20 and %C3%A9. On ordinary hosts big pages that exhaust
+// their host link elsewhere half the time, so the measured same-host share
+// is ≈ 0.7–0.75 with a 0.3 repeat share (see docs/bench/simweb.md).
+//
+// Nothing is stored per page: every response is generated on request from
+// cheap splitmix64 hashes of (seed, host, page). A Web keeps 8 bytes per host,
+// so a web of 10⁷ pages costs about a megabyte. The same Config gives
+// byte-identical responses in every process.
+//
+// # Pathologies
+//
+// Each pathology is given to a configurable share of hosts (Config.Shares),
+// at most one per host: robots.txt that disallows, is 404, 503, redirects
+// (2 hops, or 7 which is too many), is binary garbage, is larger than
+// 500 KiB (a rule after 500 KiB must be ignored), or sets Crawl-delay;
+// redirect chains (301/302/307/308), loops and cross-host redirects; 404,
+// 410, 500 and 503 pages; slow hosts; pages that stall mid-body; huge pages
+// (up to Config.HugeMax, streamed); gzip bombs (Config.BombSize); wrong and
+// missing Content-Type; bogus charsets and invalid UTF-8; malformed HTML;
+// and trap hosts with infinite URL spaces (calendars, session ids, ever
+// deeper paths) that link only to themselves. Pathological bodies carry all
+// their links in their first 4 KiB. Links a crawler must NOT follow (decoys)
+// point to /orphan/ pages: in comments, scripts and textareas, in the bodies
+// of 3xx/4xx/5xx responses and of text/plain pages.
+//
+// # The oracle
+//
+// Web.Oracle walks the generator (never HTTP) and returns the exact set of
+// URLs a correct crawler fetches under Rules; Rules documents the contract
+// (canonical URLs, robots.txt handling, what is discovered from which
+// response, trap budgets). OracleResult.Check compares a crawl's fetched
+// URLs with it and explains the differences. The package's tests check the
+// oracle against an independent breadth-first crawler over real HTTP.
+//
+// # Serving
+//
+// Start serves a Web on 127.0.0.1:0 (loopback only unless allowed),
+// choosing the host by the Host header; Server.DialContext is the resolver
+// override a crawler uses so that no test touches DNS. The server keeps a
+// per-host log of every request's start and end (Server.Log) so that tests
+// can check politeness from the server's side. StartDir serves a directory
+// of real static sites instead, one sub-directory per host name.
+//
+// # Concurrency
+//
+// A Web is immutable and safe for concurrent use; it needs no Close. A
+// Server is safe for concurrent use and must be Closed; Close aborts
+// requests in progress and waits for every goroutine it started.
 package simweb

@@ -1,0 +1,76 @@
+package simweb
+
+import "math"
+
+// Everything in a web is derived from cheap hashes of (seed, host, page):
+// no state is kept between requests.
+
+// mix is the splitmix64 finaliser.
+func mix(x uint64) uint64 {
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	x ^= x >> 31
+	return x
+}
+
+// hash3 combines three words into one well-mixed word.
+func hash3(a, b, c uint64) uint64 {
+	return mix(mix(mix(a+0x9e3779b97f4a7c15)^b+0x632be59bd9b4e019) ^ c + 0x85ebca6b)
+}
+
+// rng is a splitmix64 generator; the zero value is usable.
+type rng struct{ s uint64 }
+
+func newRng(a, b, c uint64) rng { return rng{s: hash3(a, b, c)} }
+
+func (r *rng) next() uint64 {
+	r.s += 0x9e3779b97f4a7c15
+	return mix(r.s)
+}
+
+// float returns a uniform float64 in [0, 1).
+func (r *rng) float() float64 { return float64(r.next()>>11) / (1 << 53) }
+
+// intn returns a uniform int in [0, n); n must be > 0.
+func (r *rng) intn(n int) int { return int(r.next() % uint64(n)) }
+
+// chance reports true with probability p.
+func (r *rng) chance(p float64) bool { return r.float() < p }
+
+// normal returns a standard normal variate (Box–Muller).
+func (r *rng) normal() float64 {
+	u := r.float()
+	for u == 0 {
+		u = r.float()
+	}
+	return math.Sqrt(-2*math.Log(u)) * math.Cos(2*math.Pi*r.float())
+}
+
+// lognormal returns exp(mu + sigma·N(0,1)).
+func (r *rng) lognormal(mu, sigma float64) float64 { return math.Exp(mu + sigma*r.normal()) }
+
+// zipf returns an int in [0, n) with P(k) roughly ∝ (k+1)^-s (inverse CDF of
+// the continuous density), so 0 is the most popular.
+func (r *rng) zipf(n int, s float64) int {
+	if n <= 1 {
+		return 0
+	}
+	u := r.float()
+	var x float64
+	if math.Abs(s-1) < 1e-9 {
+		x = math.Pow(float64(n+1), u) - 1
+	} else {
+		e := 1 - s
+		x = math.Pow(1+u*(math.Pow(float64(n+1), e)-1), 1/e) - 1
+	}
+	k := int(x)
+	if k >= n {
+		k = n - 1
+	}
+	if k < 0 {
+		k = 0
+	}
+	return k
+}

@@ -1,0 +1,307 @@
+package simweb
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"runtime/pprof"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Server errors.
+var (
+	// ErrNotServed is returned by DialContext for a name the server does
+	// not serve: to the crawler it is an unresolvable host.
+	ErrNotServed = errors.New("simweb: host not served by this simweb")
+	// ErrNotLoopback: Options.Listen is not a loopback address.
+	ErrNotLoopback = errors.New("simweb: listen address is not loopback")
+)
+
+// Options configure a Server. The zero value is ready to use.
+type Options struct {
+	// Listen is the TCP address; default "127.0.0.1:0". It must be a
+	// loopback address unless AllowNonLoopback is set.
+	Listen           string
+	AllowNonLoopback bool
+	// NoLatency serves without the web's per-response latencies (stalls
+	// of /stall/ pages remain).
+	NoLatency bool
+	// NoLog keeps no per-request log (Log returns nothing); for benchmarks.
+	NoLog bool
+}
+
+// EnsureDefaults fills zero fields.
+func (o *Options) EnsureDefaults() {
+	if o.Listen == "" {
+		o.Listen = "127.0.0.1:0"
+	}
+}
+
+// Validate reports a bad listen address.
+func (o *Options) Validate() error {
+	host, _, err := net.SplitHostPort(o.Listen)
+	if err != nil {
+		return fmt.Errorf("simweb: listen %q: %w", o.Listen, err)
+	}
+	if o.AllowNonLoopback {
+		return nil
+	}
+	if host == "localhost" {
+		return nil
+	}
+	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
+		return fmt.Errorf("%w: %q", ErrNotLoopback, o.Listen)
+	}
+	return nil
+}
+
+// Request is one entry of the server's request log, as seen by the server.
+type Request struct {
+	Path   string // request-target: path and query
+	Status int
+	Start  time.Time // handler entered
+	End    time.Time // last body byte written (or the handler gave up)
+}
+
+// Stats are the server's totals.
+type Stats struct {
+	Requests int64 // requests answered (any status)
+	Bytes    int64 // body bytes written
+	Active   int64 // requests in progress
+}
+
+// Server serves a Web (or a directory of sites) on one loopback listener,
+// choosing the virtual host by the Host header. It is safe for concurrent
+// use and must be Closed.
+type Server struct {
+	web     *Web
+	dir     *dirSites
+	opts    Options
+	ln      net.Listener
+	hs      *http.Server
+	ctx     context.Context
+	cancel  context.CancelFunc
+	serveWG sync.WaitGroup
+	mu      struct {
+		sync.Mutex
+		closed bool
+		log    map[string][]Request
+	}
+	handlers               sync.WaitGroup
+	requests, bytes, alive atomic.Int64
+}
+
+// Start serves web until Close.
+func Start(web *Web, opts Options) (*Server, error) {
+	return start(web, nil, opts)
+}
+
+func start(web *Web, dir *dirSites, opts Options) (*Server, error) {
+	opts.EnsureDefaults()
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", opts.Listen)
+	if err != nil {
+		return nil, fmt.Errorf("simweb: %w", err)
+	}
+	s := &Server{web: web, dir: dir, opts: opts, ln: ln}
+	s.mu.log = map[string][]Request{}
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	s.hs = &http.Server{
+		Handler:           s,
+		ReadHeaderTimeout: 10 * time.Second,
+		BaseContext:       func(net.Listener) context.Context { return s.ctx },
+		ErrorLog:          nil,
+	}
+	s.serveWG.Add(1)
+	go pprof.Do(s.ctx, pprof.Labels("simweb", "serve"), func(context.Context) {
+		defer s.serveWG.Done()
+		_ = s.hs.Serve(ln)
+	})
+	return s, nil
+}
+
+// Addr is the listener's address, e.g. "127.0.0.1:40123".
+func (s *Server) Addr() string { return s.ln.Addr().String() }
+
+// Port is the listener's port.
+func (s *Server) Port() int { return s.ln.Addr().(*net.TCPAddr).Port }
+
+// Serves reports whether host (no port) is one of the server's hosts.
+func (s *Server) Serves(host string) bool {
+	host = strings.TrimSuffix(strings.ToLower(host), ".")
+	if s.dir != nil {
+		return s.dir.has(host)
+	}
+	_, ok := s.web.HostIndex(host)
+	return ok
+}
+
+// DialContext connects to the server whatever the port in addr, if addr's
+// host is one of the server's hosts; other names fail with ErrNotServed.
+// Use it as http.Transport.DialContext so that no test touches DNS.
+func (s *Server) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		host = addr
+	}
+	if !s.Serves(host) {
+		return nil, fmt.Errorf("%w: %q (dial %s %s)", ErrNotServed, host, network, addr)
+	}
+	var d net.Dialer
+	return d.DialContext(ctx, "tcp", s.Addr())
+}
+
+// Client returns an HTTP client that reaches the server's hosts through
+// DialContext, follows no redirects and does not ask for compression.
+func (s *Server) Client() *http.Client {
+	return &http.Client{
+		Transport: &http.Transport{
+			DialContext: s.DialContext, DisableCompression: true, MaxIdleConnsPerHost: 64,
+			Proxy: nil,
+		},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+}
+
+// Log returns a copy of the request log: per host name, every request in
+// the order the handlers finished.
+func (s *Server) Log() map[string][]Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(map[string][]Request, len(s.mu.log))
+	for h, l := range s.mu.log {
+		out[h] = append([]Request(nil), l...)
+	}
+	return out
+}
+
+// Requests returns the server's totals.
+func (s *Server) Requests() Stats {
+	return Stats{Requests: s.requests.Load(), Bytes: s.bytes.Load(), Active: s.alive.Load()}
+}
+
+// Close stops the server, aborts requests in progress and waits for every
+// goroutine it started.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	if s.mu.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.mu.closed = true
+	s.mu.Unlock()
+	s.cancel()
+	err := s.hs.Close()
+	s.serveWG.Wait()
+	s.handlers.Wait()
+	return err
+}
+
+// countingWriter counts body bytes.
+type countingWriter struct {
+	http.ResponseWriter
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.ResponseWriter.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// ServeHTTP answers one request.
+func (s *Server) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	s.mu.Lock()
+	if s.mu.closed {
+		s.mu.Unlock()
+		return
+	}
+	s.handlers.Add(1)
+	s.mu.Unlock()
+	defer s.handlers.Done()
+	s.alive.Add(1)
+	defer s.alive.Add(-1)
+
+	host := r.Host
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(strings.ToLower(host), ".")
+	pq := r.RequestURI
+	if !strings.HasPrefix(pq, "/") {
+		pq = r.URL.RequestURI()
+	}
+	cw := &countingWriter{ResponseWriter: rw}
+	var status int
+	if s.dir != nil {
+		status = s.dir.serve(cw, r, host)
+	} else {
+		status = s.serveWeb(cw, r, host, pq)
+	}
+	end := time.Now()
+	s.requests.Add(1)
+	s.bytes.Add(cw.n)
+	if !s.opts.NoLog {
+		s.mu.Lock()
+		s.mu.log[host] = append(s.mu.log[host], Request{Path: pq, Status: status, Start: start, End: end})
+		s.mu.Unlock()
+	}
+}
+
+func (s *Server) serveWeb(w http.ResponseWriter, r *http.Request, host, pq string) int {
+	h, ok := s.web.HostIndex(host)
+	if !ok {
+		http.Error(w, "simweb: no such host", http.StatusMisdirectedRequest)
+		return http.StatusMisdirectedRequest
+	}
+	g := s.web.getGen(false)
+	defer putGen(g)
+	s.web.build(g, int32(h), pq)
+	ctx := r.Context()
+	if g.latency > 0 && !s.opts.NoLatency {
+		t := time.NewTimer(g.latency)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return 0
+		case <-t.C:
+		}
+	}
+	hd := w.Header()
+	if g.noCT {
+		hd["Content-Type"] = nil
+	}
+	g.eachHeader(func(k, v string) { hd[k] = []string{v} })
+	w.WriteHeader(g.status)
+	if r.Method == http.MethodHead {
+		return g.status
+	}
+	if _, err := w.Write(g.buf); err != nil {
+		return g.status
+	}
+	flush := func() {
+		if f, ok := w.(http.Flusher); ok {
+			f.Flush()
+		}
+	}
+	_ = writeTail(ctx, s.web, w, flush, g.stall, g.tail, g.tailLen)
+	return g.status
+}
+
+// Flush lets streamed bodies through the counting wrapper.
+func (c *countingWriter) Flush() {
+	if f, ok := c.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }

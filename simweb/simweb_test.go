@@ -1,0 +1,566 @@
+package simweb
+
+import (
+	"bytes"
+	"compress/gzip"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"runtime"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	whatwg "github.com/nlnwa/whatwg-url/url"
+	"github.com/temoto/robotstxt"
+	"go.uber.org/goleak"
+)
+
+func newWeb(t testing.TB, c Config) *Web {
+	t.Helper()
+	w, err := New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+func startServer(t testing.TB, w *Web, o Options) *Server {
+	t.Helper()
+	s, err := Start(w, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// samplePaths returns a deterministic sample of request targets of w:
+// articles, directories, resources, specials and some that do not exist.
+func samplePaths(w *Web, n int) [][2]string {
+	var out [][2]string
+	r := rng{s: 99}
+	for len(out) < n {
+		h := int32(r.intn(len(w.hosts)))
+		var t target
+		switch r.intn(4) {
+		case 0:
+			t = target{host: h, kind: pkArticle, a: int64(r.intn(int(w.hosts[h].n) + 2))}
+		case 1:
+			t = target{host: h, kind: pkHome}
+		case 2:
+			t = target{host: h, kind: pkImg, a: int64(r.intn(3))}
+		default:
+			if c := specialCount(w.hosts[h].kind); c > 0 {
+				t = w.special(h, r.intn(c))
+			} else {
+				t = target{host: h, kind: pkRobots}
+			}
+		}
+		out = append(out, [2]string{w.HostName(int(h)), string(w.appendPath(nil, t))})
+	}
+	return out
+}
+
+func TestDeterminism(t *testing.T) {
+	a, b := newWeb(t, SmallConfig()), newWeb(t, SmallConfig())
+	c := SmallConfig()
+	c.Seed++
+	other := newWeb(t, c)
+	differ := 0
+	for _, hp := range samplePaths(a, 300) {
+		ra, err1 := a.Respond(hp[0], hp[1])
+		rb, err2 := b.Respond(hp[0], hp[1])
+		ro, err3 := other.Respond(hp[0], hp[1])
+		if err1 != nil || err2 != nil || err3 != nil {
+			t.Fatal(err1, err2, err3)
+		}
+		if ra.Status != rb.Status || !bytes.Equal(ra.Body, rb.Body) || fmt.Sprint(ra.Header) != fmt.Sprint(rb.Header) {
+			t.Fatalf("%s%s differs between two webs of one config", hp[0], hp[1])
+		}
+		if !bytes.Equal(ra.Body, ro.Body) {
+			differ++
+		}
+	}
+	if differ < 250 {
+		t.Errorf("only %d of 300 responses differ under another seed", differ)
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	for _, c := range []Config{DefaultConfig(), SmallConfig()} {
+		if err := c.Validate(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bad := Config{Hosts: -1, LinksMedian: 50, LinksMean: 10}
+	bad.EnsureDefaults()
+	err := bad.Validate()
+	if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "Hosts") || !strings.Contains(err.Error(), "links") {
+		t.Fatalf("want both problems reported, got %v", err)
+	}
+	if _, err := New(bad); err == nil {
+		t.Fatal("New accepted a bad config")
+	}
+}
+
+// The link shape of the demo web on a sample of its articles (figures from
+// Broder et al.: median 23, mean 62.55, ≈30% repeats; Mercator: ≈80% local).
+func TestLinkShape(t *testing.T) {
+	w := newWeb(t, DefaultConfig())
+	var urls []string
+	r := rng{s: 5}
+	for len(urls) < 1500 {
+		h := r.intn(len(w.hosts))
+		if w.hosts[h].kind == Trap {
+			continue
+		}
+		a := r.intn(int(w.hosts[h].n))
+		urls = append(urls, w.url(target{host: int32(h), kind: pkArticle, a: int64(a)}))
+	}
+	st := w.LinkStats(urls)
+	t.Logf("%+v", st)
+	check := func(name string, got, lo, hi float64) {
+		if got < lo || got > hi {
+			t.Errorf("%s = %.3f, want in [%g, %g]", name, got, lo, hi)
+		}
+	}
+	check("pages", float64(st.Pages), 1000, 1500)
+	check("median out-degree", st.MedianOut, 19, 28)
+	check("mean out-degree", st.MeanOut, 45, 75)
+	check("same-host share", st.SameHostShare, 0.68, 0.86)
+	check("repeat share", st.RepeatShare, 0.22, 0.38)
+	check("median body size", st.MedianBodySize, 15000, 26000)
+}
+
+func TestHostNames(t *testing.T) {
+	w := newWeb(t, SmallConfig())
+	for i, name := range w.Hosts() {
+		if j, ok := w.HostIndex(name); !ok || j != i {
+			t.Fatalf("HostIndex(%q) = %d, %v", name, j, ok)
+		}
+	}
+	for _, bad := range []string{"h0001.sim.test", "h000001.sim.test", "h00030.sim.test", "h00001.sim.test.x",
+		"x00001.sim.test", "h+0001.sim.test", "sim.test", "h00001sim.test"} {
+		if _, ok := w.HostIndex(bad); ok {
+			t.Errorf("HostIndex(%q) accepted", bad)
+		}
+	}
+}
+
+// The oracle equals what an independent breadth-first crawler over real
+// HTTP fetches, on the small web with every pathology.
+func TestOracleMatchesHTTPBFS(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	w := newWeb(t, SmallConfig())
+	rules := Rules{MaxPagesPerHost: 400}
+	res, err := w.Oracle(w.Seeds(), rules)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := Start(w, Options{NoLatency: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := srv.Client()
+	b := &httpBFS{client: client, rules: res.Rules, robots: map[string]*robotstxt.RobotsData{}}
+	isTrap := func(host string) bool {
+		h, ok := w.HostIndex(host)
+		return ok && w.hosts[h].kind == Trap
+	}
+	fetched := b.crawl(t, w.Seeds(), isTrap)
+	client.CloseIdleConnections()
+	if err := srv.Close(); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("oracle %d URLs + traps %v; BFS fetched %d", len(res.Fetched), res.TrapHosts, len(fetched))
+	if err := res.Check(fetched); err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Fetched) < 1500 || len(res.TrapHosts) == 0 {
+		t.Fatalf("small web too small: %d URLs, %d trap hosts", len(res.Fetched), len(res.TrapHosts))
+	}
+	// Check must notice each kind of difference.
+	trapURL := "http://" + res.TrapHosts[0] + "/cal/2026-01/"
+	for name, bad := range map[string][]string{
+		"missing":    fetched[1:],
+		"unexpected": append(append([]string{}, fetched...), "http://h00000.sim.test/orphan/0.html"),
+		"bad trap":   append(append([]string{}, fetched...), "http://"+res.TrapHosts[0]+"/cal/2026-13/"),
+	} {
+		if err := res.Check(bad); !errors.Is(err, ErrMismatch) {
+			t.Errorf("%s: Check = %v", name, err)
+		}
+	}
+	over := append([]string{}, fetched...)
+	for i := 0; i < 500; i++ {
+		over = append(over, fmt.Sprintf("http://%s/deep/%s", res.TrapHosts[0], strings.Repeat("a/", i)))
+	}
+	if err := res.Check(over); err == nil || !strings.Contains(err.Error(), "trap budget exceeded on 1") {
+		t.Errorf("trap over budget: Check = %v", err)
+	}
+	if err := res.Check(append(fetched, trapURL)); err != nil {
+		t.Errorf("a valid trap URL within budget: %v", err)
+	}
+}
+
+// Every pathology is present, reachable from the seeds and behaves as
+// documented over HTTP.
+func TestPathologiesOverHTTP(t *testing.T) {
+	w := newWeb(t, SmallConfig())
+	res, err := w.Oracle(w.Seeds(), Rules{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := startServer(t, w, Options{})
+	c := srv.Client()
+	get := func(host, pq string) (*http.Response, []byte) {
+		t.Helper()
+		resp, err := c.Get("http://" + host + pq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp, body
+	}
+	reached := map[string]bool{}
+	for _, u := range res.Fetched {
+		reached[strings.SplitN(u, "/", 4)[2]] = true
+	}
+	for _, h := range res.TrapHosts {
+		reached[h] = true
+	}
+	for _, p := range Pathologies() {
+		hs := w.HostsWith(p)
+		if len(hs) == 0 {
+			t.Errorf("%v: no host", p)
+			continue
+		}
+		host := w.HostName(hs[0])
+		if p != Robots5xx && !reached[host] {
+			t.Errorf("%v: %s not reached from the seeds", p, host)
+		}
+		t.Run(p.String(), func(t *testing.T) { checkPathology(t, w, res, c, p, host, get) })
+	}
+}
+
+// inflated downloads a gzip body and counts its inflated bytes.
+func inflated(t *testing.T, c *http.Client, host, pq string) int64 {
+	resp, err := c.Get("http://" + host + pq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	zr, err := gzip.NewReader(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := io.Copy(io.Discard, zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func checkPathology(t *testing.T, w *Web, res *OracleResult, c *http.Client, p Pathology, host string,
+	get func(host, pq string) (*http.Response, []byte)) {
+	robots := func() (*http.Response, []byte) { return get(host, "/robots.txt") }
+	inSet := func(pq string) bool {
+		i := sort.SearchStrings(res.Fetched, "http://"+host+pq)
+		return i < len(res.Fetched) && res.Fetched[i] == "http://"+host+pq
+	}
+	switch p {
+	case RobotsDisallow:
+		_, body := robots()
+		if !bytes.Contains(body, []byte("Disallow: /private/")) || inSet("/private/0.html") {
+			t.Errorf("robots %q; /private/0.html fetched: %v", body, inSet("/private/0.html"))
+		}
+	case Robots404:
+		if resp, _ := robots(); resp.StatusCode != 404 || !inSet("/") {
+			t.Errorf("status %d, home fetched %v", resp.StatusCode, inSet("/"))
+		}
+	case Robots5xx:
+		if resp, _ := robots(); resp.StatusCode < 500 {
+			t.Errorf("status %d", resp.StatusCode)
+		}
+		for _, u := range res.Fetched {
+			if strings.Contains(u, "//"+host+"/") {
+				t.Fatalf("%s fetched although robots.txt is 5xx", u)
+			}
+		}
+	case RobotsRedirect:
+		for i, h := range w.HostsWith(p)[:2] {
+			hops := 0
+			pq := "/robots.txt"
+			for ; hops < 10; hops++ {
+				resp, _ := get(w.HostName(h), pq)
+				if resp.StatusCode < 300 || resp.StatusCode >= 400 {
+					break
+				}
+				pq = resolvePQ(t, "http://"+w.HostName(h)+pq, resp.Header.Get("Location"))
+			}
+			want := []int{2, 7}[i]
+			// ≤ 5 hops ⇒ /img/ disallowed; more ⇒ treated as 404 ⇒ allowed.
+			img := inSet2(res, w.HostName(h), "/img/0.png")
+			if hops != want || img != (want > 5) {
+				t.Errorf("%s: %d hops (want %d), /img/0.png fetched %v", w.HostName(h), hops, want, img)
+			}
+		}
+	case RobotsGarbage:
+		_, body := robots()
+		rd, err := robotstxt.FromBytes(body)
+		if err != nil || !rd.TestAgent("/d0/", "sextant") || !inSet("/") {
+			t.Errorf("garbage robots: %v", err)
+		}
+	case RobotsHuge:
+		_, body := robots()
+		if len(body) < 500<<10 {
+			t.Errorf("robots.txt only %d bytes", len(body))
+		}
+		if inSet("/doc/0.pdf") || !inSet("/img/0.png") {
+			t.Errorf("rule before 500 KiB must hold, rule after must not")
+		}
+	case CrawlDelay:
+		_, body := robots()
+		rd, _ := robotstxt.FromBytes(body)
+		if d := rd.FindGroup("sextant").CrawlDelay; d <= 0 || d != w.CrawlDelay(host) || d > w.cfg.CrawlDelay {
+			t.Errorf("crawl delay %v, CrawlDelay() %v", d, w.CrawlDelay(host))
+		}
+	case Redirects:
+		seen := map[int]bool{}
+		for i := 0; i < numChains; i++ {
+			pq := string(w.appendPath(nil, w.special(int32(mustIndex(w, host)), i)))
+			for hop := 0; hop < 10; hop++ {
+				resp, _ := get(host, pq)
+				if resp.StatusCode < 300 || resp.StatusCode >= 400 {
+					break
+				}
+				seen[resp.StatusCode] = true
+				pq = resolvePQ(t, "http://"+host+pq, resp.Header.Get("Location"))
+			}
+		}
+		if len(seen) != 4 {
+			t.Errorf("redirect codes seen %v, want 301 302 307 308", seen)
+		}
+		if !inSet("/loop/0/a") || !inSet("/loop/0/b") || inSet("/orphan/1.html") {
+			t.Errorf("loop pages must be fetched, the decoy in the redirect body not")
+		}
+	case Errors:
+		for _, code := range errorCodes {
+			pq := fmt.Sprintf("/e/%d/0.html", code)
+			if resp, _ := get(host, pq); resp.StatusCode != int(code) || !inSet(pq) {
+				t.Errorf("%s: status %d, fetched %v", pq, resp.StatusCode, inSet(pq))
+			}
+		}
+		if inSet("/orphan/0.html") {
+			t.Errorf("links of error pages must not be followed")
+		}
+	case Slow:
+		r, _ := w.Respond(host, "/")
+		if r.Latency < w.cfg.SlowLatency {
+			t.Errorf("latency %v < %v", r.Latency, w.cfg.SlowLatency)
+		}
+	case Stall:
+		start := time.Now()
+		resp, body := get(host, "/stall/0.html")
+		if el := time.Since(start); el < w.cfg.StallTime || int64(len(body)) != resp.ContentLength {
+			t.Errorf("stall page took %v (want ≥ %v), %d of %d bytes", el, w.cfg.StallTime, len(body), resp.ContentLength)
+		}
+		r, _ := w.Respond(host, "/stall/0.html")
+		for _, l := range r.Links {
+			if l.End > 4096 {
+				t.Errorf("link %q after 4 KiB", l.Raw)
+			}
+		}
+	case Huge:
+		resp, _ := get(host, "/huge/0.html")
+		if resp.ContentLength != w.cfg.HugeMax {
+			t.Errorf("huge page %d bytes, want %d", resp.ContentLength, w.cfg.HugeMax)
+		}
+	case GzipBomb:
+		resp, body := get(host, "/bomb/0.html")
+		if resp.Header.Get("Content-Encoding") != "gzip" || resp.ContentLength > w.cfg.BombSize/100 {
+			t.Fatalf("bomb: %v, %d bytes on the wire", resp.Header, resp.ContentLength)
+		}
+		_ = body
+		full := inflated(t, c, host, "/bomb/0.html")
+		if full != w.cfg.BombSize+int64(len("<!DOCTYPE html>\n<html><head><title>bomb</title></head><body>\n")) {
+			t.Errorf("bomb inflates to %d, want %d", full, w.cfg.BombSize)
+		}
+	case WrongType:
+		for k, want := range []string{"text/plain; charset=utf-8", "", "application/octet-stream", "text/html",
+			"application/xhtml+xml; charset=utf-8", `TEXT/HTML; Charset="UTF-8"`} {
+			resp, _ := get(host, fmt.Sprintf("/t/%d.html", k))
+			if got := resp.Header.Get("Content-Type"); got != want {
+				t.Errorf("/t/%d.html Content-Type %q, want %q", k, got, want)
+			}
+		}
+		if inSet("/orphan/0.html") {
+			t.Errorf("links of a text/plain page must not be followed")
+		}
+	case BadCharset:
+		bad := 0
+		for a := 1; a < 5 && a < w.Articles(mustIndex(w, host)); a++ {
+			r, _ := w.Respond(host, string(w.appendPath(nil, target{host: int32(mustIndex(w, host)), kind: pkArticle, a: int64(a)})))
+			if strings.Contains(r.Header.Get("Content-Type"), "charset=x-bogus") || !utf8Valid(r.Body) {
+				bad++
+			}
+		}
+		if bad < 2 {
+			t.Errorf("only %d bad-charset articles", bad)
+		}
+	case Malformed:
+		r, _ := w.Respond(host, string(w.appendPath(nil, target{host: int32(mustIndex(w, host)), kind: pkArticle, a: 1})))
+		if !bytes.Contains(r.Body, []byte("<!-- <a href=\"/orphan/0.html\">")) || inSet("/orphan/0.html") ||
+			inSet("/orphan/1.html") {
+			t.Errorf("decoys missing or followed")
+		}
+	case Trap:
+		resp, body := get(host, "/cal/2026-12/")
+		if resp.StatusCode != 200 || !bytes.Contains(body, []byte("2027-01")) {
+			t.Errorf("calendar does not link the next month: %s", body)
+		}
+		r, _ := w.Respond(host, "/cal/2026-12/")
+		for _, l := range r.Links {
+			if !strings.HasPrefix(l.URL, "http://"+host+"/") {
+				t.Errorf("trap links off-host: %s", l.URL)
+			}
+		}
+	}
+}
+
+func inSet2(res *OracleResult, host, pq string) bool {
+	i := sort.SearchStrings(res.Fetched, "http://"+host+pq)
+	return i < len(res.Fetched) && res.Fetched[i] == "http://"+host+pq
+}
+
+func mustIndex(w *Web, host string) int {
+	h, _ := w.HostIndex(host)
+	return h
+}
+
+func utf8Valid(b []byte) bool { return strings.ToValidUTF8(string(b), "") == string(b) }
+
+func resolvePQ(t *testing.T, base, loc string) string {
+	u, err := whatwg.ParseRef(base, loc)
+	if err != nil {
+		t.Fatalf("Location %q: %v", loc, err)
+	}
+	return u.Pathname() + u.Search()
+}
+
+func TestRequestLog(t *testing.T) {
+	w := newWeb(t, SmallConfig())
+	srv := startServer(t, w, Options{})
+	c := srv.Client()
+	host := w.HostName(0)
+	for _, pq := range []string{"/robots.txt", "/", "/nope"} {
+		resp, err := c.Get("http://" + host + ":8080" + pq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	log := srv.Log()[host]
+	if len(log) != 3 || log[0].Path != "/robots.txt" || log[2].Status != 404 {
+		t.Fatalf("log %+v", log)
+	}
+	for i, r := range log {
+		if r.End.Before(r.Start) || (i > 0 && r.Start.Before(log[i-1].End)) {
+			t.Errorf("entry %d: %+v", i, r)
+		}
+	}
+	if st := srv.Requests(); st.Requests != 3 || st.Bytes == 0 {
+		t.Errorf("stats %+v", st)
+	}
+	if _, err := c.Get("http://example.com/"); err == nil || !strings.Contains(err.Error(), "not served") {
+		t.Errorf("dial of a foreign host: %v", err)
+	}
+	if _, err := Start(w, Options{Listen: "0.0.0.0:0"}); !errors.Is(err, ErrNotLoopback) {
+		t.Errorf("non-loopback listen: %v", err)
+	}
+}
+
+// A web of 10⁷ articles costs well under 50 MiB: nothing is stored per page.
+func TestMemory10M(t *testing.T) {
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	c := Config{Seed: 3, Hosts: 100_000, PagesPerHost: 100, MaxPagesPerHost: 2000}
+	w := newWeb(t, c)
+	if _, err := w.Respond(w.HostName(99_999), "/"); err != nil {
+		t.Fatal(err)
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	used := int64(after.HeapAlloc) - int64(before.HeapAlloc)
+	t.Logf("%d articles on %d hosts: %.1f MiB", w.Pages(), w.NumHosts(), float64(used)/(1<<20))
+	if w.Pages() < 9_000_000 {
+		t.Fatalf("only %d articles", w.Pages())
+	}
+	if used > 50<<20 {
+		t.Fatalf("web of %d pages uses %d bytes", w.Pages(), used)
+	}
+	runtime.KeepAlive(w)
+}
+
+func TestServerCloseAbortsStalls(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	c := SmallConfig()
+	c.StallTime = time.Hour
+	w := newWeb(t, c)
+	srv, err := Start(w, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	host := w.HostName(w.HostsWith(Stall)[0])
+	client := srv.Client()
+	resp, err := client.Get("http://" + host + "/stall/0.html")
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := make([]byte, 100)
+	if _, err := io.ReadFull(resp.Body, first); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error)
+	go func() { done <- srv.Close() }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("Close did not abort a stalled response")
+	}
+	resp.Body.Close()
+	client.CloseIdleConnections()
+}
+
+func FuzzRespond(f *testing.F) {
+	f.Add(uint64(1), 3, "/")
+	f.Add(uint64(2), 7, "/d1/p5.html?view=print")
+	f.Add(uint64(3), 6, "/cal/2026-02/")
+	f.Add(uint64(4), 6, "/sess/3?sid=0000000100000000")
+	f.Add(uint64(5), 1, "/d0/p00.html")
+	f.Fuzz(func(t *testing.T, seed uint64, host int, pq string) {
+		c := SmallConfig()
+		c.Seed = seed
+		w, err := New(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		name := w.HostName(((host % 30) + 30) % 30)
+		r1, err := w.Respond(name, pq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r2, _ := w.Respond(name, pq)
+		if r1.Status != r2.Status || !bytes.Equal(r1.Body, r2.Body) {
+			t.Fatal("not deterministic")
+		}
+	})
+}
