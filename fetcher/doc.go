@@ -4,13 +4,56 @@
 // TLS, header and whole-fetch timeouts, a body cap and a decompression cap), a
 // DNS cache with an optional resolver override (used to reach simweb's virtual
 // hosts on loopback without DNS), a private-address guard, and robots.txt
-// handling per RFC 9309 on top of github.com/temoto/robotstxt.
+// handling per RFC 9309.
 //
-// Bodies land in a RewindInputStream: memory up to a threshold, a temporary
-// file beyond it; every processor (link extractor, content fingerprint, WARC
-// writer) rewinds and reads it. Callers must Close each fetched body.
+// Bodies land in a RewindBuffer, the RewindInputStream of Heritrix: memory up
+// to a threshold, an unlinked temporary file beyond it; every processor (link
+// extractor, content fingerprint for Mercator's content-seen test, WARC
+// writer) calls NewReader and reads from the start.
 //
-// Redirects are not followed inline: the target is returned as a discovered
-// link so that politeness and duplicate elimination apply to it, as in the
-// crawl of Broder, Najork & Wiener (WWW 2003).
+// Redirects are not followed inline: the target is returned in
+// Response.Location so that the caller hands it on as a discovered link and
+// politeness and duplicate elimination apply to it, as in the crawl of
+// Broder, Najork & Wiener (WWW 2003) and Mercator (Heydon & Najork, 1999).
+//
+// # Usage
+//
+//	f, err := fetcher.New(fetcher.Options{})   // defaults suit a real crawl
+//	defer f.Close()
+//	rules, fetched, dur, err := f.Robots(ctx, u.Scheme, u.Host)
+//	// fetched: the robots.txt request took a politeness slot of dur.
+//	if !rules.Allowed(rawURL) { ... }         // RobotsUnreachable: requeue at rules.Expires
+//	resp, err := f.Fetch(ctx, rawURL)
+//	if err != nil { if fetcher.IsRetryable(err) { ... } ; return }
+//	defer resp.Close()                        // ALWAYS: releases the temp file
+//	links := extract(resp.Body.NewReader())    // each processor rewinds
+//	fp, _ := resp.Body.Fingerprint()
+//
+// # Caller's duties
+//
+//   - Close every Response (a defer also covers panics in processors);
+//     spilled bodies are unlinked at creation, so even a crash leaves no file.
+//   - Politeness is the frontier's: at most one request per host in flight,
+//     robots.txt fetches included (Robots reports whether it used the network
+//     and for how long), and Crawl-delay (RobotsRules.CrawlDelay) respected.
+//   - Hand Response.Location of 3xx responses on as a discovered link.
+//   - Set AllowPrivate only for tests and the simweb demo.
+//
+// # Concurrency
+//
+// A Fetcher is safe for concurrent use by any number of workers; concurrent
+// Robots calls for one host share a single fetch. A Response and its
+// RewindBuffer belong to one worker; after the body is complete, readers
+// from NewReader may run concurrently, but not concurrently with Close.
+//
+// # robots.txt
+//
+// github.com/temoto/robotstxt differs from RFC 9309 in grouping, user-agent
+// matching, tie-breaking and pattern length in ways that cannot be fixed from
+// outside its API (see robotstxt.go), so this package parses groups and
+// matches rules itself and measures both against Google's compliance suite
+// (ctc_test.go). Status handling follows RFC 9309 §2.3.1: 2xx rules; up to 5
+// redirects (more ⇒ as 404); 4xx allow all; 5xx or network failure disallow
+// all, cached for RobotsErrorTTL, and after 30 days of outage the last good
+// copy, or allow all; at most 500 KiB parsed; cached ≤ 24 h in a bounded LRU.
 package fetcher

@@ -200,6 +200,9 @@ func (f *Fetcher) readBody(r *Response, hr *http.Response, bodyCap, decodeCap in
 	}
 	defer dec.Close()
 	out := &capReader{r: dec, left: decodeCap}
+	if ce := hr.Header.Get("Content-Encoding"); ce == "" || strings.EqualFold(ce, "identity") {
+		r.Body.sizeHint(min(hr.ContentLength, decodeCap))
+	}
 	_, err = io.Copy(r.Body, out)
 	f.stats.bodyBytes.add(r.Body.Len())
 	if r.Body.Spilled() {

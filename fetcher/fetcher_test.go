@@ -463,7 +463,7 @@ func TestDNSCache(t *testing.T) {
 func TestConnectionReuse(t *testing.T) {
 	var conns atomic.Int32
 	s := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		io.WriteString(w, strings.Repeat("y", 1000))
+		io.WriteString(w, strings.Repeat("y", 20_000)) // chunked
 	}))
 	s.Config.ConnState = func(c net.Conn, st http.ConnState) {
 		if st == http.StateNew {

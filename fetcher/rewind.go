@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"sync"
 
 	"github.com/cespare/xxhash/v2"
 )
@@ -61,6 +62,79 @@ func (b *RewindBuffer) Write(p []byte) (int, error) {
 	n, err := b.file.f.Write(p)
 	b.size += int64(n)
 	return n, err
+}
+
+// ReadFrom reads r to EOF into the buffer (io.Copy uses it): while in
+// memory it reads straight into the buffer's spare capacity, so a small
+// body costs one allocation of about its size.
+func (b *RewindBuffer) ReadFrom(r io.Reader) (int64, error) {
+	if b.closed {
+		return 0, ErrBufferClosed
+	}
+	start := b.size
+	for b.file == nil {
+		if len(b.mem) == cap(b.mem) {
+			if int64(len(b.mem)) >= b.threshold {
+				// Full: any further byte means spilling.
+				var probe [4096]byte
+				n, err := r.Read(probe[:])
+				if n > 0 {
+					if _, werr := b.Write(probe[:n]); werr != nil {
+						return b.size - start, werr
+					}
+				}
+				if err != nil {
+					return b.size - start, eofNil(err)
+				}
+				continue
+			}
+			b.grow(max(2*cap(b.mem), minGrow))
+		}
+		n, err := r.Read(b.mem[len(b.mem):cap(b.mem)])
+		b.mem = b.mem[:len(b.mem)+n]
+		b.size += int64(n)
+		if err != nil {
+			return b.size - start, eofNil(err)
+		}
+	}
+	bufp := copyBufs.Get().(*[]byte)
+	defer copyBufs.Put(bufp)
+	_, err := io.CopyBuffer(writerOnly{b}, r, *bufp)
+	return b.size - start, err
+}
+
+// minGrow is the smallest in-memory allocation when the size is unknown.
+const minGrow = 4096
+
+// grow makes room for n bytes in memory in total, capped at the threshold.
+func (b *RewindBuffer) grow(n int) {
+	n = int(min(int64(n), b.threshold))
+	if n <= cap(b.mem) {
+		return
+	}
+	m := make([]byte, len(b.mem), n)
+	copy(m, b.mem)
+	b.mem = m
+}
+
+// sizeHint preallocates for a body of n bytes (e.g. Content-Length), plus
+// one byte so that reading the end needs no growth.
+func (b *RewindBuffer) sizeHint(n int64) {
+	if n > 0 && b.file == nil && n < b.threshold {
+		b.grow(int(n) + 1)
+	}
+}
+
+var copyBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
+
+// writerOnly hides ReadFrom so that io.CopyBuffer uses the given buffer.
+type writerOnly struct{ io.Writer }
+
+func eofNil(err error) error {
+	if err == io.EOF {
+		return nil
+	}
+	return err
 }
 
 // spill moves the in-memory bytes to a fresh unlinked temporary file.

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"sync"
 	"testing"
+	"testing/iotest"
 
 	"github.com/cespare/xxhash/v2"
 )
@@ -26,14 +27,20 @@ func fill(t testing.TB, b *RewindBuffer, data []byte, chunk int) {
 
 func TestRewindBufferSpillAndRewind(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	for _, size := range []int{0, 1, 999, 1000, 1001, 5000, 300_000} {
+	for _, size := range []int{0, 1, 2, 999, 1000, 1001, 1002, 5000, 5001, 300_000, 300_001} {
 		dir := t.TempDir()
 		data := make([]byte, size)
 		for i := range data {
 			data[i] = byte(rng.IntN(256))
 		}
 		b := NewRewindBuffer(1000, dir)
-		fill(t, b, data, 1+rng.IntN(700))
+		if size%2 == 1 {
+			fill(t, b, data, 1+rng.IntN(700))
+		} else { // io.Copy → ReadFrom, in short reads
+			if _, err := io.Copy(b, iotest.HalfReader(bytes.NewReader(data))); err != nil {
+				t.Fatal(err)
+			}
+		}
 		if b.Len() != int64(size) || b.Spilled() != (size > 1000) {
 			t.Fatalf("size %d: Len %d Spilled %v", size, b.Len(), b.Spilled())
 		}

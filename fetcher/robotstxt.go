@@ -319,47 +319,46 @@ func matchIndexPage(path, pattern string) bool {
 }
 
 // matchPattern reports whether pattern matches a prefix of path, where '*'
-// matches any run of bytes and a final '$' anchors the end. It runs in
-// O(len(path)·len(pattern)) time without allocating for short paths.
+// matches any run of bytes and a final '$' anchors the end. Between
+// wildcards the leftmost occurrence of each literal segment is taken
+// (greedy glob matching), so a hostile pattern costs at most one scan of
+// path per segment instead of the quadratic position sets of a naive
+// matcher.
 func matchPattern(path, pattern string) bool {
-	if !strings.ContainsAny(pattern, "*$") {
+	anchored := strings.HasSuffix(pattern, "$")
+	if anchored {
+		pattern = pattern[:len(pattern)-1]
+	}
+	if !strings.Contains(pattern, "*") {
+		if anchored {
+			return path == pattern
+		}
 		return strings.HasPrefix(path, pattern)
 	}
-	// pos holds, in increasing order, the path offsets reachable after
-	// matching a prefix of the pattern (the algorithm of Google's parser).
-	var buf [64]int
-	pos := buf[:1]
-	if len(path)+1 > len(buf) {
-		pos = make([]int, 1, len(path)+1)
+	first := strings.IndexByte(pattern, '*')
+	if !strings.HasPrefix(path, pattern[:first]) {
+		return false
 	}
-	pos[0] = 0
-	for i := 0; i < len(pattern); i++ {
-		c := pattern[i]
-		switch {
-		case c == '$' && i == len(pattern)-1:
-			return pos[len(pos)-1] == len(path)
-		case c == '*':
-			// Every offset from the smallest reachable one on.
-			first := pos[0]
-			pos = pos[:0]
-			for p := first; p <= len(path); p++ {
-				pos = append(pos, p)
-			}
-		default:
-			n := 0
-			for _, p := range pos {
-				if p < len(path) && path[p] == c {
-					pos[n] = p + 1
-					n++
-				}
-			}
-			pos = pos[:n]
-			if n == 0 {
-				return false
-			}
+	pos := first
+	rest := pattern[first+1:]
+	for {
+		i := strings.IndexByte(rest, '*')
+		if i < 0 {
+			break
 		}
+		seg := rest[:i]
+		j := strings.Index(path[pos:], seg)
+		if j < 0 {
+			return false
+		}
+		pos += j + len(seg)
+		rest = rest[i+1:]
 	}
-	return true
+	// rest is the last segment, after the last '*'.
+	if anchored {
+		return len(path)-pos >= len(rest) && strings.HasSuffix(path, rest)
+	}
+	return strings.Contains(path[pos:], rest)
 }
 
 // robotsPath returns the part of rawURL that robots.txt rules match: the
