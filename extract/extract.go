@@ -112,6 +112,7 @@ type Result struct {
 	Links      int        // links emitted
 	Duplicates int        // repeated URLs not emitted (unless KeepDuplicates)
 	Invalid    int        // references that failed to resolve
+	Skipped    int        // javascript: and data: references, never resolved
 	TooLong    int        // attribute values over MaxAttrLen, skipped
 	Bytes      int64      // raw bytes read
 	Charset    string     // encoding the document was decoded from
@@ -396,6 +397,10 @@ func (e *Extractor) emit(ref []byte, tag, attr string) error {
 	if e.res.Links >= e.opts.MaxLinks {
 		return errStop
 	}
+	if neverCrawled(ref) {
+		e.res.Skipped++
+		return nil
+	}
 	var err error
 	// The reference is only read during the call (AppendResolved does not
 	// retain it), so a zero-copy view of the tokenizer's buffer is safe.
@@ -417,6 +422,19 @@ func (e *Extractor) emit(ref []byte, tag, attr string) error {
 		e.fn(Link{URL: string(e.buf), Tag: tag, Attr: attr})
 	}
 	return nil
+}
+
+// neverCrawled reports javascript: and data: references, skipped without
+// resolving: they are never fetched, can be long, and the reference parser
+// is slow on them.
+func neverCrawled(ref []byte) bool {
+	i := 0
+	for i < len(ref) && ref[i] <= ' ' {
+		i++
+	}
+	r := ref[i:]
+	return len(r) >= 11 && asciiEqualFold(r[:11], "javascript:") ||
+		len(r) >= 5 && asciiEqualFold(r[:5], "data:")
 }
 
 func bytesView(b []byte) string {

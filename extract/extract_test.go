@@ -71,6 +71,7 @@ func TestTagsAndAttributes(t *testing.T) {
 		{"protocol-relative", `<a href="//cdn.example.net/x">`, []string{"a href http://cdn.example.net/x"}},
 		{"whitespace trimmed", "<a href=\"  \n/sp \">", []string{"a href http://example.com/sp"}},
 		{"non-http kept (filter drops)", `<a href="mailto:a@b">`, []string{"a href mailto:a@b"}},
+		{"javascript: and data: skipped", `<a href=" JavaScript:go()"><img src="DATA:image/png,xx"><a href="javascript">`, []string{"a href http://example.com/dir/javascript"}},
 		{"ignored attributes and tags", `<a name=x title="/no"><div href="/no"><img alt="/no"><p src=/no>`, nil},
 		{"invalid skipped", `<a href="http://[bad/">`, nil},
 		{"links in script text are not links", `<script>var s = '<a href="/no">';</script><a href=/yes>`, []string{"a href http://example.com/yes"}},

@@ -1,0 +1,173 @@
+package extract
+
+import (
+	"bytes"
+	"fmt"
+
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/net/html"
+
+	"github.com/sextant-crawler/sextant/internal/urlnorm"
+)
+
+// benchPage builds a deterministic, realistic page: about 20 KB with 60
+// links in the forms real pages use (relative, root-relative, dot-segments,
+// protocol-relative, absolute with mixed case and default ports, query
+// strings, fragments, srcset, scripts, stylesheets) amid ordinary markup.
+func benchPage() []byte {
+	var b strings.Builder
+	b.WriteString(`<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>Sextant benchmark page</title>
+<link rel="stylesheet" href="/static/css/site.css?v=3"><link rel="icon" href="/favicon.ico">
+<link rel="canonical" href="http://www.example.com/news/2024/article.html">
+<script src="/static/js/app.js" defer></script><script>window.dataLayer=[];function gtag(){dataLayer.push(arguments)}</script>
+</head><body><header class="site-header"><nav><ul>`)
+	forms := []string{
+		"/section/%d/", "item-%d.html", "../archive/%d.html", "./tags/t%d", "//cdn.example.net/img/%d.png",
+		"http://WWW.Example.com:80/news/./%d/../story.html", "https://shop.example.org/p?id=%d&ref=nav", "?page=%d",
+		"#comment-%d", "/search?q=term+%d&lang=en", "story-%d.html#top", "https://Partner.example/a/b/%d",
+	}
+	para := `<p class="lead">Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor incididunt ut labore et dolore magna aliqua. Ut enim ad minim veniam, quis nostrud exercitation ullamco laboris nisi ut aliquip ex ea commodo consequat. Duis aute irure dolor in reprehenderit in voluptate velit esse cillum dolore eu fugiat nulla pariatur.</p>` + "\n"
+	for i := range 54 {
+		f := forms[i%len(forms)]
+		switch {
+		case i < 12:
+			fmt.Fprintf(&b, `<li class="nav-item"><a class="nav-link" href="`+f+`">Menu %d</a></li>`, i, i)
+		case i%9 == 0:
+			fmt.Fprintf(&b, `<img src="`+f+`" srcset="/img/%d-2x.jpg 2x, /img/%d-3x.jpg 3x" alt="photo %d" width="640" height="480">`, i, i, i, i)
+		default:
+			fmt.Fprintf(&b, `<div class="card"><h3><a href="`+f+`" title="Story %d">Headline number %d</a></h3>%s</div>`, i, i, i, para)
+		}
+		if i == 11 {
+			b.WriteString(`</ul></nav></header><main id="content"><article>`)
+		}
+	}
+	b.WriteString(`</article></main><footer><form action="/subscribe" method="post"><input name="email"></form>` +
+		`<p>&copy; 2024 Example &mdash; <a href="/about">About</a> · <a href="/privacy">Privacy</a></p></footer></body></html>`)
+	return []byte(b.String())
+}
+
+func countLinks(tb testing.TB, page []byte) (links, dups int) {
+	e, _ := New(Options{})
+	res, err := e.Extract(bytes.NewReader(page), mustURL(tb, "http://www.example.com/news/2024/article.html"), "text/html", nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return res.Links, res.Duplicates
+}
+
+func TestBenchPageShape(t *testing.T) {
+	p := benchPage()
+	links, dups := countLinks(t, p)
+	t.Logf("bench page: %d bytes, %d distinct links, %d duplicates", len(p), links, dups)
+	if len(p) < 15000 || len(p) > 25000 || links+dups < 55 || links+dups > 70 {
+		t.Errorf("bench page drifted from ~20 KB / ~60 links: %d bytes, %d links", len(p), links+dups)
+	}
+}
+
+// tokenizeOnly is the ceiling: a bare x/net/html tokenizer loop.
+func tokenizeOnly(page []byte) {
+	z := html.NewTokenizer(bytes.NewReader(page))
+	for z.Next() != html.ErrorToken {
+	}
+}
+
+// BenchmarkExtract reports extraction throughput and, measured in the same
+// run, the ratio of a bare tokenizer loop's time to the extractor's
+// (1.0 = extraction is free).
+func BenchmarkExtract(b *testing.B) {
+	page := benchPage()
+	base := mustURL(b, "http://www.example.com/news/2024/article.html")
+	e, _ := New(Options{})
+	links := 0
+	b.SetBytes(int64(len(page)))
+	b.ReportAllocs()
+	var tokTime time.Duration
+	for b.Loop() {
+		res, err := e.Extract(bytes.NewReader(page), base, "text/html", func(Link) {})
+		if err != nil {
+			b.Fatal(err)
+		}
+		links += res.Links + res.Duplicates
+	}
+	el := b.Elapsed()
+	b.StopTimer()
+	t0 := time.Now()
+	for range b.N {
+		tokenizeOnly(page)
+	}
+	tokTime = time.Since(t0)
+	b.ReportMetric(float64(links)/el.Seconds(), "links/s")
+	b.ReportMetric(float64(len(page))*float64(b.N)/el.Seconds()/1e6, "MB/s-extract")
+	b.ReportMetric(float64(len(page))*float64(b.N)/tokTime.Seconds()/1e6, "MB/s-tokenize-only")
+	b.ReportMetric(tokTime.Seconds()/el.Seconds(), "ratio-vs-tokenize")
+}
+
+// BenchmarkTokenizeOnly is the baseline on its own.
+func BenchmarkTokenizeOnly(b *testing.B) {
+	page := benchPage()
+	b.SetBytes(int64(len(page)))
+	b.ReportAllocs()
+	for b.Loop() {
+		tokenizeOnly(page)
+	}
+}
+
+// BenchmarkExtractSites runs over the real static mirror in
+// ../shared/testdata/sites (all pages, one pass per iteration).
+func BenchmarkExtractSites(b *testing.B) {
+	root := filepath.Join("..", "..", "shared", "testdata", "sites")
+	var pages [][]byte
+	var urls []string
+	_ = filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".html") {
+			return nil
+		}
+		data, err := os.ReadFile(p)
+		if err == nil {
+			rel, _ := filepath.Rel(root, p)
+			pages = append(pages, data)
+			urls = append(urls, "http://"+filepath.ToSlash(rel))
+		}
+		return nil
+	})
+	if len(pages) == 0 {
+		b.Skip("no pages under " + root)
+	}
+	total := 0
+	for _, p := range pages {
+		total += len(p)
+	}
+	e, _ := New(Options{})
+	bases := make([]*urlnorm.URL, len(urls))
+	for i, u := range urls {
+		bases[i] = mustURL(b, u)
+	}
+	links := 0
+	b.SetBytes(int64(total))
+	for b.Loop() {
+		for i, p := range pages {
+			res, err := e.Extract(bytes.NewReader(p), bases[i], "text/html", nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			links += res.Links + res.Duplicates
+		}
+	}
+	el := b.Elapsed()
+	b.StopTimer()
+	t0 := time.Now()
+	for range b.N {
+		for _, p := range pages {
+			tokenizeOnly(p)
+		}
+	}
+	tok := time.Since(t0)
+	b.ReportMetric(float64(links)/el.Seconds(), "links/s")
+	b.ReportMetric(float64(len(pages)), "pages")
+	b.ReportMetric(tok.Seconds()/el.Seconds(), "ratio-vs-tokenize")
+}
