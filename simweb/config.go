@@ -68,7 +68,7 @@ type Config struct {
 	Domain string
 
 	// Articles per host: log-normal with this mean and sigma, clamped to
-	// [MinPagesPerHost, MaxPagesPerHost]. Defaults 60, 0.8, 5, 600.
+	// [MinPagesPerHost, MaxPagesPerHost]. Defaults 50, 0.8, 5, 500.
 	PagesPerHost      float64
 	PagesPerHostSigma float64
 	MinPagesPerHost   int
@@ -120,8 +120,8 @@ type Config struct {
 	BombSize int64
 }
 
-// DefaultConfig is the demo's web: 300 hosts, about 18 000 articles and
-// 25 000 URLs in all, every pathology on a few hosts, latencies small enough
+// DefaultConfig is the demo's web: 300 hosts, about 15 000 articles and
+// 29 000 reachable URLs in all, every pathology on a few hosts, latencies small enough
 // that a crawl finishes in about a minute.
 func DefaultConfig() Config {
 	c := Config{Seed: 1}
@@ -182,10 +182,10 @@ func (c *Config) EnsureDefaults() {
 	if c.Domain == "" {
 		c.Domain = "sim.test"
 	}
-	setF(&c.PagesPerHost, 60)
+	setF(&c.PagesPerHost, 50)
 	setF(&c.PagesPerHostSigma, 0.8)
 	setInt(&c.MinPagesPerHost, 5)
-	setInt(&c.MaxPagesPerHost, 600)
+	setInt(&c.MaxPagesPerHost, 500)
 	setInt(&c.SlowHostPages, 40)
 	setF(&c.LinksMedian, 23)
 	setF(&c.LinksMean, 60)
