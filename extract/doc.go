@@ -1,12 +1,57 @@
 // Package extract finds the links in a fetched document and filters them.
 //
-// A streaming golang.org/x/net/html tokenizer (no DOM) yields URLs from every
-// attribute that can carry one — a/area/link href, img/script/iframe/frame/
-// embed/source/audio/video src, srcset, form action, meta refresh — honouring
-// <base href>. Each link is resolved and normalised (WHATWG URL rules: scheme
-// and host case, default port, dot-segments, percent-encoding, fragment
-// dropped) and passed through the URL filter: schemes, length, repeated path
-// segments, depth, per-host budgets and scope rules.
+// # Extraction
+//
+// An Extractor runs a streaming golang.org/x/net/html tokenizer (no DOM)
+// over the body and yields every URL an attribute can carry:
+//
+//	a, area, link                      href
+//	img, source                        src, srcset (every candidate)
+//	script, iframe, frame, embed,
+//	audio, video, track                src
+//	form                               action
+//	object                             data
+//	meta http-equiv=refresh            content ("0; url=...", HTML standard parsing)
+//
+// The first <base href> changes the base for the links after it. Links
+// inside <noscript> are found (a crawler runs no scripts); links in
+// comments, <script> and <style> text are not. Each reference is resolved
+// and canonicalised by internal/urlnorm (WHATWG URL rules, fragment
+// dropped); references that do not resolve are counted and skipped, and
+// javascript:/data: references are skipped unresolved. A URL is emitted
+// once per document unless Options.KeepDuplicates.
+//
+// Non-UTF-8 documents are decoded with golang.org/x/net/html/charset: the
+// encoding comes from a BOM, the Content-Type charset, or a <meta> in the
+// first 1024 bytes; undeclared documents are UTF-8 unless their first 1024
+// bytes are not valid UTF-8 (then windows-1252). URLs are then resolved as
+// UTF-8 (a browser would percent-encode the query in the page's encoding;
+// see urlnorm).
+//
+// Hostile input is bounded: reading stops after Options.MaxBytes, a token
+// (tag or text run) larger than MaxTokenBytes ends extraction, attribute
+// values over MaxAttrLen are skipped and at most MaxLinks links are
+// emitted; Result says which limit was hit. Nothing panics (fuzzed).
+//
+// IsHTML decides which responses go to the extractor.
+//
+// # Filtering
+//
+// A Filter applies the crawl's rules to each resolved URL — schemes, URL
+// length, link depth, deny/allow lists, scope (any host, the seed's host,
+// its registered domain via the public suffix list, or a list of domain
+// suffixes) and repeated path segments — and returns a Reason the crawler
+// counts. A HostBudget contains traps per host in the manner of IRLbot's
+// BEAST (Lee, Leonard, Wang & Loguinov, WWW 2008): past a soft budget a
+// host's URLs are demoted to low priority, past a hard budget dropped. The
+// private-address guard is the fetcher's job, at dial time.
+//
+// # Caller's duties and concurrency
+//
+// An Extractor reuses buffers and is not safe for concurrent use: one per
+// worker. Filter and HostBudget are safe for concurrent use. Nothing here
+// needs Close. Call HostBudget.Admit only for URLs that passed the URL-seen
+// test, so that duplicates do not spend budget.
 //
 // Mercator extracts every link, not only anchors (Heydon & Najork, 1999;
 // Broder, Najork & Wiener, WWW 2003).
