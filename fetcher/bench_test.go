@@ -1,6 +1,8 @@
 package fetcher
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"io"
 	"net/http"
@@ -10,21 +12,40 @@ import (
 	"time"
 )
 
+var benchPages = []struct {
+	name string
+	n    int
+	gzip bool
+}{{"small", 512, false}, {"20KB", 20 << 10, false}, {"20KB-gzip", 20 << 10, true}}
+
+// benchServer serves a page of n bytes of HTML, gzip-compressed (by the
+// server, once) if asked and the client accepts it. Both clients decode
+// it: the bare net/http client transparently.
+func benchServer(n int, gz bool) *httptest.Server {
+	body := []byte(strings.Repeat("<p>lorem ipsum dolor sit amet</p>\n", n/34+1)[:n])
+	var z bytes.Buffer
+	zw := gzip.NewWriter(&z)
+	zw.Write(body)
+	zw.Close()
+	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		if gz && strings.Contains(r.Header.Get("Accept-Encoding"), "gzip") {
+			w.Header().Set("Content-Encoding", "gzip")
+			w.Write(z.Bytes())
+			return
+		}
+		w.Write(body)
+	}))
+}
+
 // BenchmarkFetch measures sequential fetch throughput over loopback for a
 // small and a 20 KB page, with this Fetcher and with a bare net/http client
 // loop (GET, read the body into memory, close) against the same server in
 // the same run. allocs/op include the in-process server's allocations,
 // which are the same for both clients.
 func BenchmarkFetch(b *testing.B) {
-	for _, size := range []struct {
-		name string
-		n    int
-	}{{"small", 512}, {"20KB", 20 << 10}} {
-		body := strings.Repeat("<p>lorem ipsum dolor sit amet</p>\n", size.n/34+1)[:size.n]
-		s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Set("Content-Type", "text/html; charset=utf-8")
-			io.WriteString(w, body)
-		}))
+	for _, size := range benchPages {
+		s := benchServer(size.n, size.gzip)
 		b.Run(size.name+"/fetcher", func(b *testing.B) {
 			f, err := New(Options{AllowPrivate: true, TempDir: b.TempDir()})
 			if err != nil {
@@ -68,15 +89,8 @@ func BenchmarkFetch(b *testing.B) {
 // with a bare net/http loop, timing each, so that the noise of a shared
 // machine hits both equally; it reports both rates and their ratio.
 func BenchmarkFetchInterleaved(b *testing.B) {
-	for _, size := range []struct {
-		name string
-		n    int
-	}{{"small", 512}, {"20KB", 20 << 10}} {
-		body := strings.Repeat("<p>lorem ipsum dolor sit amet</p>\n", size.n/34+1)[:size.n]
-		s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Set("Content-Type", "text/html; charset=utf-8")
-			io.WriteString(w, body)
-		}))
+	for _, size := range benchPages {
+		s := benchServer(size.n, size.gzip)
 		b.Run(size.name, func(b *testing.B) {
 			f, err := New(Options{AllowPrivate: true, TempDir: b.TempDir()})
 			if err != nil {

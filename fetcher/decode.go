@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 
 	"github.com/andybalholm/brotli"
 	"github.com/klauspost/compress/zstd"
@@ -28,11 +29,17 @@ func newDecoder(contentEncoding string, r io.Reader) (io.ReadCloser, error) {
 		case "", "identity":
 			continue
 		case "gzip", "x-gzip":
-			g, err := gzip.NewReader(rc)
+			g, _ := gzipReaders.Get().(*gzip.Reader)
+			var err error
+			if g == nil {
+				g, err = gzip.NewReader(rc)
+			} else {
+				err = g.Reset(rc)
+			}
 			if err != nil {
 				return nil, fmt.Errorf("%w: gzip: %w", ErrEncoding, err)
 			}
-			next = g
+			next = pooledGzip{g}
 		case "deflate":
 			z, err := zlib.NewReader(rc)
 			if err != nil {
@@ -55,6 +62,17 @@ func newDecoder(contentEncoding string, r io.Reader) (io.ReadCloser, error) {
 		rc = next
 	}
 	return &multiCloser{ReadCloser: rc, closers: closers}, nil
+}
+
+// gzipReaders recycles gzip readers (each holds ~40 KiB of inflate state).
+var gzipReaders sync.Pool
+
+type pooledGzip struct{ *gzip.Reader }
+
+func (p pooledGzip) Close() error {
+	err := p.Reader.Close()
+	gzipReaders.Put(p.Reader)
+	return err
 }
 
 type zstdCloser struct{ *zstd.Decoder }

@@ -2,6 +2,7 @@ package fetcher
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -18,7 +19,6 @@ type Fetcher struct {
 	opts   Options
 	dialer *dialer
 	tr     *http.Transport
-	client *http.Client
 	robots *robotsCache
 	stats  stats
 }
@@ -36,22 +36,24 @@ func New(opts Options) (*Fetcher, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
+	if o.TLSConfig != nil {
+		o.TLSConfig = o.TLSConfig.Clone()
+	} else {
+		o.TLSConfig = &tls.Config{MinVersion: tls.VersionTLS12}
+	}
 	f := &Fetcher{opts: o}
 	f.dialer = newDialer(&f.opts)
 	f.tr = &http.Transport{
 		Proxy:                  nil, // a crawler never goes through an environment proxy
 		DialContext:            f.dialer.DialContext,
 		TLSHandshakeTimeout:    o.TLSTimeout,
+		TLSClientConfig:        o.TLSConfig,
 		ResponseHeaderTimeout:  o.HeaderTimeout,
 		MaxIdleConns:           o.MaxIdleConns,
 		MaxIdleConnsPerHost:    o.MaxIdleConnsPerHost,
 		IdleConnTimeout:        o.IdleConnTimeout,
 		DisableCompression:     true, // we send Accept-Encoding and decode with caps ourselves
 		MaxResponseHeaderBytes: 256 << 10,
-	}
-	f.client = &http.Client{
-		Transport:     f.tr,
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
 	f.robots = newRobotsCache(o.RobotsCacheSize)
 	return f, nil
@@ -101,6 +103,8 @@ func (r *Response) Close() error {
 // acceptEncoding is what we can decode with caps.
 const acceptEncoding = "gzip, br, zstd"
 
+const acceptHeader = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
+
 // Fetch downloads rawURL with GET, without following redirects. On error no
 // Response is returned and nothing needs closing; the error wraps one class
 // sentinel (ErrTimeout, ErrPrivateAddress, ...) — see IsRetryable. A non-2xx
@@ -143,16 +147,20 @@ func (f *Fetcher) get(parent context.Context, u *url.URL, bodyCap, decodeCap int
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(parent, f.opts.FetchTimeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	// The transport is called directly: redirects are never followed, so
+	// http.Client would only add header copying and cookie plumbing.
+	req := (&http.Request{
+		Method: http.MethodGet, URL: u, Host: u.Host,
+		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header: http.Header{
+			"User-Agent":      {f.opts.UserAgent},
+			"Accept-Encoding": {acceptEncoding},
+			"Accept":          {acceptHeader},
+		},
+	}).WithContext(ctx)
+	hr, err := f.tr.RoundTrip(req)
 	if err != nil {
-		return nil, &classError{ErrBadURL, err, false}
-	}
-	req.Header.Set("User-Agent", f.opts.UserAgent)
-	req.Header.Set("Accept-Encoding", acceptEncoding)
-	req.Header.Set("Accept", "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8")
-	hr, err := f.client.Do(req)
-	if err != nil {
-		return nil, classify(err, parent)
+		return nil, classify(&url.Error{Op: "Get", URL: u.Redacted(), Err: err}, parent)
 	}
 	defer hr.Body.Close()
 	r := &Response{

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -527,4 +528,49 @@ func countBodyFDs(t testing.TB) int {
 		}
 	}
 	return n
+}
+
+func TestHTTPS(t *testing.T) {
+	s := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "secure")
+	}))
+	s.Config.ErrorLog = log.New(io.Discard, "", 0) // the refused handshake below is expected
+	s.StartTLS()
+	t.Cleanup(s.Close)
+	f := newTest(t, func(o *Options) {
+		o.TLSConfig = s.Client().Transport.(*http.Transport).TLSClientConfig
+	})
+	if r := mustFetch(t, f, s.URL); readAll(t, r.Body) != "secure" {
+		t.Fatal("body")
+	}
+	// Without the test root the certificate is refused, permanently.
+	g := newTest(t, nil)
+	if _, err := g.Fetch(context.Background(), s.URL); err == nil || IsRetryable(err) {
+		t.Fatalf("untrusted certificate: err %v", err)
+	}
+}
+
+func TestTLSHandshakeTimeout(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var conns sync.WaitGroup
+	done := make(chan struct{})
+	go func() { // accept and say nothing
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			conns.Add(1)
+			go func() { defer conns.Done(); <-done; c.Close() }()
+		}
+	}()
+	t.Cleanup(func() { l.Close(); close(done); conns.Wait() })
+	f := newTest(t, func(o *Options) { o.TLSTimeout = 100 * time.Millisecond })
+	_, err = f.Fetch(context.Background(), "https://"+l.Addr().String()+"/")
+	if !errors.Is(err, ErrTimeout) || !IsRetryable(err) {
+		t.Fatalf("err %v, want retryable ErrTimeout", err)
+	}
 }

@@ -2,6 +2,7 @@ package fetcher
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -91,6 +92,9 @@ type Options struct {
 	Resolve map[string]string
 	// Resolver, if set, replaces DNS lookups (after Resolve).
 	Resolver ResolveFunc
+	// TLSConfig, if set, is cloned for HTTPS connections (tests pass the
+	// root pool of an httptest TLS server). Default: system roots, TLS 1.2+.
+	TLSConfig *tls.Config
 	// DNSCacheTTL is how long resolved addresses are reused (default 5 min).
 	DNSCacheTTL time.Duration
 

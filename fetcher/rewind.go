@@ -64,47 +64,32 @@ func (b *RewindBuffer) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// ReadFrom reads r to EOF into the buffer (io.Copy uses it): while in
-// memory it reads straight into the buffer's spare capacity, so a small
-// body costs one allocation of about its size.
+// ReadFrom reads r to EOF into the buffer (io.Copy uses it). It reads
+// through a pooled 32 KiB buffer in whole blocks, so a body of unknown
+// length below the block size costs one allocation of about its size.
 func (b *RewindBuffer) ReadFrom(r io.Reader) (int64, error) {
 	if b.closed {
 		return 0, ErrBufferClosed
 	}
 	start := b.size
-	for b.file == nil {
-		if len(b.mem) == cap(b.mem) {
-			if int64(len(b.mem)) >= b.threshold {
-				// Full: any further byte means spilling.
-				var probe [4096]byte
-				n, err := r.Read(probe[:])
-				if n > 0 {
-					if _, werr := b.Write(probe[:n]); werr != nil {
-						return b.size - start, werr
-					}
-				}
-				if err != nil {
-					return b.size - start, eofNil(err)
-				}
-				continue
-			}
-			b.grow(max(2*cap(b.mem), minGrow))
-		}
-		n, err := r.Read(b.mem[len(b.mem):cap(b.mem)])
-		b.mem = b.mem[:len(b.mem)+n]
-		b.size += int64(n)
-		if err != nil {
-			return b.size - start, eofNil(err)
-		}
-	}
 	bufp := copyBufs.Get().(*[]byte)
 	defer copyBufs.Put(bufp)
-	_, err := io.CopyBuffer(writerOnly{b}, r, *bufp)
-	return b.size - start, err
+	for {
+		n, err := io.ReadFull(r, *bufp)
+		if n > 0 {
+			if _, werr := b.Write((*bufp)[:n]); werr != nil {
+				return b.size - start, werr
+			}
+		}
+		switch err {
+		case nil:
+		case io.EOF, io.ErrUnexpectedEOF:
+			return b.size - start, nil
+		default:
+			return b.size - start, err
+		}
+	}
 }
-
-// minGrow is the smallest in-memory allocation when the size is unknown.
-const minGrow = 4096
 
 // grow makes room for n bytes in memory in total, capped at the threshold.
 func (b *RewindBuffer) grow(n int) {
@@ -126,16 +111,6 @@ func (b *RewindBuffer) sizeHint(n int64) {
 }
 
 var copyBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
-
-// writerOnly hides ReadFrom so that io.CopyBuffer uses the given buffer.
-type writerOnly struct{ io.Writer }
-
-func eofNil(err error) error {
-	if err == io.EOF {
-		return nil
-	}
-	return err
-}
 
 // spill moves the in-memory bytes to a fresh unlinked temporary file.
 func (b *RewindBuffer) spill() error {
