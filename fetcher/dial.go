@@ -36,11 +36,12 @@ func parseResolveTarget(v string) (resolveTarget, error) {
 // dnsCache caches lookups for a TTL; concurrent lookups of one name share a
 // single query. Failures are not cached. Safe for concurrent use.
 type dnsCache struct {
-	lookup ResolveFunc
-	ttl    time.Duration
-	now    func() time.Time
-	group  singleflight.Group
-	mu     struct {
+	lookup  ResolveFunc
+	ttl     time.Duration
+	timeout time.Duration // per lookup
+	now     func() time.Time
+	group   singleflight.Group
+	mu      struct {
 		sync.Mutex
 		m map[string]dnsEntry
 	}
@@ -56,8 +57,8 @@ type dnsEntry struct {
 // if none expired, the map is cleared (a cheap bound, not an LRU).
 const maxDNSEntries = 1 << 16
 
-func newDNSCache(lookup ResolveFunc, ttl time.Duration, now func() time.Time) *dnsCache {
-	c := &dnsCache{lookup: lookup, ttl: ttl, now: now}
+func newDNSCache(lookup ResolveFunc, ttl, timeout time.Duration, now func() time.Time) *dnsCache {
+	c := &dnsCache{lookup: lookup, ttl: ttl, timeout: timeout, now: now}
 	c.mu.m = make(map[string]dnsEntry)
 	return c
 }
@@ -73,7 +74,10 @@ func (c *dnsCache) resolve(ctx context.Context, host string) ([]netip.Addr, erro
 	}
 	c.misses.add(1)
 	v, err, _ := c.group.Do(host, func() (any, error) {
-		addrs, err := c.lookup(ctx, host)
+		// Shared by every waiter: not cancelled with the first caller.
+		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.timeout)
+		defer cancel()
+		addrs, err := c.lookup(lctx, host)
 		if err != nil {
 			return nil, err
 		}
@@ -126,7 +130,7 @@ func newDialer(o *Options) *dialer {
 	if lookup == nil {
 		lookup = systemLookup
 	}
-	d := &dialer{opts: o, dns: newDNSCache(lookup, o.DNSCacheTTL, o.Now),
+	d := &dialer{opts: o, dns: newDNSCache(lookup, o.DNSCacheTTL, o.DialTimeout, o.Now),
 		net: net.Dialer{Timeout: o.DialTimeout, KeepAlive: 30 * time.Second}}
 	d.resolve = make(map[string]resolveTarget, len(o.Resolve))
 	for k, v := range o.Resolve {

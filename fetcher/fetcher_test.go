@@ -574,3 +574,44 @@ func TestTLSHandshakeTimeout(t *testing.T) {
 		t.Fatalf("err %v, want retryable ErrTimeout", err)
 	}
 }
+
+// A lookup shared by concurrent dials survives the cancellation of the
+// caller that started it.
+func TestDNSSharedLookupSurvivesCancel(t *testing.T) {
+	s := serve(t, func(w http.ResponseWriter, r *http.Request) {})
+	port := s.Listener.Addr().(*net.TCPAddr).Port
+	started, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	f := newTest(t, func(o *Options) {
+		o.Resolver = func(ctx context.Context, host string) ([]netip.Addr, error) {
+			once.Do(func() { close(started) })
+			select {
+			case <-release:
+				return []netip.Addr{netip.MustParseAddr("127.0.0.1")}, nil
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}
+	})
+	u := fmt.Sprintf("http://shared.test:%d/", port)
+	ctx, cancel := context.WithCancel(context.Background())
+	first := make(chan error, 1)
+	go func() { _, err := f.Fetch(ctx, u); first <- err }()
+	<-started
+	second := make(chan error, 1)
+	go func() {
+		r, err := f.Fetch(context.Background(), u)
+		if err == nil {
+			r.Close()
+		}
+		second <- err
+	}()
+	cancel()
+	if err := <-first; !errors.Is(err, ErrCanceled) {
+		t.Fatalf("first: %v", err)
+	}
+	close(release)
+	if err := <-second; err != nil {
+		t.Fatalf("second fetch failed with the first caller's cancellation: %v", err)
+	}
+}

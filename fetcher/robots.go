@@ -99,7 +99,7 @@ func (f *Fetcher) Robots(ctx context.Context, scheme, host string) (rules *Robot
 	if scheme != "http" && scheme != "https" || host == "" || strings.ContainsAny(host, "/?#@ ") {
 		return nil, false, 0, &classError{ErrBadURL, fmt.Errorf("robots: bad scheme %q or host %q", scheme, host), false}
 	}
-	key := scheme + "://" + host
+	key := robotsKey(scheme, host)
 	for {
 		now := f.opts.Now()
 		r, wait, mine := f.robots.lookup(key, now)
@@ -131,7 +131,18 @@ func (f *Fetcher) Robots(ctx context.Context, scheme, host string) (rules *Robot
 // CachedRobots returns the cached rules for scheme://host without fetching,
 // or nil if a call to Robots would fetch.
 func (f *Fetcher) CachedRobots(scheme, host string) *RobotsRules {
-	return f.robots.peek(strings.ToLower(scheme)+"://"+strings.ToLower(host), f.opts.Now())
+	return f.robots.peek(robotsKey(strings.ToLower(scheme), strings.ToLower(host)), f.opts.Now())
+}
+
+// robotsKey is the cache key of an origin: scheme://host with the scheme's
+// default port dropped.
+func robotsKey(scheme, host string) string {
+	if scheme == "http" {
+		host = strings.TrimSuffix(host, ":80")
+	} else if scheme == "https" {
+		host = strings.TrimSuffix(host, ":443")
+	}
+	return scheme + "://" + host
 }
 
 // fetchRobots fetches key+"/robots.txt", following up to RobotsMaxRedirects

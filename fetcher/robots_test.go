@@ -109,6 +109,9 @@ func TestRobotsParsedAndCached(t *testing.T) {
 	if fetched || r2 != r || rw.count("a.sim.test") != 1 || rw.f.CachedRobots("http", "a.sim.test") != r {
 		t.Fatalf("second call fetched=%v, server hits %d", fetched, rw.count("a.sim.test"))
 	}
+	if rw.f.CachedRobots("http", "a.sim.test:80") != r {
+		t.Fatal("default port not folded into the origin")
+	}
 	// https is a different origin.
 	if rw.f.CachedRobots("https", "a.sim.test") != nil {
 		t.Fatal("https shares http's cache entry")
