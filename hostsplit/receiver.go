@@ -1,0 +1,145 @@
+package hostsplit
+
+import (
+	"context"
+	"errors"
+	"io"
+
+	pb "github.com/sextant-crawler/sextant/proto"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	grpcpeer "google.golang.org/grpc/peer"
+	"google.golang.org/grpc/status"
+)
+
+// Register registers the Peer service and the standard gRPC health service
+// (serving until Close) on the caller's server. The server must use TLS
+// requiring client certificates signed by the cluster CA (see
+// internal/tlsutil.ServerConfig) unless Options.Insecure is set.
+func (s *Splitter) Register(r grpc.ServiceRegistrar) {
+	pb.RegisterPeerServer(r, &server{s: s})
+	healthpb.RegisterHealthServer(r, s.health)
+}
+
+type server struct {
+	pb.UnimplementedPeerServer
+	s *Splitter
+}
+
+// identity returns the node id of the caller from its verified client
+// certificate, or "" when the connection is not TLS (allowed only with
+// Options.Insecure).
+func (s *Splitter) identity(ctx context.Context) (NodeID, error) {
+	pr, ok := grpcpeer.FromContext(ctx)
+	if !ok {
+		return "", status.Error(codes.Unauthenticated, "hostsplit: no peer information")
+	}
+	ti, ok := pr.AuthInfo.(credentials.TLSInfo)
+	if !ok {
+		if s.opts.Insecure {
+			return "", nil
+		}
+		s.rejectedAuth.Add(1)
+		return "", status.Error(codes.Unauthenticated, "hostsplit: TLS client certificate required")
+	}
+	if len(ti.State.VerifiedChains) == 0 || len(ti.State.PeerCertificates) == 0 {
+		s.rejectedAuth.Add(1)
+		return "", status.Error(codes.Unauthenticated, "hostsplit: client certificate not verified")
+	}
+	id := NodeID(ti.State.PeerCertificates[0].Subject.CommonName)
+	if _, member := s.peers[id]; !member && id != s.opts.Self {
+		s.rejectedAuth.Add(1)
+		return "", status.Errorf(codes.PermissionDenied, "hostsplit: %q is not a cluster member", id)
+	}
+	return id, nil
+}
+
+// Send applies each batch in order, once per (sender, epoch, seq), and
+// acknowledges it after the Local sink has durably accepted it.
+func (srv *server) Send(stream grpc.BidiStreamingServer[pb.Batch, pb.Ack]) error {
+	s := srv.s
+	ctx := stream.Context()
+	id, err := s.identity(ctx)
+	if err != nil {
+		return err
+	}
+	for {
+		b, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		sender := NodeID(b.GetSender())
+		if id != "" && sender != id {
+			s.rejectedAuth.Add(1)
+			return status.Errorf(codes.PermissionDenied, "hostsplit: batch from %q on a connection of %q", sender, id)
+		}
+		p, ok := s.peers[sender]
+		if !ok {
+			s.rejectedAuth.Add(1)
+			return status.Errorf(codes.PermissionDenied, "hostsplit: %q is not a peer", sender)
+		}
+		acked, err := s.apply(ctx, p, b)
+		if err != nil {
+			return err
+		}
+		if err := stream.Send(&pb.Ack{Epoch: b.GetEpoch(), AckedSeq: acked}); err != nil {
+			return err
+		}
+	}
+}
+
+// apply delivers batch b from p unless it was applied before, and returns
+// the highest contiguous seq applied for p's epoch.
+func (s *Splitter) apply(ctx context.Context, p *peer, b *pb.Batch) (uint64, error) {
+	p.inMu.Lock()
+	defer p.inMu.Unlock()
+	s.storeMu.RLock()
+	defer s.storeMu.RUnlock()
+	if s.storeClosed {
+		return 0, status.Error(codes.Unavailable, ErrClosed.Error())
+	}
+	known := b.GetEpoch() == p.inEpoch
+	if known && b.GetSeq() <= p.inApplied {
+		p.st.dupBatches.Add(1)
+		return p.inApplied, nil
+	}
+	if known && b.GetSeq() != p.inApplied+1 {
+		return 0, status.Errorf(codes.FailedPrecondition, "hostsplit: batch %d from %s after %d: gap", b.GetSeq(), p.id, p.inApplied)
+	}
+	if b.GetSeq() == 0 || b.GetEpoch() == 0 {
+		p.st.malformed.Add(1)
+		return 0, status.Errorf(codes.InvalidArgument, "%v: zero seq or epoch", ErrMalformedBatch)
+	}
+	urls, err := DecodeBatch(b.GetUrls(), s.opts.Limits)
+	if err == nil && len(urls) != int(b.GetCount()) {
+		err = errors.New("count does not match")
+	}
+	if err != nil {
+		p.st.malformed.Add(1)
+		s.opts.Logger.Warn("hostsplit: rejected batch", "peer", p.id, "seq", b.GetSeq(), "err", err)
+		return 0, status.Errorf(codes.InvalidArgument, "hostsplit: batch %d from %s: %v", b.GetSeq(), p.id, err)
+	}
+	if err := s.opts.Local.Deliver(ctx, urls); err != nil {
+		return 0, status.Errorf(codes.Unavailable, "hostsplit: deliver: %v", err)
+	}
+	if err := s.store.setApplied(p.id, b.GetEpoch(), b.GetSeq()); err != nil {
+		return 0, status.Error(codes.Unavailable, err.Error())
+	}
+	p.inEpoch, p.inApplied = b.GetEpoch(), b.GetSeq()
+	p.st.recvBatches.Add(1)
+	p.st.recvURLs.Add(uint64(len(urls)))
+	return p.inApplied, nil
+}
+
+// Status serves this node's counters.
+func (srv *server) Status(ctx context.Context, _ *pb.StatusRequest) (*pb.StatusResponse, error) {
+	if _, err := srv.s.identity(ctx); err != nil {
+		return nil, err
+	}
+	return srv.s.LocalStatus().toProto(), nil
+}

@@ -1,0 +1,156 @@
+package hostsplit
+
+import (
+	"context"
+	"errors"
+	"io"
+	"math/rand/v2"
+	"runtime/pprof"
+	"sync"
+
+	pb "github.com/sextant-crawler/sextant/proto"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// sendLoop owns the stream to one peer: it sends the spooled batches in
+// sequence order, forgets them as acknowledgements arrive, and reconnects
+// with exponential backoff (with jitter) after any failure.
+func (s *Splitter) sendLoop(p *peer) {
+	defer s.wg.Done()
+	pprof.Do(s.sendCtx, pprof.Labels("hostsplit", "send", "peer", string(p.id)), func(ctx context.Context) {
+		backoff := s.opts.RetryMin
+		for {
+			if !s.waitPending(p) {
+				return
+			}
+			progress, err := s.runStream(ctx, p)
+			if s.isClosing() {
+				return
+			}
+			p.st.streamErrors.Add(1)
+			if status.Code(err) == codes.InvalidArgument {
+				p.st.rejectedByPeer.Add(1)
+			}
+			if progress {
+				backoff = s.opts.RetryMin
+			}
+			s.opts.Logger.Warn("hostsplit: stream to peer failed; retrying", "peer", p.id, "err", err, "backoff", backoff)
+			wait := backoff/2 + rand.N(backoff/2+1)
+			select {
+			case <-s.closing:
+				return
+			case <-s.opts.Clock.After(wait):
+			}
+			backoff = min(2*backoff, s.opts.RetryMax)
+		}
+	})
+}
+
+// waitPending blocks until p has a spooled batch; false means closing.
+func (s *Splitter) waitPending(p *peer) bool {
+	for {
+		p.outMu.Lock()
+		has := p.lastSeq > p.acked
+		p.outMu.Unlock()
+		if has {
+			return true
+		}
+		select {
+		case <-s.closing:
+			return false
+		case <-p.notify:
+		}
+	}
+}
+
+// runStream runs one Send stream until it fails or the splitter closes.
+// progress reports whether any batch was acknowledged.
+func (s *Splitter) runStream(ctx context.Context, p *peer) (progress bool, err error) {
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	defer func() { cancel(); wg.Wait() }()
+	stream, err := pb.NewPeerClient(p.conn).Send(ctx)
+	if err != nil {
+		return false, err
+	}
+	acks := make(chan uint64, s.opts.Window)
+	errc := make(chan error, 1)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			a, err := stream.Recv()
+			if err != nil {
+				errc <- err
+				return
+			}
+			if a.GetEpoch() != s.store.epoch {
+				continue
+			}
+			select {
+			case acks <- a.GetAckedSeq():
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	p.outMu.Lock()
+	next := p.acked + 1
+	p.outMu.Unlock()
+	for {
+		p.outMu.Lock()
+		last, acked := p.lastSeq, p.acked
+		p.outMu.Unlock()
+		for next <= last && next-acked <= uint64(s.opts.Window) {
+			count, enc, err := s.store.getBatch(p.id, next)
+			if err != nil {
+				return progress, err
+			}
+			b := &pb.Batch{Sender: string(s.opts.Self), Epoch: s.store.epoch, Seq: next, Count: uint32(count), Urls: enc}
+			p.st.transmitted.Add(1)
+			if err := stream.Send(b); err != nil {
+				if errors.Is(err, io.EOF) {
+					return progress, <-errc // the stream's real status
+				}
+				return progress, err
+			}
+			next++
+		}
+		select {
+		case a := <-acks:
+			if s.ackUpTo(p, a) {
+				progress = true
+			}
+			next = max(next, a+1)
+		case <-p.notify:
+		case err := <-errc:
+			return progress, err
+		case <-s.closing:
+			_ = stream.CloseSend()
+			return progress, nil
+		}
+	}
+}
+
+// ackUpTo forgets p's batches up to seq; it reports whether any was new.
+func (s *Splitter) ackUpTo(p *peer, seq uint64) bool {
+	p.outMu.Lock()
+	defer p.outMu.Unlock()
+	seq = min(seq, p.lastSeq)
+	if seq <= p.acked {
+		return false
+	}
+	if err := s.store.ack(p.id, seq); err != nil {
+		s.opts.Logger.Error("hostsplit: forgetting acknowledged batches", "peer", p.id, "err", err)
+	}
+	for q := p.acked + 1; q <= seq; q++ {
+		if n, ok := p.pending[q]; ok {
+			delete(p.pending, q)
+			p.pendingURLs -= n
+			p.st.ackedBatches.Add(1)
+		}
+	}
+	p.acked = seq
+	return true
+}

@@ -1,0 +1,126 @@
+package hostsplit
+
+// PeerStats are the traffic counters for one peer (or, in Stats.Total, the
+// sum over peers) since this Splitter was opened.
+type PeerStats struct {
+	Peer NodeID
+	// Outbound.
+	Discovered      uint64 // remote URLs routed to this peer
+	Suppressed      uint64 // of those, hits in the peer's front cache
+	TooLong         uint64 // dropped: longer than Limits.MaxURLLen
+	BatchDups       uint64 // duplicates removed inside a batch
+	SentURLs        uint64 // URLs in batches spooled for the peer
+	SentBatches     uint64
+	WireBytes       uint64 // encoded batch bytes (first transmission)
+	RawBytes        uint64 // the same URLs' raw bytes
+	AckedBatches    uint64
+	Transmitted     uint64 // batches put on a stream, resends included
+	StreamErrors    uint64
+	RejectedByPeer  uint64 // streams the peer ended as malformed
+	SpoolBatches    uint64 // spooled, not yet acknowledged
+	SpoolURLs       uint64
+	BufferedURLs    uint64 // in memory, not yet spooled
+	ReceivedBatches uint64 // Inbound: batches applied from the peer
+	ReceivedURLs    uint64
+	DupBatches      uint64 // resent batches ignored
+	Malformed       uint64 // batches rejected as malformed
+}
+
+// Stats is a snapshot of the splitter's counters.
+type Stats struct {
+	Self             NodeID
+	DiscoveredLocal  uint64
+	DiscoveredRemote uint64
+	// RejectedAuth counts calls refused for want of a member's
+	// certificate or for a batch claiming another sender.
+	RejectedAuth uint64
+	Total        PeerStats
+	Peers        []PeerStats // in membership order
+}
+
+// TrafficReduction is 1 − sent ÷ discovered-remote: the share of
+// cross-machine URLs the peer caches (and in-batch deduplication) saved.
+func (s Stats) TrafficReduction() float64 {
+	if s.DiscoveredRemote == 0 {
+		return 0
+	}
+	return 1 - float64(s.Total.SentURLs)/float64(s.DiscoveredRemote)
+}
+
+// LocalShare is the share of routed URLs owned by this node.
+func (s Stats) LocalShare() float64 {
+	n := s.DiscoveredLocal + s.DiscoveredRemote
+	if n == 0 {
+		return 0
+	}
+	return float64(s.DiscoveredLocal) / float64(n)
+}
+
+// WireRatio is wire bytes ÷ raw URL bytes of the batches sent.
+func (s Stats) WireRatio() float64 {
+	if s.Total.RawBytes == 0 {
+		return 0
+	}
+	return float64(s.Total.WireBytes) / float64(s.Total.RawBytes)
+}
+
+// Stats returns a snapshot of the counters.
+func (s *Splitter) Stats() Stats {
+	out := Stats{Self: s.opts.Self, DiscoveredLocal: s.discoveredLocal.Load(), RejectedAuth: s.rejectedAuth.Load()}
+	for _, p := range s.order {
+		ps := p.stats()
+		out.Peers = append(out.Peers, ps)
+		t := &out.Total
+		t.Discovered += ps.Discovered
+		t.Suppressed += ps.Suppressed
+		t.TooLong += ps.TooLong
+		t.BatchDups += ps.BatchDups
+		t.SentURLs += ps.SentURLs
+		t.SentBatches += ps.SentBatches
+		t.WireBytes += ps.WireBytes
+		t.RawBytes += ps.RawBytes
+		t.AckedBatches += ps.AckedBatches
+		t.Transmitted += ps.Transmitted
+		t.StreamErrors += ps.StreamErrors
+		t.RejectedByPeer += ps.RejectedByPeer
+		t.SpoolBatches += ps.SpoolBatches
+		t.SpoolURLs += ps.SpoolURLs
+		t.BufferedURLs += ps.BufferedURLs
+		t.ReceivedBatches += ps.ReceivedBatches
+		t.ReceivedURLs += ps.ReceivedURLs
+		t.DupBatches += ps.DupBatches
+		t.Malformed += ps.Malformed
+	}
+	out.DiscoveredRemote = out.Total.Discovered
+	return out
+}
+
+func (p *peer) stats() PeerStats {
+	ps := PeerStats{
+		Peer:            p.id,
+		Discovered:      p.st.discovered.Load(),
+		Suppressed:      p.st.suppressed.Load(),
+		TooLong:         p.st.tooLong.Load(),
+		BatchDups:       p.st.batchDups.Load(),
+		SentURLs:        p.st.sentURLs.Load(),
+		SentBatches:     p.st.sentBatches.Load(),
+		WireBytes:       p.st.wireBytes.Load(),
+		RawBytes:        p.st.rawBytes.Load(),
+		AckedBatches:    p.st.ackedBatches.Load(),
+		Transmitted:     p.st.transmitted.Load(),
+		StreamErrors:    p.st.streamErrors.Load(),
+		RejectedByPeer:  p.st.rejectedByPeer.Load(),
+		ReceivedBatches: p.st.recvBatches.Load(),
+		ReceivedURLs:    p.st.recvURLs.Load(),
+		DupBatches:      p.st.dupBatches.Load(),
+		Malformed:       p.st.malformed.Load(),
+	}
+	p.outMu.Lock()
+	ps.SpoolBatches = uint64(len(p.pending))
+	ps.SpoolURLs = uint64(p.pendingURLs)
+	p.outMu.Unlock()
+	p.mu.Lock()
+	ps.BufferedURLs = uint64(len(p.buf) + p.flushing)
+	p.mu.Unlock()
+	return ps
+}

@@ -1,0 +1,241 @@
+package hostsplit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	pb "github.com/sextant-crawler/sextant/proto"
+)
+
+// Channel is one node's persisted counters about the channel to and from
+// one other member: what it assigned to batches for the peer and what it
+// applied from the peer. They survive restarts.
+type Channel struct {
+	Peer         NodeID
+	OutEpoch     uint64 // this node's spool epoch
+	SentSeq      uint64 // last seq spooled for Peer
+	AckedSeq     uint64
+	SpoolBatches uint64
+	SpoolURLs    uint64
+	InEpoch      uint64 // Peer's epoch of the last batch applied
+	AppliedSeq   uint64 // last seq applied from Peer
+}
+
+// NodeStatus is one node's report for the status page and termination
+// detection.
+type NodeStatus struct {
+	Node NodeID
+	// Idle: the crawl loop reported idle, no Route call was running and
+	// no URL was buffered in memory.
+	Idle         bool
+	FrontierSize int64
+	InFlight     int64
+	BufferedURLs int64
+	Channels     []Channel // one per peer, in membership order
+	Stats        Stats     // only the totals cross the wire (Peers is nil)
+}
+
+// LocalStatus returns this node's status. The crawl loop's state is read
+// first and the counters after, so a batch applied in between shows up as a
+// counter change in the next round.
+func (s *Splitter) LocalStatus() NodeStatus {
+	ls := LocalStatus{Idle: true}
+	if s.opts.Status != nil {
+		ls = s.opts.Status()
+	}
+	routing := s.routing.Load()
+	ns := NodeStatus{Node: s.opts.Self, FrontierSize: ls.FrontierSize, InFlight: ls.InFlight, Stats: s.Stats()}
+	for _, p := range s.order {
+		c := Channel{Peer: p.id, OutEpoch: s.store.epoch}
+		p.outMu.Lock()
+		c.SentSeq, c.AckedSeq, c.SpoolBatches, c.SpoolURLs = p.lastSeq, p.acked, uint64(len(p.pending)), uint64(p.pendingURLs)
+		p.outMu.Unlock()
+		p.inMu.Lock()
+		c.InEpoch, c.AppliedSeq = p.inEpoch, p.inApplied
+		p.inMu.Unlock()
+		ns.Channels = append(ns.Channels, c)
+	}
+	ns.BufferedURLs = int64(ns.Stats.Total.BufferedURLs)
+	ns.Idle = ls.Idle && routing == 0 && ns.BufferedURLs == 0
+	return ns
+}
+
+func (ns NodeStatus) toProto() *pb.StatusResponse {
+	t := ns.Stats.Total
+	r := &pb.StatusResponse{
+		NodeId: string(ns.Node), Idle: ns.Idle, FrontierSize: ns.FrontierSize, InFlight: ns.InFlight,
+		BufferedUrls: ns.BufferedURLs, DiscoveredLocal: ns.Stats.DiscoveredLocal,
+		DiscoveredRemote: ns.Stats.DiscoveredRemote, SuppressedByCache: t.Suppressed, RejectedMalformed: t.Malformed,
+	}
+	peerStats := map[NodeID]PeerStats{}
+	for _, ps := range ns.Stats.Peers {
+		peerStats[ps.Peer] = ps
+	}
+	for _, c := range ns.Channels {
+		ps := peerStats[c.Peer]
+		r.Peers = append(r.Peers, &pb.PeerCounters{
+			PeerId: string(c.Peer), OutEpoch: c.OutEpoch, SentSeq: c.SentSeq, AckedSeq: c.AckedSeq,
+			SpoolBatches: c.SpoolBatches, SpoolUrls: c.SpoolURLs, InEpoch: c.InEpoch, AppliedSeq: c.AppliedSeq,
+			SentUrls: ps.SentURLs, SentBatches: ps.SentBatches, WireBytes: ps.WireBytes,
+			ReceivedUrls: ps.ReceivedURLs, ReceivedBatches: ps.ReceivedBatches,
+		})
+	}
+	return r
+}
+
+func statusFromProto(r *pb.StatusResponse) NodeStatus {
+	ns := NodeStatus{
+		Node: NodeID(r.GetNodeId()), Idle: r.GetIdle(), FrontierSize: r.GetFrontierSize(),
+		InFlight: r.GetInFlight(), BufferedURLs: r.GetBufferedUrls(),
+	}
+	ns.Stats.Self = ns.Node
+	ns.Stats.DiscoveredLocal = r.GetDiscoveredLocal()
+	ns.Stats.DiscoveredRemote = r.GetDiscoveredRemote()
+	ns.Stats.Total.Discovered = r.GetDiscoveredRemote()
+	ns.Stats.Total.Suppressed = r.GetSuppressedByCache()
+	ns.Stats.Total.Malformed = r.GetRejectedMalformed()
+	for _, c := range r.GetPeers() {
+		ns.Channels = append(ns.Channels, Channel{
+			Peer: NodeID(c.GetPeerId()), OutEpoch: c.GetOutEpoch(), SentSeq: c.GetSentSeq(), AckedSeq: c.GetAckedSeq(),
+			SpoolBatches: c.GetSpoolBatches(), SpoolURLs: c.GetSpoolUrls(), InEpoch: c.GetInEpoch(), AppliedSeq: c.GetAppliedSeq(),
+		})
+		t := &ns.Stats.Total
+		t.SentURLs += c.GetSentUrls()
+		t.SentBatches += c.GetSentBatches()
+		t.WireBytes += c.GetWireBytes()
+		t.ReceivedURLs += c.GetReceivedUrls()
+		t.ReceivedBatches += c.GetReceivedBatches()
+		t.SpoolBatches += c.GetSpoolBatches()
+		t.SpoolURLs += c.GetSpoolUrls()
+	}
+	return ns
+}
+
+// PeerStatus asks one peer for its status (RPCTimeout applies).
+func (s *Splitter) PeerStatus(ctx context.Context, id NodeID) (NodeStatus, error) {
+	if id == s.opts.Self {
+		return s.LocalStatus(), nil
+	}
+	p, ok := s.peers[id]
+	if !ok {
+		return NodeStatus{}, fmt.Errorf("hostsplit: %q is not a member", id)
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.opts.RPCTimeout)
+	defer cancel()
+	r, err := pb.NewPeerClient(p.conn).Status(ctx, &pb.StatusRequest{})
+	if err != nil {
+		return NodeStatus{}, fmt.Errorf("hostsplit: status of %s: %w", id, err)
+	}
+	ns := statusFromProto(r)
+	if ns.Node != id {
+		return NodeStatus{}, fmt.Errorf("hostsplit: status of %s answered by %q", id, ns.Node)
+	}
+	return ns, nil
+}
+
+// ClusterStatus asks every member, this node included, for its status, in
+// membership order. One unreachable member fails the whole round.
+func (s *Splitter) ClusterStatus(ctx context.Context) ([]NodeStatus, error) {
+	out := make([]NodeStatus, 0, len(s.opts.Members))
+	for _, m := range s.opts.Members {
+		ns, err := s.PeerStatus(ctx, m.ID)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ns)
+	}
+	return out, nil
+}
+
+// Terminated runs two consecutive status rounds over the cluster and
+// reports whether they prove the crawl over (see Quiescent). Any error means
+// "not proven"; call it again later.
+func (s *Splitter) Terminated(ctx context.Context) (bool, error) {
+	r1, err := s.ClusterStatus(ctx)
+	if err != nil {
+		return false, err
+	}
+	r2, err := s.ClusterStatus(ctx)
+	if err != nil {
+		return false, err
+	}
+	return Quiescent(r1, r2) == nil, nil
+}
+
+// ErrNotQuiescent is wrapped by Quiescent's reasons.
+var ErrNotQuiescent = errors.New("hostsplit: cluster not quiescent")
+
+// Quiescent checks two consecutive status rounds, the second begun after
+// the first ended, for the four-counter termination rule applied per
+// channel: it returns nil only if in both rounds every node is idle with
+// nothing buffered or spooled, every channel A→B has B's applied seq equal
+// to A's sent seq (same epoch), and no persisted counter changed between
+// the rounds. Then at the instant between the rounds no batch was in
+// flight and every node was idle, and an idle node only becomes busy by
+// receiving a batch — which would have changed a counter. Otherwise it
+// returns an error wrapping ErrNotQuiescent naming the first reason.
+func Quiescent(round1, round2 []NodeStatus) error {
+	if len(round1) == 0 || len(round1) != len(round2) {
+		return fmt.Errorf("%w: rounds of %d and %d nodes", ErrNotQuiescent, len(round1), len(round2))
+	}
+	for _, round := range [][]NodeStatus{round1, round2} {
+		if err := quiet(round); err != nil {
+			return err
+		}
+	}
+	for i := range round1 {
+		a, b := round1[i], round2[i]
+		if a.Node != b.Node || len(a.Channels) != len(b.Channels) {
+			return fmt.Errorf("%w: membership differs between rounds", ErrNotQuiescent)
+		}
+		for j := range a.Channels {
+			x, y := a.Channels[j], b.Channels[j]
+			if x.Peer != y.Peer || x.OutEpoch != y.OutEpoch || x.SentSeq != y.SentSeq ||
+				x.InEpoch != y.InEpoch || x.AppliedSeq != y.AppliedSeq {
+				return fmt.Errorf("%w: %s counters for %s changed between rounds", ErrNotQuiescent, a.Node, x.Peer)
+			}
+		}
+	}
+	return nil
+}
+
+// quiet checks one round: all idle, nothing buffered or spooled, every
+// channel's sent equals its receiver's applied.
+func quiet(round []NodeStatus) error {
+	byNode := map[NodeID]NodeStatus{}
+	for _, ns := range round {
+		byNode[ns.Node] = ns
+	}
+	for _, ns := range round {
+		if !ns.Idle || ns.BufferedURLs != 0 {
+			return fmt.Errorf("%w: %s busy", ErrNotQuiescent, ns.Node)
+		}
+		for _, c := range ns.Channels {
+			if c.SpoolBatches != 0 || c.AckedSeq != c.SentSeq {
+				return fmt.Errorf("%w: %s has batches for %s unacknowledged", ErrNotQuiescent, ns.Node, c.Peer)
+			}
+			if c.SentSeq == 0 {
+				continue // nothing sent in this epoch
+			}
+			rcv, ok := byNode[c.Peer]
+			if !ok {
+				return fmt.Errorf("%w: no status from %s", ErrNotQuiescent, c.Peer)
+			}
+			in, ok := channelFor(rcv, ns.Node)
+			if !ok || in.InEpoch != c.OutEpoch || in.AppliedSeq != c.SentSeq {
+				return fmt.Errorf("%w: %s sent %d to %s, which applied %d", ErrNotQuiescent, ns.Node, c.SentSeq, c.Peer, in.AppliedSeq)
+			}
+		}
+	}
+	return nil
+}
+
+func channelFor(ns NodeStatus, peer NodeID) (Channel, bool) {
+	for _, c := range ns.Channels {
+		if c.Peer == peer {
+			return c, true
+		}
+	}
+	return Channel{}, false
+}

@@ -1,0 +1,170 @@
+package hostsplit
+
+import (
+	"crypto/rand"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/cockroachdb/pebble/v2"
+)
+
+// store is the splitter's pebble database. Keys:
+//
+//	"e"                      → this node's spool epoch (8 bytes)
+//	"n" peer 0x00            → last sequence number assigned for peer
+//	"s" peer 0x00 seq(8 BE)  → uvarint URL count + encoded batch
+//	"r" sender 0x00          → sender epoch (8) + last applied seq (8)
+//
+// Node ids contain no 0x00, so per-peer key ranges do not overlap.
+type store struct {
+	db    *pebble.DB
+	epoch uint64
+}
+
+func openStore(dir string, log *slog.Logger) (*store, error) {
+	db, err := pebble.Open(dir, &pebble.Options{Logger: pebbleLogger{log}})
+	if err != nil {
+		return nil, fmt.Errorf("hostsplit: open spool: %w", err)
+	}
+	st := &store{db: db}
+	v, ok, err := st.get([]byte("e"))
+	switch {
+	case err != nil:
+		db.Close()
+		return nil, err
+	case ok && len(v) == 8:
+		st.epoch = binary.BigEndian.Uint64(v)
+	default:
+		var b [8]byte
+		_, _ = rand.Read(b[:])
+		b[0] |= 1 // never zero
+		if err := db.Set([]byte("e"), b[:], pebble.Sync); err != nil {
+			db.Close()
+			return nil, fmt.Errorf("hostsplit: write epoch: %w", err)
+		}
+		st.epoch = binary.BigEndian.Uint64(b[:])
+	}
+	return st, nil
+}
+
+func (st *store) close() error { return st.db.Close() }
+
+func (st *store) get(k []byte) ([]byte, bool, error) {
+	v, c, err := st.db.Get(k)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("hostsplit: spool read: %w", err)
+	}
+	out := append([]byte(nil), v...)
+	c.Close()
+	return out, true, nil
+}
+
+func peerKey(tag byte, id NodeID) []byte {
+	k := make([]byte, 0, len(id)+2+8)
+	k = append(k, tag)
+	k = append(k, id...)
+	return append(k, 0)
+}
+
+func spoolKey(id NodeID, seq uint64) []byte {
+	return binary.BigEndian.AppendUint64(peerKey('s', id), seq)
+}
+
+// putBatch spools batch seq for peer and records seq as the last assigned,
+// durably.
+func (st *store) putBatch(id NodeID, seq uint64, count int, enc []byte) error {
+	b := st.db.NewBatch()
+	v := binary.AppendUvarint(make([]byte, 0, len(enc)+4), uint64(count))
+	_ = b.Set(spoolKey(id, seq), append(v, enc...), nil)
+	_ = b.Set(peerKey('n', id), binary.BigEndian.AppendUint64(nil, seq), nil)
+	if err := b.Commit(pebble.Sync); err != nil {
+		return fmt.Errorf("hostsplit: spool write: %w", err)
+	}
+	return nil
+}
+
+// getBatch returns the URL count and encoded batch seq for peer.
+func (st *store) getBatch(id NodeID, seq uint64) (int, []byte, error) {
+	v, ok, err := st.get(spoolKey(id, seq))
+	if err != nil {
+		return 0, nil, err
+	}
+	if !ok {
+		return 0, nil, fmt.Errorf("hostsplit: spool lost batch %d for %s", seq, id)
+	}
+	n, k := binary.Uvarint(v)
+	if k <= 0 {
+		return 0, nil, fmt.Errorf("hostsplit: spool entry %d for %s corrupt", seq, id)
+	}
+	return int(n), v[k:], nil
+}
+
+// ack forgets the batches of peer up to seq. It need not be synced: a
+// forgotten deletion only causes a harmless resend.
+func (st *store) ack(id NodeID, seq uint64) error {
+	return st.db.DeleteRange(spoolKey(id, 0), spoolKey(id, seq+1), pebble.NoSync)
+}
+
+// peerState reads, for peer, the last assigned seq and the (seq, count) of
+// every batch still spooled.
+func (st *store) peerState(id NodeID) (last uint64, pending map[uint64]int, err error) {
+	v, ok, err := st.get(peerKey('n', id))
+	if err != nil {
+		return 0, nil, err
+	}
+	if ok && len(v) == 8 {
+		last = binary.BigEndian.Uint64(v)
+	}
+	pending = map[uint64]int{}
+	lo := peerKey('s', id)
+	hi := append(peerKey('s', id)[:len(lo)-1], 1)
+	it, err := st.db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+	if err != nil {
+		return 0, nil, fmt.Errorf("hostsplit: spool scan: %w", err)
+	}
+	defer it.Close()
+	for it.First(); it.Valid(); it.Next() {
+		k := it.Key()
+		if len(k) != len(lo)+8 {
+			return 0, nil, fmt.Errorf("hostsplit: spool key %q corrupt", k)
+		}
+		n, _ := binary.Uvarint(it.Value())
+		pending[binary.BigEndian.Uint64(k[len(lo):])] = int(n)
+	}
+	return last, pending, it.Error()
+}
+
+// applied returns the epoch and last applied seq recorded for sender.
+func (st *store) applied(sender NodeID) (epoch, seq uint64, err error) {
+	v, ok, err := st.get(peerKey('r', sender))
+	if err != nil || !ok || len(v) != 16 {
+		return 0, 0, err
+	}
+	return binary.BigEndian.Uint64(v), binary.BigEndian.Uint64(v[8:]), nil
+}
+
+func (st *store) setApplied(sender NodeID, epoch, seq uint64) error {
+	v := binary.BigEndian.AppendUint64(binary.BigEndian.AppendUint64(nil, epoch), seq)
+	if err := st.db.Set(peerKey('r', sender), v, pebble.Sync); err != nil {
+		return fmt.Errorf("hostsplit: record applied batch: %w", err)
+	}
+	return nil
+}
+
+// pebbleLogger sends pebble's messages to slog: info at debug level.
+type pebbleLogger struct{ l *slog.Logger }
+
+func (p pebbleLogger) Infof(format string, args ...any) {
+	p.l.Debug(fmt.Sprintf("pebble: "+format, args...))
+}
+func (p pebbleLogger) Errorf(format string, args ...any) {
+	p.l.Error(fmt.Sprintf("pebble: "+format, args...))
+}
+func (p pebbleLogger) Fatalf(format string, args ...any) {
+	panic(fmt.Sprintf("pebble: "+format, args...))
+}
