@@ -35,6 +35,16 @@ const maxRobotsLine = 2083 * 8
 type robotsRule struct {
 	pattern string // percent-encoded as matched
 	allow   bool
+	literal int // bytes of pattern other than '*' and a final '$': the shortest path it can match
+}
+
+func newRobotsRule(value string, allow bool) robotsRule {
+	p := escapePattern(value)
+	lit := len(p) - strings.Count(p, "*")
+	if strings.HasSuffix(p, "$") {
+		lit--
+	}
+	return robotsRule{pattern: p, allow: allow, literal: lit}
 }
 
 // robotsGroup is one group: its user-agent lines and its rules.
@@ -78,7 +88,7 @@ func parseRobots(body []byte) *robotsFile {
 			if value == "" {
 				return // an empty path matches nothing
 			}
-			cur.rules = append(cur.rules, robotsRule{pattern: escapePattern(value), allow: keyKind(key) == keyAllow})
+			cur.rules = append(cur.rules, newRobotsRule(value, keyKind(key) == keyAllow))
 		case keyCrawlDelay:
 			if cur == nil {
 				return
@@ -296,6 +306,9 @@ func (ar *agentRules) allowed(path string) bool {
 		n := len(r.pattern)
 		if r.allow && n <= bestAllow || !r.allow && n <= bestDisallow {
 			continue
+		}
+		if r.literal > len(path) && !(r.allow && strings.Contains(r.pattern, "/index.htm")) {
+			continue // cannot match: cheap reject of hostile wildcard runs
 		}
 		if matchPattern(path, r.pattern) || r.allow && matchIndexPage(path, r.pattern) {
 			if r.allow {
