@@ -46,6 +46,9 @@ type gen struct {
 	hasBase  bool
 	baseRaw  string
 
+	zipfCache [4]zipfDist // recently used popularity distributions
+	zipfNext  int
+
 	asciiOnly, malformed, linksFirst bool
 	limit                            int
 
@@ -68,7 +71,7 @@ var genPool = sync.Pool{New: func() any {
 func (w *Web) getGen(collect bool) *gen {
 	g := genPool.Get().(*gen)
 	*g = gen{w: w, buf: g.buf[:0], tmp: g.tmp[:0], links: g.links[:0], targets: g.targets[:0],
-		seen: g.seen, basePath: g.basePath[:0], collect: collect}
+		seen: g.seen, basePath: g.basePath[:0], collect: collect, zipfCache: g.zipfCache, zipfNext: g.zipfNext}
 	clear(g.seen)
 	return g
 }
@@ -331,3 +334,20 @@ func (g *gen) outDegree() int {
 	d := math.Round(g.r.lognormal(g.w.linkMu, g.w.linkSigma))
 	return int(math.Max(3, math.Min(d, float64(g.w.cfg.MaxLinks))))
 }
+
+// zipf draws from the Zipf distribution over [0, n) with exponent s,
+// reusing the constants of the previous call when n and s are the same.
+func (g *gen) zipf(n int, s float64) int {
+	for i := range g.zipfCache {
+		if z := &g.zipfCache[i]; z.n == n && z.s == s {
+			return z.draw(&g.r)
+		}
+	}
+	z := &g.zipfCache[g.zipfNext]
+	g.zipfNext = (g.zipfNext + 1) % len(g.zipfCache)
+	*z = newZipf(n, s)
+	return z.draw(&g.r)
+}
+
+// zipfHost draws a host by popularity.
+func (g *gen) zipfHost() int32 { return int32(g.w.hostZipf.draw(&g.r)) }

@@ -73,7 +73,7 @@ func (g *gen) newTarget(cl linkClass) target {
 // probability SameHostShare, else a host by Zipf popularity.
 func (g *gen) pickHost() int32 {
 	if g.hi.kind != Trap && g.r.chance(1-g.w.cfg.SameHostShare) {
-		return int32(g.r.zipf(len(g.w.hosts), g.w.cfg.ZipfHosts))
+		return g.zipfHost()
 	}
 	return g.self.host
 }
@@ -92,7 +92,7 @@ func (g *gen) newTargetOn(cl linkClass, h int32, uniform bool) target {
 		if uniform {
 			return r.intn(n)
 		}
-		return r.zipf(n, s)
+		return g.zipf(n, s)
 	}
 	switch cl {
 	case clImg:
@@ -119,7 +119,7 @@ func (g *gen) newTargetOn(cl linkClass, h int32, uniform bool) target {
 		case u < 0.07:
 			return target{host: h, kind: pkDir, a: int64(r.intn(int(dirsOf(n))))}
 		case u < 0.08 && n > 1:
-			return target{host: h, kind: pkPrint, a: 1 + int64(r.zipf(int(n-1), g.w.cfg.ZipfPages))}
+			return target{host: h, kind: pkPrint, a: 1 + int64(g.zipf(int(n-1), g.w.cfg.ZipfPages))}
 		case u < 0.10 && (g.self.kind == pkArticle || g.self.kind == pkHome || g.self.kind == pkDir):
 			return g.self
 		}
@@ -182,7 +182,7 @@ func (g *gen) sampleOne() {
 			// The host's pool is exhausted (a big page on a small host):
 			// half the time link elsewhere instead of repeating, which
 			// balances the same-host and the repeat share.
-			h = int32(r.zipf(len(g.w.hosts), g.w.cfg.ZipfHosts))
+			h = g.zipfHost()
 		}
 		t = g.newTargetOn(cl, h, try >= 4)
 		if _, dup := g.seen[t]; !dup {

@@ -54,23 +54,41 @@ func (r *rng) lognormal(mu, sigma float64) float64 { return math.Exp(mu + sigma*
 // zipf returns an int in [0, n) with P(k) roughly ∝ (k+1)^-s (inverse CDF of
 // the continuous density), so 0 is the most popular.
 func (r *rng) zipf(n int, s float64) int {
-	if n <= 1 {
+	z := newZipf(n, s)
+	return z.draw(r)
+}
+
+// zipfDist holds the constants of one Zipf inverse CDF so that a draw costs
+// one exp and one log.
+type zipfDist struct {
+	n      int
+	s      float64
+	one    bool    // s == 1
+	c      float64 // (n+1)^(1-s) - 1, or ln(n+1) when s == 1
+	invExp float64 // 1/(1-s)
+}
+
+func newZipf(n int, s float64) zipfDist {
+	z := zipfDist{n: n, s: s}
+	if math.Abs(s-1) < 1e-9 {
+		z.one, z.c = true, math.Log(float64(n+1))
+	} else {
+		e := 1 - s
+		z.c, z.invExp = math.Pow(float64(n+1), e)-1, 1/e
+	}
+	return z
+}
+
+func (z *zipfDist) draw(r *rng) int {
+	if z.n <= 1 {
 		return 0
 	}
 	u := r.float()
 	var x float64
-	if math.Abs(s-1) < 1e-9 {
-		x = math.Pow(float64(n+1), u) - 1
+	if z.one {
+		x = math.Exp(u*z.c) - 1
 	} else {
-		e := 1 - s
-		x = math.Pow(1+u*(math.Pow(float64(n+1), e)-1), 1/e) - 1
+		x = math.Exp(math.Log1p(u*z.c)*z.invExp) - 1
 	}
-	k := int(x)
-	if k >= n {
-		k = n - 1
-	}
-	if k < 0 {
-		k = 0
-	}
-	return k
+	return max(0, min(int(x), z.n-1))
 }

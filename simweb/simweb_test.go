@@ -130,7 +130,7 @@ func TestLinkShape(t *testing.T) {
 	check("pages", float64(st.Pages), 1000, 1500)
 	check("median out-degree", st.MedianOut, 19, 28)
 	check("mean out-degree", st.MeanOut, 45, 75)
-	check("same-host share", st.SameHostShare, 0.68, 0.86)
+	check("same-host share", st.SameHostShare, 0.70, 0.86)
 	check("repeat share", st.RepeatShare, 0.22, 0.38)
 	check("median body size", st.MedianBodySize, 15000, 26000)
 }

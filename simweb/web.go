@@ -28,6 +28,7 @@ type Web struct {
 	linkMu, linkSigma float64 // out-degree log-normal
 	pagesMu           float64 // articles per host log-normal
 	sizeMu            float64
+	hostZipf          zipfDist
 
 	bombOnce   sync.Once
 	bombMember []byte // one gzip member inflating to bombChunk bytes
@@ -50,6 +51,7 @@ func New(cfg Config) (*Web, error) {
 	w.linkSigma = math.Sqrt(2 * math.Log(cfg.LinksMean/cfg.LinksMedian))
 	w.pagesMu = math.Log(cfg.PagesPerHost) - cfg.PagesPerHostSigma*cfg.PagesPerHostSigma/2
 	w.sizeMu = math.Log(float64(cfg.PageSizeMedian))
+	w.hostZipf = newZipf(cfg.Hosts, cfg.ZipfHosts)
 	w.assignPathologies()
 	for i := range w.hosts {
 		r := newRng(cfg.Seed, uint64(i), 0x9a6e5)
