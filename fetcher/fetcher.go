@@ -7,7 +7,10 @@ import (
 	"fmt"
 	"io"
 	"mime"
+	"net"
 	"net/http"
+	"net/http/httptrace"
+	"net/netip"
 	"net/url"
 	"strings"
 	"time"
@@ -90,6 +93,10 @@ type Response struct {
 	// Bytes is the number of body bytes read from the network (before
 	// decoding); Body.Len() is the decoded length.
 	Bytes int64
+	// RemoteIP is the address the response came from (for per-IP
+	// politeness); invalid if unknown (e.g. a DialContext override whose
+	// connections have no IP address).
+	RemoteIP netip.Addr
 }
 
 // Close releases the body (and removes its temporary file). Idempotent.
@@ -147,6 +154,14 @@ func (f *Fetcher) get(parent context.Context, u *url.URL, bodyCap, decodeCap int
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(parent, f.opts.FetchTimeout)
 	defer cancel()
+	var remote netip.Addr
+	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
+		GotConn: func(ci httptrace.GotConnInfo) {
+			if ta, ok := ci.Conn.RemoteAddr().(*net.TCPAddr); ok {
+				remote = ta.AddrPort().Addr().Unmap()
+			}
+		},
+	})
 	// The transport is called directly: redirects are never followed, so
 	// http.Client would only add header copying and cookie plumbing.
 	req := (&http.Request{
@@ -164,9 +179,10 @@ func (f *Fetcher) get(parent context.Context, u *url.URL, bodyCap, decodeCap int
 	}
 	defer hr.Body.Close()
 	r := &Response{
-		Status: hr.StatusCode,
-		Header: hr.Header,
-		Body:   NewRewindBuffer(f.opts.MemThreshold, f.opts.TempDir),
+		RemoteIP: remote,
+		Status:   hr.StatusCode,
+		Header:   hr.Header,
+		Body:     NewRewindBuffer(f.opts.MemThreshold, f.opts.TempDir),
 	}
 	if hr.StatusCode >= 300 && hr.StatusCode < 400 {
 		if loc := hr.Header.Get("Location"); loc != "" {

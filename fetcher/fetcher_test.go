@@ -81,6 +81,9 @@ func TestFetchBasic(t *testing.T) {
 	if got := readAll(t, r.Body); got != "<html>hello</html>" || r.Bytes != int64(len(got)) || r.Truncated {
 		t.Fatalf("body %q bytes %d truncated %v", got, r.Bytes, r.Truncated)
 	}
+	if r.RemoteIP != netip.MustParseAddr("127.0.0.1") {
+		t.Fatalf("RemoteIP %v", r.RemoteIP)
+	}
 	if gotUA != DefaultUserAgent || gotAE != acceptEncoding {
 		t.Fatalf("UA %q, Accept-Encoding %q", gotUA, gotAE)
 	}
@@ -613,5 +616,35 @@ func TestDNSSharedLookupSurvivesCancel(t *testing.T) {
 	close(release)
 	if err := <-second; err != nil {
 		t.Fatalf("second fetch failed with the first caller's cancellation: %v", err)
+	}
+}
+
+func TestEndlessBodyAndShortBody(t *testing.T) {
+	s := serve(t, func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/endless":
+			chunk := bytes.Repeat([]byte("z"), 32<<10)
+			for r.Context().Err() == nil {
+				if _, err := w.Write(chunk); err != nil {
+					return
+				}
+			}
+		case "/short": // promises more than it sends, then hangs up
+			w.Header().Set("Content-Length", "100000")
+			w.Write(make([]byte, 1000))
+			panic(http.ErrAbortHandler)
+		}
+	})
+	f := newTest(t, func(o *Options) { o.BodyCap = 300 << 10 })
+	r := mustFetch(t, f, s.URL+"/endless")
+	if !r.Truncated || r.Body.Len() != 300<<10 || !r.Body.Spilled() {
+		t.Fatalf("endless: truncated %v len %d", r.Truncated, r.Body.Len())
+	}
+	_, err := f.Fetch(context.Background(), s.URL+"/short")
+	if !errors.Is(err, ErrConnect) || !IsRetryable(err) {
+		t.Fatalf("short body: err %v, want retryable ErrConnect", err)
+	}
+	if n := countBodyFDs(t); n != 1 { // only the endless page's, still open
+		t.Fatalf("%d body descriptors open", n)
 	}
 }
