@@ -66,7 +66,7 @@ type Options struct {
 
 	BatchMaxURLs  int           // URLs per batch; default 1000
 	BatchMaxBytes int           // raw URL bytes per batch; default 512 KiB
-	BatchMaxAge   time.Duration // a non-empty buffer is spooled this old; default 200ms
+	BatchMaxAge   time.Duration // a non-empty buffer is spooled this old; default 200ms, < 0 never
 	Codec         Codec         // default CodecFrontZstd
 	// Limits bound received batches; default Limits defaults. Batches this
 	// node builds must fit them, and URLs longer than Limits.MaxURLLen are
@@ -172,9 +172,6 @@ func (o *Options) Validate() error {
 	// The front-coded payload is at most raw bytes + 2 varints per URL.
 	if o.BatchMaxBytes < 1 || o.BatchMaxBytes+o.Limits.MaxURLLen+20*(o.BatchMaxURLs+1) > o.Limits.MaxDecodedBytes {
 		bad("BatchMaxBytes %d too large for Limits.MaxDecodedBytes %d", o.BatchMaxBytes, o.Limits.MaxDecodedBytes)
-	}
-	if o.BatchMaxAge < 0 {
-		bad("BatchMaxAge %v < 0", o.BatchMaxAge)
 	}
 	switch o.Codec {
 	case CodecFront, CodecFrontZstd, CodecFrontS2:

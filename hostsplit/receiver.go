@@ -130,7 +130,9 @@ func (s *Splitter) apply(ctx context.Context, p *peer, b *pb.Batch) (uint64, err
 	if err := s.store.setApplied(p.id, b.GetEpoch(), b.GetSeq()); err != nil {
 		return 0, status.Error(codes.Unavailable, err.Error())
 	}
+	p.inStateMu.Lock()
 	p.inEpoch, p.inApplied = b.GetEpoch(), b.GetSeq()
+	p.inStateMu.Unlock()
 	p.st.recvBatches.Add(1)
 	p.st.recvURLs.Add(uint64(len(urls)))
 	return p.inApplied, nil

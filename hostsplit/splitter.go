@@ -69,6 +69,7 @@ type peer struct {
 	notify chan struct{} // capacity 1: new batch spooled
 
 	inMu      sync.Mutex // serialises applying batches from this peer
+	inStateMu sync.Mutex // guards inEpoch, inApplied (written under inMu too)
 	inEpoch   uint64
 	inApplied uint64
 

@@ -51,9 +51,9 @@ func (s *Splitter) LocalStatus() NodeStatus {
 		p.outMu.Lock()
 		c.SentSeq, c.AckedSeq, c.SpoolBatches, c.SpoolURLs = p.lastSeq, p.acked, uint64(len(p.pending)), uint64(p.pendingURLs)
 		p.outMu.Unlock()
-		p.inMu.Lock()
+		p.inStateMu.Lock()
 		c.InEpoch, c.AppliedSeq = p.inEpoch, p.inApplied
-		p.inMu.Unlock()
+		p.inStateMu.Unlock()
 		ns.Channels = append(ns.Channels, c)
 	}
 	ns.BufferedURLs = int64(ns.Stats.Total.BufferedURLs)
