@@ -191,18 +191,23 @@ func (d *DUE) addLocked(fp uint64, url string) error {
 		s.DroppedByCache++
 		return nil
 	}
-	if d.mu.active.lookup(fp) >= 0 {
+	if d.mu.active.len() >= d.opts.BufferEntries {
+		if d.mu.active.lookup(fp) >= 0 {
+			s.DroppedInBuffer++
+			return nil
+		}
+		for d.mu.active.len() >= d.opts.BufferEntries {
+			d.kick()
+			d.mu.cond.Wait()
+			if err := d.usableLocked(); err != nil {
+				return err
+			}
+		}
+	}
+	if !d.mu.active.insert(fp) { // one probe: look up and insert
 		s.DroppedInBuffer++
 		return nil
 	}
-	for d.mu.active.len() >= d.opts.BufferEntries {
-		d.kick()
-		d.mu.cond.Wait()
-		if err := d.usableLocked(); err != nil {
-			return err
-		}
-	}
-	d.mu.active.insert(fp)
 	d.mu.pend.add(fp, url)
 	d.mu.appended++
 	if d.mu.active.len() >= d.opts.BufferEntries {
