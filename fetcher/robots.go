@@ -116,16 +116,28 @@ func (f *Fetcher) Robots(ctx context.Context, scheme, host string) (rules *Robot
 			}
 		}
 		f.stats.robotsMisses.add(1)
-		start := time.Now()
-		r, err := f.fetchRobots(ctx, key)
-		dur = time.Since(start)
-		if err != nil {
-			f.robots.abandon(key)
-			return nil, true, dur, err
-		}
-		r = f.robots.store(key, r, f.opts.Now(), &f.opts, &f.stats)
-		return r, true, dur, nil
+		return f.fetchAndStore(ctx, key)
 	}
+}
+
+// fetchAndStore fetches the robots.txt of key for a caller that holds its
+// in-flight mark, and always releases the mark (even on panic).
+func (f *Fetcher) fetchAndStore(ctx context.Context, key string) (rules *RobotsRules, fetched bool, dur time.Duration, err error) {
+	stored := false
+	defer func() {
+		if !stored {
+			f.robots.abandon(key)
+		}
+	}()
+	start := time.Now()
+	r, err := f.fetchRobots(ctx, key)
+	dur = time.Since(start)
+	if err != nil {
+		return nil, true, dur, err
+	}
+	r = f.robots.store(key, r, f.opts.Now(), &f.opts, &f.stats)
+	stored = true
+	return r, true, dur, nil
 }
 
 // CachedRobots returns the cached rules for scheme://host without fetching,

@@ -33,7 +33,7 @@ type Stats struct {
 	DNSHits   int64
 	DNSMisses int64
 
-	RobotsFetches     int64 // robots.txt network fetches (each costs a politeness slot)
+	RobotsFetches     int64 // HTTP requests for robots.txt, redirect hops included
 	RobotsCacheHits   int64
 	RobotsCacheMisses int64
 	RobotsEvictions   int64
