@@ -43,35 +43,84 @@ func TestStaticAndInfiniteMatchReference(t *testing.T) {
 
 // tableContents returns fingerprint → mark for every stored entry, checking
 // the scatter table's invariants on the way.
-func tableContents(t *testing.T, tb *table) map[uint64]bool {
+func tableContents(t *testing.T, tb *ctable) map[uint64]bool {
 	t.Helper()
 	out := map[uint64]bool{}
 	n := 0
 	for i, s := range tb.slots {
 		if s == 0 {
-			if tb.marks != nil && tb.mark(uint64(i)) {
+			if tb.mark(uint64(i)) {
 				t.Fatalf("empty slot %d is marked", i)
 			}
 			continue
 		}
 		n++
-		// Robin Hood: no gap between an entry's home and its slot, and
-		// the entry before it is no closer to its own home minus one.
-		h := tb.home(s)
-		for j := h; j != uint64(i); j = (j + 1) % tb.m {
-			if tb.slots[j] == 0 {
-				t.Fatalf("gap at slot %d between home %d and slot %d of %#x", j, h, i, s)
-			}
+		b1, b2 := tb.buckets(s)
+		if b := uint64(i) / bucketSlots; b != b1 && b != b2 {
+			t.Fatalf("%#x in bucket %d, not its own %d or %d", s, b, b1, b2)
+		}
+		if _, dup := out[s]; dup {
+			t.Fatalf("%#x stored twice", s)
 		}
 		if tb.find(s) != i {
 			t.Fatalf("find(%#x) = %d, stored at %d", s, tb.find(s), i)
 		}
-		out[s] = tb.marks != nil && tb.mark(uint64(i))
+		out[s] = tb.mark(uint64(i))
 	}
 	if n != tb.n {
 		t.Fatalf("table counts %d entries, holds %d", tb.n, n)
 	}
+	if tb.drops != 0 {
+		t.Fatalf("%d entries dropped by displacement walks", tb.drops)
+	}
 	return out
+}
+
+// The Robin Hood table behind LRU, STATIC and the simulator keeps its
+// invariants: no gap between an entry's home and its slot, find agrees.
+func TestRobinHoodInvariants(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 9))
+	for name, tr := range traceShapes(r) {
+		tb := newTable(97, true, true)
+		in := map[uint64]bool{}
+		for i, fp := range tr {
+			fp = key(fp)
+			switch {
+			case in[fp] && i%3 == 0:
+				tb.remove(uint64(tb.find(fp)))
+				delete(in, fp)
+			case !in[fp] && tb.n < 90:
+				tb.insert(fp, uint32(i), i%2 == 0)
+				in[fp] = true
+			}
+			n := 0
+			for j, s := range tb.slots {
+				if s == 0 {
+					if tb.mark(uint64(j)) {
+						t.Fatalf("%s: empty slot %d marked", name, j)
+					}
+					continue
+				}
+				n++
+				for h := tb.home(s); h != uint64(j); h = (h + 1) % tb.m {
+					if tb.slots[h] == 0 {
+						t.Fatalf("%s: gap at %d before %#x in slot %d", name, h, s, j)
+					}
+				}
+				if !in[s] || tb.find(s) != j {
+					t.Fatalf("%s: %#x at %d: in=%v find=%d", name, s, j, in[s], tb.find(s))
+				}
+			}
+			if n != len(in) || n != tb.n {
+				t.Fatalf("%s: %d stored, %d expected, n=%d", name, n, len(in), tb.n)
+			}
+			for fp := range in {
+				if tb.find(fp) < 0 {
+					t.Fatalf("%s: %#x lost", name, fp)
+				}
+			}
+		}
+	}
 }
 
 // The CLOCK policy checked step by step against a brute-force model of its
@@ -89,7 +138,7 @@ func TestClockMatchesModel(t *testing.T) {
 				var wantVictim uint64
 				passed := map[uint64]bool{}
 				if _, in := model[fp]; !in && len(model) >= k && k > 0 {
-					for i := c.hand; ; i = (i + 1) % c.t.m {
+					for i := c.hand; ; i = c.step(i) {
 						s := c.t.slots[i]
 						if s == 0 {
 							continue
@@ -250,7 +299,7 @@ func TestClockCloseToTextbook(t *testing.T) {
 }
 
 func TestBytesPerEntry(t *testing.T) {
-	for _, k := range []int{100, 500, 1 << 10, 50000, 1 << 16} {
+	for _, k := range []int{256, 500, 1 << 10, 50000, 1 << 16, 1 << 20} {
 		for _, c := range []interface{ Bytes() int }{NewClock(k), NewRandom(k, 1)} {
 			if b := float64(c.Bytes()) / float64(k); b > 9 {
 				t.Errorf("%T k=%d: %.2f bytes per entry, want ≤ 9", c, k, b)

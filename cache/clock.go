@@ -4,13 +4,14 @@ import "math/bits"
 
 // Clock is a CLOCK cache of fingerprints in a scatter table: a hit sets the
 // entry's mark bit; on a miss with the cache full the hand sweeps the table's
-// slots, clearing marks, and evicts the first unmarked entry. New entries
-// start marked. Not safe for concurrent use.
+// slots (in a fixed scattered order), clearing marks, and evicts the first
+// unmarked entry. New entries start marked. Not safe for concurrent use.
 type Clock struct {
-	t     table
-	k     int
-	hand  uint64
-	stats Stats
+	t      ctable
+	k      int
+	hand   uint64
+	stride uint64
+	stats  Stats
 }
 
 // NewClock returns an empty CLOCK cache of k ≥ 0 entries (k = 0 never hits).
@@ -18,7 +19,8 @@ func NewClock(k int) *Clock {
 	if k < 0 {
 		k = 0
 	}
-	return &Clock{t: newTable(slotsFor(k), true, false), k: k}
+	t := newCtable(k)
+	return &Clock{t: t, k: k, stride: strideFor(t.m())}
 }
 
 // Seen implements Cache.
@@ -36,40 +38,58 @@ func (c *Clock) Seen(fp uint64) bool {
 	if c.t.n >= c.k {
 		c.evict()
 	}
-	c.t.insert(fp, 0, true)
+	c.t.insert(fp, true)
 	return false
 }
 
 // evict advances the hand to the first unmarked entry, clearing the marks it
-// passes, and removes that entry. The hand stays on the emptied slot, which
-// now holds the next entry of the chain (if any).
+// passes, and removes that entry.
+//
+// The hand visits the slots in a scattered order (slot += stride mod m, with
+// stride ≈ 0.618·m coprime to m, so every slot is visited once per turn):
+// sweeping in address order would evict runs of neighbouring entries, leaving
+// the buckets behind the hand empty while inserts fill the rest (with linear
+// probing it made chains of thousands of slots ahead of the hand).
 func (c *Clock) evict() {
 	t := &c.t
 	i := c.hand
 	for {
-		// Skip a whole word of marked-or-empty slots at once when aligned.
-		if i&63 == 0 && i+64 <= t.m {
-			w := i >> 6
-			if t.marks[w] == ^uint64(0) {
-				t.marks[w] = 0
-				if i += 64; i == t.m {
-					i = 0
-				}
-				continue
-			}
-		}
 		if t.slots[i] != 0 {
 			if !t.mark(i) {
 				t.remove(i)
-				c.hand = i
+				c.hand = c.step(i)
 				return
 			}
 			t.clearMark(i)
 		}
-		if i++; i == t.m {
-			i = 0
-		}
+		i = c.step(i)
 	}
+}
+
+func (c *Clock) step(i uint64) uint64 {
+	if i += c.stride; i >= c.t.m() {
+		i -= c.t.m()
+	}
+	return i
+}
+
+// strideFor returns a step coprime to m near m/φ.
+func strideFor(m uint64) uint64 {
+	if m <= 1 {
+		return 0
+	}
+	s := uint64(float64(m) * 0.6180339887498949)
+	for s < 1 || gcd(s, m) != 1 {
+		s++
+	}
+	return s
+}
+
+func gcd(a, b uint64) uint64 {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
 }
 
 // Len implements Cache.
@@ -88,7 +108,7 @@ func (c *Clock) Bytes() int { return c.t.bytes() }
 // the cache full it evicts an entry chosen uniformly at random. Deterministic
 // for a given seed. Not safe for concurrent use.
 type Random struct {
-	t     table
+	t     ctable
 	k     int
 	rng   uint64
 	stats Stats
@@ -100,7 +120,7 @@ func NewRandom(k int, seed uint64) *Random {
 	if k < 0 {
 		k = 0
 	}
-	return &Random{t: newTable(slotsFor(k), false, false), k: k, rng: seed}
+	return &Random{t: newCtable(k), k: k, rng: seed}
 }
 
 // splitmix64 advances *s and returns the next pseudo-random number.
@@ -125,14 +145,14 @@ func (c *Random) Seen(fp uint64) bool {
 	}
 	if c.t.n >= c.k {
 		for {
-			i, _ := bits.Mul64(splitmix64(&c.rng), c.t.m)
+			i, _ := bits.Mul64(splitmix64(&c.rng), c.t.m())
 			if c.t.slots[i] != 0 {
 				c.t.remove(i)
 				break
 			}
 		}
 	}
-	c.t.insert(fp, 0, false)
+	c.t.insert(fp, false)
 	return false
 }
 

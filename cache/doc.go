@@ -16,15 +16,19 @@
 // goroutines is made with NewShared, which shards it by fingerprint and locks
 // each shard.
 //
-// CLOCK and RANDOM keep their entries in a Robin Hood scatter table: a flat
-// []uint64 of fingerprints probed circularly (the chains wrap around the end of
-// the table) with the mark bits packed one per slot, no pointers and no
+// CLOCK and RANDOM keep their entries in a scatter table: a flat []uint64 of
+// fingerprints with the mark bits packed one per slot, no pointers and no
 // allocation per entry. The table has about 8% more slots than entries, so a
-// cache of k entries takes ≤ 9 bytes per entry. The CLOCK hand sweeps the
-// table's slots, so the clock order is the table order rather than insertion
-// order (an entry is inserted with its mark set so that it survives one sweep,
-// as a freshly loaded page does in textbook CLOCK); the simulator measures the
-// difference against textbook CLOCK in the tests.
+// cache of k ≥ 256 entries takes ≤ 9 bytes per entry (9.1 at k = 100). At that load linear
+// probing with circular chains (the structure the study names) costs ~85
+// probes per insert, so the slots are grouped in buckets of eight and each
+// fingerprint has two candidate buckets (cuckoo displacement on insert): a
+// lookup reads at most two cache lines. See ctable.go. The CLOCK hand sweeps the
+// table's slots in a fixed scattered order (so that evictions do not empty one
+// region of the table and pack the next), so the clock order is that slot
+// order rather than insertion order; an entry is inserted with its mark set so
+// that it survives one sweep, as a freshly loaded page does in textbook CLOCK.
+// The tests bound the difference against textbook CLOCK.
 //
 // Fingerprint 0 marks an empty slot, so it is stored as the constant ZeroKey:
 // the fingerprints 0 and ZeroKey are the same entry to every cache (a

@@ -1,7 +1,7 @@
 package cache
 
-// LRU is an exact least-recently-used cache of fingerprints: a scatter table
-// maps each fingerprint to its node in a doubly linked recency list kept in
+// LRU is an exact least-recently-used cache of fingerprints: a Robin Hood
+// scatter table (at most half full) maps each fingerprint to its node in a doubly linked recency list kept in
 // flat arrays (uint32 links, no pointers). Not safe for concurrent use.
 type LRU struct {
 	t          table    // fingerprint → node
@@ -17,7 +17,7 @@ func NewLRU(k int) *LRU {
 		k = 0
 	}
 	c := &LRU{
-		t:    newTable(slotsFor(k), false, true),
+		t:    newTable(2*k+1, false, true), // half full: short probes
 		fps:  make([]uint64, k),
 		prev: make([]uint32, k+1),
 		next: make([]uint32, k+1),

@@ -11,7 +11,7 @@ type Static struct {
 
 // NewStatic returns a STATIC cache holding the distinct fingerprints of top.
 func NewStatic(top []uint64) *Static {
-	c := &Static{t: newTable(slotsFor(len(top)), false, false)}
+	c := &Static{t: newTable(len(top)+len(top)/2+1, false, false)}
 	for _, fp := range top {
 		fp = key(fp)
 		if c.t.find(fp) < 0 {
