@@ -8,9 +8,11 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/sextant-crawler/sextant/internal/fingerprint"
+	"go.uber.org/goleak"
 )
 
 // frontierSink models the frontier side of the hand-off: it applies a batch
@@ -173,6 +175,7 @@ func TestExactAgainstOracle(t *testing.T) {
 }
 
 func TestConcurrentAdders(t *testing.T) {
+	defer goleak.VerifyNone(t)
 	fs := vfs.NewMem()
 	sink := &frontierSink{}
 	d := openT(t, fs, sink, func(o *Options) { o.FlushInterval = 0 })
@@ -265,5 +268,33 @@ func TestOptionsValidate(t *testing.T) {
 	}
 	if _, err := Open("x", Options{FS: vfs.NewMem()}); err == nil {
 		t.Fatal("Open without Sink succeeded")
+	}
+}
+
+// The merger goroutine merges on its own every FlushInterval, so a slow
+// crawl makes progress without Flush; Close waits for the goroutine.
+func TestFlushIntervalMerges(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	sink := &frontierSink{}
+	d := openT(t, vfs.NewMem(), sink, func(o *Options) { o.FlushInterval = 5 * time.Millisecond })
+	want := []string{"http://a.test/1", "http://a.test/2", "http://b.test/"}
+	for _, u := range want {
+		if err := d.Add(fingerprint.URL(u), u); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for len(sink.got()) < len(want) && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	checkStream(t, sink.got(), want)
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Close(); !errors.Is(err, ErrClosed) {
+		t.Fatalf("second Close = %v", err)
+	}
+	if err := d.Add(1, "x"); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Add after Close = %v", err)
 	}
 }
