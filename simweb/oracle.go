@@ -3,7 +3,6 @@ package simweb
 import (
 	"errors"
 	"fmt"
-	"mime"
 	"net/http"
 	"sort"
 	"strings"
@@ -238,16 +237,18 @@ func (res *OracleResult) discover(g *gen, u *whatwg.Url, found func(*whatwg.Url)
 	return nil
 }
 
-// isHTML applies the Content-Type rule of Rules to a 2xx response.
+// isHTML applies the Content-Type rule of Rules to a 2xx response: the
+// media type (before ';', trimmed, ASCII case-insensitive) is text/html or
+// application/xhtml+xml, or the header is absent or empty and
+// http.DetectContentType of the first 512 bytes is text/html.
 func isHTML(g *gen) bool {
-	if g.noCT {
+	ct := g.ctype
+	if g.noCT || strings.TrimSpace(ct) == "" {
 		return strings.HasPrefix(http.DetectContentType(g.buf[:min(len(g.buf), 512)]), "text/html")
 	}
-	mt, _, err := mime.ParseMediaType(g.ctype)
-	if err != nil {
-		mt = strings.ToLower(strings.TrimSpace(strings.Split(g.ctype, ";")[0]))
-	}
-	return mt == "text/html" || mt == "application/xhtml+xml"
+	mt, _, _ := strings.Cut(ct, ";")
+	mt = strings.TrimSpace(mt)
+	return strings.EqualFold(mt, "text/html") || strings.EqualFold(mt, "application/xhtml+xml")
 }
 
 // robotsAllow applies robots.txt of u's origin (fetched through the

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"runtime/pprof"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -171,16 +172,57 @@ func (s *Server) Client() *http.Client {
 	}
 }
 
-// Log returns a copy of the request log: per host name, every request in
-// the order the handlers finished.
+// Log returns a copy of the request log: per host name (as sent in the
+// Host header, lower case, without port), every request ordered by Start.
 func (s *Server) Log() map[string][]Request {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	out := make(map[string][]Request, len(s.mu.log))
 	for h, l := range s.mu.log {
 		out[h] = append([]Request(nil), l...)
 	}
+	s.mu.Unlock()
+	for _, l := range out {
+		sort.SliceStable(l, func(i, j int) bool { return l[i].Start.Before(l[j].Start) })
+	}
 	return out
+}
+
+// MaxConcurrent returns the largest number of requests of reqs (one host's
+// log) that were in progress at the same instant: 1 for a polite crawl.
+func MaxConcurrent(reqs []Request) int {
+	type ev struct {
+		t     time.Time
+		delta int
+	}
+	evs := make([]ev, 0, 2*len(reqs))
+	for _, r := range reqs {
+		evs = append(evs, ev{r.Start, +1}, ev{r.End, -1})
+	}
+	sort.Slice(evs, func(i, j int) bool {
+		if evs[i].t.Equal(evs[j].t) {
+			return evs[i].delta < evs[j].delta // an end before a start at the same instant
+		}
+		return evs[i].t.Before(evs[j].t)
+	})
+	cur, best := 0, 0
+	for _, e := range evs {
+		cur += e.delta
+		best = max(best, cur)
+	}
+	return best
+}
+
+// MinGap returns the smallest time between the end of a request and the
+// start of the next one in reqs (ordered by Start, as Log returns them);
+// negative if two overlap, 0 with fewer than two requests.
+func MinGap(reqs []Request) time.Duration {
+	var gap time.Duration
+	for i := 1; i < len(reqs); i++ {
+		if g := reqs[i].Start.Sub(reqs[i-1].End); i == 1 || g < gap {
+			gap = g
+		}
+	}
+	return gap
 }
 
 // Requests returns the server's totals.

@@ -476,6 +476,9 @@ func TestRequestLog(t *testing.T) {
 			t.Errorf("entry %d: %+v", i, r)
 		}
 	}
+	if MaxConcurrent(log) != 1 || MinGap(log) < 0 {
+		t.Errorf("sequential requests: concurrency %d, gap %v", MaxConcurrent(log), MinGap(log))
+	}
 	if st := srv.Requests(); st.Requests != 3 || st.Bytes == 0 {
 		t.Errorf("stats %+v", st)
 	}
@@ -563,4 +566,99 @@ func FuzzRespond(f *testing.F) {
 			t.Fatal("not deterministic")
 		}
 	})
+}
+
+func TestLogHelpers(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	at := func(a, b int) Request {
+		return Request{Start: t0.Add(time.Duration(a) * time.Second), End: t0.Add(time.Duration(b) * time.Second)}
+	}
+	for _, tc := range []struct {
+		reqs []Request
+		conc int
+		gap  time.Duration
+	}{
+		{nil, 0, 0},
+		{[]Request{at(0, 1), at(1, 2), at(4, 5)}, 1, 0},
+		{[]Request{at(0, 3), at(1, 2), at(2, 5)}, 2, -2 * time.Second},
+		{[]Request{at(0, 10), at(1, 2), at(3, 4), at(3, 5)}, 3, -9 * time.Second},
+	} {
+		if c, g := MaxConcurrent(tc.reqs), MinGap(tc.reqs); c != tc.conc || g != tc.gap {
+			t.Errorf("%v: concurrency %d gap %v, want %d %v", tc.reqs, c, g, tc.conc, tc.gap)
+		}
+	}
+}
+
+// Every robots.txt the generator writes parses without error (a parse
+// error would silently mean allow-all), on the small and the default web.
+func TestRobotsParse(t *testing.T) {
+	for _, c := range []Config{SmallConfig(), DefaultConfig()} {
+		w := newWeb(t, c)
+		for _, host := range w.Hosts() {
+			r, err := w.Respond(host, "/robots.txt")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Status != 200 {
+				continue
+			}
+			if _, err := robotstxt.FromBytes(r.Body[:min(len(r.Body), 500<<10)]); err != nil {
+				t.Errorf("%s (%v): %v", host, w.Pathology(mustIndex(w, host)), err)
+			}
+		}
+	}
+	w := newWeb(t, SmallConfig())
+	if _, err := w.Respond("www.example.com", "/"); !errors.Is(err, ErrUnknownHost) {
+		t.Errorf("unknown host: %v", err)
+	}
+}
+
+// MaxDepth, Scope and MaxURLLength narrow the fetched set as documented.
+func TestOracleRules(t *testing.T) {
+	w := newWeb(t, SmallConfig())
+	all, err := w.Oracle(w.Seeds(), Rules{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d0, err := w.Oracle(w.Seeds()[:1], Rules{MaxDepth: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	home, _ := w.Respond(w.HostName(0), "/")
+	want := map[string]bool{w.Seeds()[0]: true}
+	for _, l := range home.Links {
+		if strings.HasPrefix(l.URL, "http://") && strings.Contains(l.URL, ".sim.test/") &&
+			!strings.HasPrefix(l.URL, "http://nohost.") {
+			u := l.URL
+			h := strings.SplitN(u, "/", 4)[2]
+			if hi, ok := w.HostIndex(h); ok && w.Pathology(hi) != Trap && w.Pathology(hi) != Robots5xx {
+				want[u] = true
+			}
+		}
+	}
+	if len(d0.Fetched) == 0 || len(d0.Fetched) > len(want) {
+		t.Errorf("depth 1: %d URLs, want at most the seed and its %d links", len(d0.Fetched), len(want)-1)
+	}
+	for _, u := range d0.Fetched {
+		if !want[u] && !strings.Contains(u, "robots") {
+			// only robots.txt may remove links, never add them
+			t.Errorf("depth 1 fetched %s, not linked from the seed", u)
+		}
+	}
+	none, err := w.Oracle(w.Seeds(), Rules{Scope: "other.test"})
+	if err != nil || len(none.Fetched) != 0 || none.OutOfScope != len(w.Seeds()) {
+		t.Errorf("other scope: %v, %d URLs", err, len(none.Fetched))
+	}
+	short, err := w.Oracle(w.Seeds(), Rules{MaxURLLength: 36})
+	if err != nil || len(short.Fetched) >= len(all.Fetched) || len(short.Fetched) == 0 {
+		t.Errorf("short URLs: %v, %d of %d", err, len(short.Fetched), len(all.Fetched))
+	}
+	for _, u := range short.Fetched {
+		if len(u) > 36 {
+			t.Errorf("%s longer than 36", u)
+		}
+	}
+	if _, err := w.Oracle(w.Seeds(), Rules{MaxPagesPerHost: 10}); !errors.Is(err, ErrBudget) {
+		t.Errorf("tiny budget: %v", err)
+	}
 }
