@@ -47,14 +47,28 @@ func newDecoder(contentEncoding string, r io.Reader) (io.ReadCloser, error) {
 			}
 			next = z
 		case "br":
-			next = io.NopCloser(brotli.NewReader(rc))
+			b, _ := brReaders.Get().(*brotli.Reader)
+			if b == nil {
+				b = brotli.NewReader(rc)
+			} else if err := b.Reset(rc); err != nil {
+				return nil, fmt.Errorf("%w: br: %w", ErrEncoding, err)
+			}
+			next = pooledBrotli{b}
 		case "zstd":
-			z, err := zstd.NewReader(rc, zstd.WithDecoderConcurrency(1),
-				zstd.WithDecoderMaxWindow(maxZstdWindow), zstd.WithDecoderLowmem(true))
+			z, _ := zstdReaders.Get().(*zstd.Decoder)
+			var err error
+			if z == nil {
+				// Concurrency 1 decodes synchronously: no goroutines, so a
+				// pooled decoder needs no Close.
+				z, err = zstd.NewReader(rc, zstd.WithDecoderConcurrency(1),
+					zstd.WithDecoderMaxWindow(maxZstdWindow), zstd.WithDecoderLowmem(true))
+			} else {
+				err = z.Reset(rc)
+			}
 			if err != nil {
 				return nil, fmt.Errorf("%w: zstd: %w", ErrEncoding, err)
 			}
-			next = zstdCloser{z}
+			next = pooledZstd{z}
 		default:
 			return nil, fmt.Errorf("%w: unsupported content-encoding %q", ErrEncoding, enc)
 		}
@@ -75,9 +89,26 @@ func (p pooledGzip) Close() error {
 	return err
 }
 
-type zstdCloser struct{ *zstd.Decoder }
+// brReaders recycles brotli readers.
+var brReaders sync.Pool
 
-func (z zstdCloser) Close() error { z.Decoder.Close(); return nil }
+type pooledBrotli struct{ *brotli.Reader }
+
+func (b pooledBrotli) Close() error {
+	brReaders.Put(b.Reader)
+	return nil
+}
+
+// zstdReaders recycles zstd decoders (their window buffers are large).
+var zstdReaders sync.Pool
+
+type pooledZstd struct{ *zstd.Decoder }
+
+func (z pooledZstd) Close() error {
+	z.Decoder.Reset(nil) // drop the reference to the finished stream
+	zstdReaders.Put(z.Decoder)
+	return nil
+}
 
 type multiCloser struct {
 	io.ReadCloser

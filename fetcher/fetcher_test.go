@@ -648,3 +648,50 @@ func TestEndlessBodyAndShortBody(t *testing.T) {
 		t.Fatalf("%d body descriptors open", n)
 	}
 }
+
+// Pooled decoders recover from a corrupt stream: each encoding decodes a
+// good body after a bad one, repeatedly.
+func TestDecoderReuseAfterError(t *testing.T) {
+	plain := strings.Repeat("reuse me ", 5000)
+	good := map[string][]byte{}
+	for _, enc := range []string{"gzip", "br", "zstd"} {
+		var buf bytes.Buffer
+		var w io.WriteCloser
+		switch enc {
+		case "gzip":
+			w = gzip.NewWriter(&buf)
+		case "br":
+			w = brotli.NewWriter(&buf)
+		case "zstd":
+			w, _ = zstd.NewWriter(&buf)
+		}
+		io.WriteString(w, plain)
+		w.Close()
+		good[enc] = buf.Bytes()
+	}
+	s := serve(t, func(w http.ResponseWriter, r *http.Request) {
+		enc := r.URL.Query().Get("enc")
+		w.Header().Set("Content-Encoding", enc)
+		if r.URL.Path == "/bad" {
+			b := append([]byte(nil), good[enc][:len(good[enc])/2]...)
+			for i := 10; i < len(b); i += 7 {
+				b[i] ^= 0x5a
+			}
+			w.Write(b)
+			return
+		}
+		w.Write(good[enc])
+	})
+	f := newTest(t, nil)
+	for round := 0; round < 3; round++ {
+		for enc := range good {
+			if r, err := f.Fetch(context.Background(), s.URL+"/bad?enc="+enc); err == nil {
+				r.Close() // a corrupt stream may still decode to garbage; either way no panic
+			}
+			r := mustFetch(t, f, s.URL+"/good?enc="+enc)
+			if got := readAll(t, r.Body); got != plain {
+				t.Fatalf("%s round %d: decoded %d bytes, want %d", enc, round, len(got), len(plain))
+			}
+		}
+	}
+}
