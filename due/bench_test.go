@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -245,6 +246,26 @@ func runSeenSet(b *testing.B, alt string, distinct int) {
 		}
 		s = &dueSet{d: d, sink: sink}
 	}
+	// Sample the DUE's own accounting of held memory (buffers, run
+	// indexes) to report its peak, which falls during merges.
+	var peak atomic.Int64
+	stop := make(chan struct{})
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		t := time.NewTicker(20 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+				if d != nil {
+					peak.Store(max(peak.Load(), d.Stats().MemBytes))
+				}
+			}
+		}
+	}()
 	b.ResetTimer()
 	start := time.Now()
 	for {
@@ -261,6 +282,8 @@ func runSeenSet(b *testing.B, alt string, distinct int) {
 	}
 	el := time.Since(start)
 	b.StopTimer()
+	close(stop)
+	<-sampled
 	ram := float64(heapAlloc()) - float64(base)
 	disk := dirBytes(dir)
 	if alt != "gen" && s.emitted() != uint64(distinct) {
@@ -277,6 +300,7 @@ func runSeenSet(b *testing.B, alt string, distinct int) {
 		b.ReportMetric(float64(st.BytesWritten)/float64(st.BytesOnDisk), "write-amp")
 		b.ReportMetric(st.MaxMerge.Seconds(), "max-merge-s")
 		b.ReportMetric(float64(st.MemBytes)/float64(distinct), "held-B/URL")
+		b.ReportMetric(float64(peak.Load())/float64(distinct), "peak-held-B/URL")
 	}
 	if err := s.close(); err != nil {
 		b.Fatal(err)

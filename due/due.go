@@ -82,7 +82,7 @@ type Stats struct {
 	BytesOnDisk    int64 // run files
 	Runs           int
 	LogBytes       int64 // current log file
-	MemBytes       int64 // buffers, log chunk and run indexes held in RAM
+	MemBytes       int64 // buffers, merge scratch, log chunk and run indexes in RAM
 
 	Merges       uint64
 	MergeTime    time.Duration // total
@@ -404,7 +404,9 @@ func (d *DUE) Stats() Stats {
 	s.MemBytes += d.mu.active.memBytes() + int64(cap(d.mu.pend.buf))
 	if d.mu.frozen != nil {
 		s.MergingEntries = d.mu.frozen.len()
-		s.MemBytes += d.mu.frozen.memBytes()
+		// Plus the merge's scratch: sorted copy and radix buffer (8+8
+		// bytes) and two flags per entry.
+		s.MemBytes += d.mu.frozen.memBytes() + int64(d.mu.frozen.len())*18
 	}
 	if d.mu.log != nil {
 		s.LogBytes = d.mu.log.size

@@ -35,7 +35,8 @@ type Cache interface {
 // After a crash a batch is delivered again (same seq, same URLs) until a
 // Deliver call returned nil and the DUE recorded that durably, so the Sink
 // must ignore any seq ≤ the last one it applied, atomically with storing the
-// URLs. Deliver is called from one goroutine at a time.
+// URLs. Deliver is called from one goroutine at a time, with the DUE's merge
+// lock held: it must not call back into the DUE.
 type Sink interface {
 	Deliver(seq uint64, urls []string) error
 }
