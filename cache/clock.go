@@ -26,7 +26,8 @@ func NewClock(k int) *Clock {
 // Seen implements Cache.
 func (c *Clock) Seen(fp uint64) bool {
 	fp = key(fp)
-	if i := c.t.find(fp); i >= 0 {
+	i, empty := c.t.lookup(fp)
+	if i >= 0 {
 		c.t.setMark(uint64(i))
 		c.stats.Hits++
 		return true
@@ -38,7 +39,11 @@ func (c *Clock) Seen(fp uint64) bool {
 	if c.t.n >= c.k {
 		c.evict()
 	}
-	c.t.insert(fp, true)
+	if empty >= 0 {
+		c.t.place(empty, fp, true)
+	} else {
+		c.t.insert(fp, true)
+	}
 	return false
 }
 
@@ -135,7 +140,8 @@ func splitmix64(s *uint64) uint64 {
 // Seen implements Cache.
 func (c *Random) Seen(fp uint64) bool {
 	fp = key(fp)
-	if c.t.find(fp) >= 0 {
+	i, empty := c.t.lookup(fp)
+	if i >= 0 {
 		c.stats.Hits++
 		return true
 	}
@@ -152,7 +158,11 @@ func (c *Random) Seen(fp uint64) bool {
 			}
 		}
 	}
-	c.t.insert(fp, false)
+	if empty >= 0 {
+		c.t.place(empty, fp, false)
+	} else {
+		c.t.insert(fp, false)
+	}
 	return false
 }
 

@@ -42,6 +42,32 @@ func (t *ctable) buckets(fp uint64) (uint64, uint64) {
 	return b1, b2
 }
 
+// lookup returns the slot holding fp (or -1) and, when fp is absent, an
+// empty slot of one of its buckets (or -1), from one read of each bucket.
+func (t *ctable) lookup(fp uint64) (at, empty int) {
+	b1, b2 := t.buckets(fp)
+	empty = -1
+	s := t.slots[b1*bucketSlots : b1*bucketSlots+bucketSlots]
+	for i, x := range s {
+		if x == fp {
+			return int(b1*bucketSlots) + i, -1
+		}
+		if x == 0 && empty < 0 {
+			empty = int(b1*bucketSlots) + i
+		}
+	}
+	s = t.slots[b2*bucketSlots : b2*bucketSlots+bucketSlots]
+	for i, x := range s {
+		if x == fp {
+			return int(b2*bucketSlots) + i, -1
+		}
+		if x == 0 && empty < 0 {
+			empty = int(b2*bucketSlots) + i
+		}
+	}
+	return -1, empty
+}
+
 // find returns the slot holding fp, or -1.
 func (t *ctable) find(fp uint64) int {
 	b1, b2 := t.buckets(fp)
@@ -102,6 +128,14 @@ func (t *ctable) insert(fp uint64, mark bool) {
 		t.place(i, fp, mark)
 		return
 	}
+	t.walk(fp, mark, b1, b2)
+}
+
+// walk inserts fp, whose buckets b1 and b2 are full, by displacing residents
+// along a random walk. At each step it first looks for a resident of the
+// current bucket whose other bucket has room (one move), and only then kicks
+// a random resident on.
+func (t *ctable) walk(fp uint64, mark bool, b1, b2 uint64) {
 	b := b1
 	if splitmix64(&t.rng)&1 == 0 {
 		b = b2
@@ -109,6 +143,22 @@ func (t *ctable) insert(fp uint64, mark bool) {
 	for range maxWalk {
 		r := splitmix64(&t.rng)
 		i := b*bucketSlots + r%bucketSlots
+		for j := b * bucketSlots; j < b*bucketSlots+bucketSlots; j++ {
+			o1, o2 := t.buckets(t.slots[j])
+			alt := o1
+			if o1 == b {
+				alt = o2
+			}
+			if e := t.free(alt); e >= 0 {
+				// Move resident j to its other bucket; fp takes slot j.
+				t.place(e, t.slots[j], t.mark(j))
+				t.n--
+				t.slots[j] = fp
+				t.putMark(j, mark)
+				t.n++
+				return
+			}
+		}
 		old, oldMark := t.slots[i], t.mark(i)
 		t.slots[i] = fp
 		t.putMark(i, mark)
