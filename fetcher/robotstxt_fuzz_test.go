@@ -32,6 +32,10 @@ func FuzzRobots(f *testing.F) {
 			t.Fatalf("%d rules, %d groups from %d lines", rules, len(rf.groups), lines)
 		}
 		ar := rf.forAgent(agent)
+		if p := robotsPath(path); p == "" || p[0] != '/' || strings.Contains(p, "#") {
+			t.Fatalf("robotsPath(%q) = %q", path, p)
+		}
+		path = robotsPath(path)
 		a1 := ar.allowed(path)
 		if a2 := parseRobots([]byte(body)).forAgent(agent); a2.allowed(path) != a1 {
 			t.Fatal("nondeterministic")
