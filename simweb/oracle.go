@@ -42,8 +42,9 @@ var (
 // Discovered: from a fetched URL answered 3xx with a Location, the Location
 // resolved against the URL (one hop: redirects are not followed inline).
 // From a fetched URL answered 2xx whose Content-Type media type is
-// text/html or application/xhtml+xml, or which has no Content-Type and whose
-// first 512 bytes http.DetectContentType calls text/html: every URL in the
+// text/html or application/xhtml+xml (ASCII case-insensitive), or whose
+// Content-Type is absent or empty and whose first 512 bytes
+// http.DetectContentType calls text/html (extract.IsHTML): every URL in the
 // first BodyCap bytes of the decoded body in a/area/link href,
 // img/script/iframe/frame/embed/source/audio/video src, img/source srcset
 // candidates, form action and meta refresh, resolved against the first

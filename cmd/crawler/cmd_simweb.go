@@ -57,7 +57,7 @@ sub-directory per host).`)
 		}
 		fmt.Fprintf(env.stdout, "serving %d sites from %s on %s: %v\n", len(srv.DirHosts()), *dir, srv.Addr(), srv.DirHosts())
 		if hs := srv.DirHosts(); len(hs) > 0 {
-			printReach(env, srv.Addr(), hs[0], "")
+			printReach(env, srv.Addr(), hs[0], hs[0])
 		}
 		return serveUntilDone(ctx, env, srv)
 	}
