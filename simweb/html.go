@@ -268,7 +268,7 @@ var badCharsets = [...][2]string{
 	{"text/html; charset=windows-1252", `<meta charset="utf-16">`},
 }
 
-// head writes the document start up to and including <body>.
+// head writes the document start up to the </title> (the head stays open).
 func (g *gen) head(xhtml bool, meta, title string) {
 	if xhtml {
 		g.str("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<!DOCTYPE html>\n<html xmlns=\"http://www.w3.org/1999/xhtml\"><head>")
@@ -277,9 +277,16 @@ func (g *gen) head(xhtml bool, meta, title string) {
 	}
 	g.str(meta)
 	g.str("<title>")
-	g.str(title)
-	g.buf = strconv.AppendInt(g.buf, int64(g.self.a), 10)
+	g.title(title)
 	g.str("</title>\n")
+}
+
+// title writes the page's title: the prefix, the page number and the host.
+func (g *gen) title(prefix string) {
+	g.str(prefix)
+	g.buf = strconv.AppendInt(g.buf, g.self.a, 10)
+	g.str(" of ")
+	g.buf = g.w.appendHost(g.buf, g.self.host)
 }
 
 // htmlPage writes a whole page: head (optional <base> and meta refresh),
@@ -325,7 +332,7 @@ func (g *gen) htmlPage(title string, structural func(), sampled bool) {
 		g.record("meta-refresh", t, g.buf[s:e], e+2)
 	}
 	g.str("</head>\n<body>\n<h1>")
-	g.str(title)
+	g.title(title)
 	g.str("</h1>\n")
 	perLink := 0
 	if !g.linksFirst {
@@ -388,7 +395,7 @@ func (g *gen) article() {
 
 func (g *gen) home() {
 	h, n := g.self.host, g.hi.n
-	g.htmlPage("Home of host ", func() {
+	g.htmlPage("Home page ", func() {
 		for j := int64(0); j < dirsOf(n); j++ {
 			g.a(target{host: h, kind: pkDir, a: j})
 		}
