@@ -10,7 +10,7 @@ import (
 // This file is the RFC 9309 layer: a robots.txt parser and matcher with the
 // grouping, user-agent matching and precedence rules of the RFC (and the
 // accepted mistakes of Google's reference parser, on which the compliance
-// suite is based). github.com/temoto/robotstxt, which the crawler builds on,
+// suite is based). github.com/temoto/robotstxt, the library issue 5 names,
 // differs from RFC 9309 in ways that cannot be patched from outside, because
 // its groups and rules are unexported:
 //
