@@ -129,6 +129,8 @@ type Extractor struct {
 	seen map[uint64]struct{} // fingerprints emitted in this document
 	cs   charsetReader
 	lim  io.LimitedReader
+	// slowAttrs forces Tokenizer.TagAttr for every tag (tests compare).
+	slowAttrs bool
 
 	// per-document state
 	base    *urlnorm.URL
@@ -283,95 +285,141 @@ func asciiEqualFold(b []byte, lower string) bool {
 	return true
 }
 
-// tag handles one start tag of interest.
+// tagState collects what one start tag's attributes say.
+type tagState struct {
+	seen             uint8 // attribute kinds already handled (first one wins)
+	httpEquivRefresh bool
+	content          []byte
+}
+
+// tag handles one start tag of interest. Tags whose raw bytes need no
+// decoding are split by rawAttrs (no copies); others by TagAttr.
 func (e *Extractor) tag(z *html.Tokenizer, tag string) error {
-	var httpEquivRefresh bool
-	var content []byte
-	for more := true; more; {
-		var k, v []byte
-		k, v, more = z.TagAttr()
-		if k == nil {
-			break
+	var st tagState
+	if raw := z.Raw(); !e.slowAttrs && plainTag(raw) {
+		it := newRawAttrs(raw)
+		for {
+			k, v, ok := it.next()
+			if !ok {
+				break
+			}
+			if err := e.attr(&st, tag, k, v); err != nil {
+				return err
+			}
 		}
-		attr := attrOf(tag, k)
-		if attr == "" {
-			continue
-		}
-		switch attr {
-		case "http-equiv":
-			v = bytes.TrimSpace(v)
-			httpEquivRefresh = len(v) == len("refresh") && asciiEqualFold(v, "refresh")
-			continue
-		case "content":
-			content = v
-			continue
-		}
-		if len(v) > e.opts.MaxAttrLen {
-			e.res.TooLong++
-			continue
-		}
-		if tag == "base" {
-			e.setBase(v)
-			continue
-		}
-		var err error
-		if attr == "srcset" {
-			err = eachSrcset(v, func(u []byte) error { return e.emit(u, tag, attr) })
-		} else {
-			err = e.emit(v, tag, attr)
-		}
-		if err != nil {
-			return err
+	} else {
+		for more := true; more; {
+			var k, v []byte
+			k, v, more = z.TagAttr()
+			if k == nil {
+				break
+			}
+			if err := e.attr(&st, tag, k, v); err != nil {
+				return err
+			}
 		}
 	}
-	if httpEquivRefresh && content != nil {
-		if len(content) > e.opts.MaxAttrLen {
+	if st.httpEquivRefresh && st.content != nil {
+		if len(st.content) > e.opts.MaxAttrLen {
 			e.res.TooLong++
 			return nil
 		}
-		if u, ok := refreshURL(content); ok {
+		if u, ok := refreshURL(st.content); ok {
 			return e.emit(u, "meta", "content")
 		}
 	}
 	return nil
 }
 
-// attrOf returns the attribute name if (tag, key) carries a link (or is
-// needed to find one), else "".
-func attrOf(tag string, k []byte) string {
+// attr handles one attribute of a tag of interest.
+func (e *Extractor) attr(st *tagState, tag string, k, v []byte) error {
+	attr, bit := attrOf(tag, k)
+	if attr == "" || st.seen&bit != 0 {
+		return nil // not a link attribute, or a duplicate (the first wins)
+	}
+	st.seen |= bit
+	switch attr {
+	case "http-equiv":
+		v = bytes.TrimSpace(v)
+		st.httpEquivRefresh = asciiEqualFold(v, "refresh")
+		return nil
+	case "content":
+		st.content = v
+		return nil
+	}
+	if len(v) > e.opts.MaxAttrLen {
+		e.res.TooLong++
+		return nil
+	}
+	if tag == "base" {
+		e.setBase(v)
+		return nil
+	}
+	if attr == "srcset" {
+		return eachSrcset(v, func(u []byte) error { return e.emit(u, tag, attr) })
+	}
+	return e.emit(v, tag, attr)
+}
+
+// Attribute kinds, as bits for tagState.seen.
+const (
+	bitHref = 1 << iota
+	bitSrc
+	bitSrcset
+	bitAction
+	bitData
+	bitHTTPEquiv
+	bitContent
+)
+
+// attrOf returns the attribute's canonical name and kind bit if (tag, k)
+// carries a link (or is needed to find one), else "". k is compared
+// ASCII case-insensitively.
+func attrOf(tag string, k []byte) (string, uint8) {
+	if len(k) > len("http-equiv") {
+		return "", 0
+	}
+	var buf [10]byte
+	for i, c := range k {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		buf[i] = c
+	}
+	key := buf[:len(k)]
 	switch tag {
 	case "a", "area", "link", "base":
-		if string(k) == "href" {
-			return "href"
+		if string(key) == "href" {
+			return "href", bitHref
 		}
 	case "img", "source":
-		switch string(k) {
+		switch string(key) {
 		case "src":
-			return "src"
+			return "src", bitSrc
 		case "srcset":
-			return "srcset"
+			return "srcset", bitSrcset
 		}
 	case "script", "iframe", "frame", "embed", "audio", "video", "track":
-		if string(k) == "src" {
-			return "src"
+		if string(key) == "src" {
+			return "src", bitSrc
 		}
 	case "form":
-		if string(k) == "action" {
-			return "action"
+		if string(key) == "action" {
+			return "action", bitAction
 		}
 	case "object":
-		if string(k) == "data" {
-			return "data"
+		if string(key) == "data" {
+			return "data", bitData
 		}
 	case "meta":
-		switch string(k) {
+		switch string(key) {
 		case "http-equiv":
-			return "http-equiv"
+			return "http-equiv", bitHTTPEquiv
 		case "content":
-			return "content"
+			return "content", bitContent
 		}
 	}
-	return ""
+	return "", 0
 }
 
 // setBase applies the first <base href>, resolved against the document

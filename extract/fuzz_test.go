@@ -2,6 +2,7 @@ package extract
 
 import (
 	"bytes"
+	"fmt"
 	"testing"
 
 	"github.com/sextant-crawler/sextant/internal/urlnorm"
@@ -34,11 +35,15 @@ func FuzzExtract(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
+	slow, _ := New(opts)
+	slow.slowAttrs = true
 	f.Fuzz(func(t *testing.T, doc []byte, contentType string) {
 		n := 0
+		var got, want []Link
 		res, err := e.Extract(bytes.NewReader(doc), base, contentType, func(l Link) {
+			got = append(got, l)
 			n++
-			if l.Tag == "" || l.Attr == "" || attrOf(l.Tag, []byte(l.Attr)) != l.Attr && l.Attr != "content" {
+			if l.Tag == "" || l.Attr == "" || attrName(l.Tag, l.Attr) != l.Attr && l.Attr != "content" {
 				t.Errorf("unexpected tag/attr %q/%q", l.Tag, l.Attr)
 			}
 			if c, err := urlnorm.Normalize(l.URL); err != nil || c != l.URL {
@@ -50,6 +55,11 @@ func FuzzExtract(f *testing.F) {
 		}
 		if n != res.Links || n > opts.MaxLinks || res.Bytes > opts.MaxBytes || res.Bytes > int64(len(doc)) {
 			t.Fatalf("limits: %d links emitted, result %+v", n, res)
+		}
+		// The raw-attribute fast path must agree with Tokenizer.TagAttr.
+		res2, _ := slow.Extract(bytes.NewReader(doc), base, contentType, func(l Link) { want = append(want, l) })
+		if fmt.Sprint(got) != fmt.Sprint(want) || res != res2 {
+			t.Fatalf("raw attributes %v %+v\nTagAttr        %v %+v", got, res, want, res2)
 		}
 	})
 }
@@ -85,4 +95,9 @@ func FuzzSrcset(f *testing.F) {
 			t.Fatalf("srcset %q: candidates longer than input", v)
 		}
 	})
+}
+
+func attrName(tag, attr string) string {
+	a, _ := attrOf(tag, []byte(attr))
+	return a
 }
