@@ -18,7 +18,7 @@ func TestSimweb(t *testing.T) {
 	cfg := simweb.SmallConfig()
 	cfg.HugeMax = 8 << 20
 	cfg.BombSize = 256 << 20
-	cfg.StallTime = 3 * time.Second
+	cfg.StallTime = 10 * time.Second
 	web, err := simweb.New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -29,7 +29,7 @@ func TestSimweb(t *testing.T) {
 	}
 	defer srv.Close()
 	f, err := fetcher.New(fetcher.Options{AllowPrivate: true, DialContext: srv.DialContext,
-		TempDir: t.TempDir(), BodyCap: 1 << 20, FetchTimeout: time.Second})
+		TempDir: t.TempDir(), BodyCap: 1 << 20, FetchTimeout: 2 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
