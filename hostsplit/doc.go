@@ -1,13 +1,41 @@
 // Package hostsplit routes each discovered URL to the node that owns its host.
 //
 // The owner is the rendezvous hash of the host (or registered domain) over the
-// membership list, so a membership change moves only the hosts of the node
-// that joined or left. Local URLs go to the local front cache and DUE; remote
-// URLs pass a per-peer front cache (hits are not sent: this is the
-// cross-machine traffic the caching study saves), then go into front-coded
-// batches spooled on disk until the peer acknowledges them.
+// membership list (Ring), so a membership change moves only the hosts of the
+// node that joined or left. Local URLs go to the Local sink (the crawl loop's
+// front cache and DUE); remote URLs pass a per-peer front cache (hits are not
+// sent: this is the cross-machine traffic the caching study saves), then go
+// into front-coded batches (EncodeBatch) spooled on disk in pebble until the
+// peer acknowledges them over a gRPC stream (proto.Peer/Send).
+//
+// # Usage
+//
+//  1. Make a Splitter with New(Options). It opens the spool in DataDir and
+//     starts one sender goroutine per peer, which resumes whatever the spool
+//     holds from an earlier run.
+//  2. Call Register on the gRPC server you own (with mTLS from
+//     internal/tlsutil: ServerConfig requires member client certificates),
+//     then serve it.
+//  3. Call Route with the normalised URLs extracted from each page. Local
+//     URLs are delivered before Route returns; remote URLs are durable only
+//     once spooled (batch full, BatchMaxAge, or Flush). Call Flush before
+//     recording a page as done if its links must survive a kill -9.
+//  4. The Local sink must be durable when Deliver returns nil: a received
+//     batch is acknowledged only then. It may see a URL twice after a crash
+//     (the DUE deduplicates). Received batches are applied once per (sender,
+//     epoch, seq); a resend is acknowledged without delivery.
+//  5. For cluster-wide termination, supply Options.Status and poll
+//     Terminated: it is true only after two status rounds in which every node
+//     is idle, nothing is buffered or spooled, and every channel's sent and
+//     applied sequence numbers agree and did not change (Quiescent).
+//  6. Close the Splitter (and stop the server) on shutdown.
+//
+// A Splitter is safe for concurrent use. Stats returns plain counters,
+// including the cross-machine traffic reduction (1 − sent ÷ discovered
+// remote) and the local share.
 //
 // Design: the host splitter of Mercator as described in Broder, Najork &
 // Wiener, "Efficient URL Caching for World Wide Web Crawling" (WWW 2003);
-// front coding from Koht-arsa & Sanguanpong's in-memory URL compression.
+// front coding from Koht-arsa & Sanguanpong's in-memory URL compression;
+// termination by the four-counter method (Mattern, 1987) applied per channel.
 package hostsplit

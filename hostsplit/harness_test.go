@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"os"
 	"slices"
 	"sort"
 	"sync"
@@ -17,7 +18,12 @@ import (
 	"google.golang.org/grpc/credentials"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	if os.Getenv(childEnv) != "" {
+		os.Exit(childMain())
+	}
+	goleak.VerifyTestMain(m)
+}
 
 // memSink records every URL delivered to it.
 type memSink struct {
@@ -72,7 +78,7 @@ func (c mapCache) Seen(fp uint64) bool {
 // testCluster is N splitters on loopback with mTLS, each with its own
 // gRPC server, data dir and memory sink.
 type testCluster struct {
-	t       *testing.T
+	t       testing.TB
 	ca      *tlsutil.CA
 	members []Member
 	ids     []string
@@ -91,7 +97,7 @@ type testNode struct {
 	done chan struct{}
 }
 
-func newTestCluster(t *testing.T, n int, tweak func(*Options)) *testCluster {
+func newTestCluster(t testing.TB, n int, tweak func(*Options)) *testCluster {
 	t.Helper()
 	ca, err := tlsutil.NewCA("test-ca", time.Hour)
 	if err != nil {

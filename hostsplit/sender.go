@@ -141,7 +141,7 @@ func (s *Splitter) ackUpTo(p *peer, seq uint64) bool {
 	if seq <= p.acked {
 		return false
 	}
-	if err := s.store.ack(p.id, seq); err != nil {
+	if err := s.store.ack(p.id, p.acked+1, seq); err != nil {
 		s.opts.Logger.Error("hostsplit: forgetting acknowledged batches", "peer", p.id, "err", err)
 	}
 	for q := p.acked + 1; q <= seq; q++ {
