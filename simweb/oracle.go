@@ -4,8 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/temoto/robotstxt"
 
@@ -153,28 +156,40 @@ func (w *Web) Oracle(seeds []string, rules Rules) (*OracleResult, error) {
 		}
 		consider(u, 0)
 	}
-	g := w.getGen(true)
-	defer putGen(g)
+	// Pages are generated and their links resolved in parallel, a chunk of
+	// the FIFO queue at a time; discovered URLs are then considered in queue
+	// order, so the result does not depend on the number of workers.
+	workers := max(1, min(runtime.GOMAXPROCS(0), 8))
+	gens := make([]*gen, workers)
+	for i := range gens {
+		gens[i] = w.getGen(true)
+		defer putGen(gens[i])
+	}
 	for len(queue) > 0 {
-		it := queue[0]
-		queue = queue[1:]
-		u, err := whatwg.Parse(it.url)
-		if err != nil {
-			return nil, err
+		chunk := queue[:min(len(queue), 256)]
+		queue = queue[len(chunk):]
+		out := make([]walked, len(chunk))
+		var next atomic.Int64
+		var wg sync.WaitGroup
+		for _, g := range gens {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := int(next.Add(1) - 1); i < len(chunk); i = int(next.Add(1) - 1) {
+					out[i] = res.walk(g, chunk[i].url)
+				}
+			}()
 		}
-		h, ok := w.HostIndex(u.Hostname())
-		if !ok || u.Scheme() != "http" { // cannot be answered: a network failure
-			res.ByStatus[0]++
-			continue
-		}
-		*g = gen{w: w, buf: g.buf[:0], tmp: g.tmp[:0], links: g.links[:0], targets: g.targets[:0],
-			seen: g.seen, basePath: g.basePath[:0], collect: true}
-		clear(g.seen)
-		w.build(g, int32(h), pathQuery(u))
-		res.ByStatus[g.status]++
-		err = res.discover(g, u, func(v *whatwg.Url) { consider(v, it.depth+1) })
-		if err != nil {
-			return nil, err
+		wg.Wait()
+		for i, o := range out {
+			if o.err != nil {
+				return nil, o.err
+			}
+			res.ByStatus[o.status]++
+			res.Links += o.links
+			for _, v := range o.found {
+				consider(v, chunk[i].depth+1)
+			}
 		}
 	}
 	for host, n := range perHost {
@@ -191,6 +206,37 @@ func (w *Web) Oracle(seeds []string, rules Rules) (*OracleResult, error) {
 	}
 	sort.Strings(res.TrapHosts)
 	return res, nil
+}
+
+// walked is what fetching one URL yields.
+type walked struct {
+	status int
+	found  []*whatwg.Url
+	links  int
+	err    error
+}
+
+// walk "fetches" s through the generator with g and returns what it makes
+// discovered. It only reads res.
+func (res *OracleResult) walk(g *gen, s string) walked {
+	u, err := whatwg.Parse(s)
+	if err != nil {
+		return walked{err: err}
+	}
+	h, ok := res.w.HostIndex(u.Hostname())
+	if !ok || u.Scheme() != "http" { // cannot be answered: a network failure
+		return walked{}
+	}
+	*g = gen{w: res.w, buf: g.buf[:0], tmp: g.tmp[:0], links: g.links[:0], targets: g.targets[:0],
+		seen: g.seen, basePath: g.basePath[:0], collect: true, zipfCache: g.zipfCache, zipfNext: g.zipfNext}
+	clear(g.seen)
+	res.w.build(g, int32(h), pathQuery(u))
+	o := walked{status: g.status}
+	o.err = res.discover(g, u, func(v *whatwg.Url) { o.found = append(o.found, v) })
+	if g.status < 300 {
+		o.links = len(o.found)
+	}
+	return o
 }
 
 // pathQuery is the request-target of u.
@@ -232,7 +278,6 @@ func (res *OracleResult) discover(g *gen, u *whatwg.Url, found func(*whatwg.Url)
 			return fmt.Errorf("%w: %s %q on %s → %q, meant %s (%v)", ErrGenerator, l.Tag, l.Raw,
 				u.Href(true), got, l.URL, err)
 		}
-		res.Links++
 		found(v)
 	}
 	return nil

@@ -620,6 +620,13 @@ func TestOracleRules(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	prev := runtime.GOMAXPROCS(1)
+	one, err := w.Oracle(w.Seeds(), Rules{})
+	runtime.GOMAXPROCS(prev)
+	if err != nil || fmt.Sprint(one.Fetched, one.ByStatus, one.Links, one.Disallowed, one.OutOfScope) !=
+		fmt.Sprint(all.Fetched, all.ByStatus, all.Links, all.Disallowed, all.OutOfScope) {
+		t.Errorf("the oracle depends on GOMAXPROCS (%v)", err)
+	}
 	d0, err := w.Oracle(w.Seeds()[:1], Rules{MaxDepth: 1})
 	if err != nil {
 		t.Fatal(err)
