@@ -130,22 +130,6 @@ func (g *gen) newTargetOn(cl linkClass, h int32, uniform bool) target {
 	return target{host: h, kind: pkHome}
 }
 
-func classOf(t target) linkClass {
-	switch t.kind {
-	case pkImg:
-		return clImg
-	case pkCSS:
-		return clCSS
-	case pkJS:
-		return clJS
-	case pkDoc:
-		return clDoc
-	case pkMedia:
-		return clMedia
-	}
-	return clHTML
-}
-
 // sampleOne writes one link slot: a repeat of an earlier target of the
 // page (RepeatShare of the time) or a new one.
 func (g *gen) sampleOne() {

@@ -51,12 +51,8 @@ func (r *rng) normal() float64 {
 // lognormal returns exp(mu + sigma·N(0,1)).
 func (r *rng) lognormal(mu, sigma float64) float64 { return math.Exp(mu + sigma*r.normal()) }
 
-// zipf returns an int in [0, n) with P(k) roughly ∝ (k+1)^-s (inverse CDF of
-// the continuous density), so 0 is the most popular.
-func (r *rng) zipf(n int, s float64) int {
-	z := newZipf(n, s)
-	return z.draw(r)
-}
+// Zipf: P(k) roughly ∝ (k+1)^-s over [0, n), drawn by the inverse CDF of
+// the continuous density, so 0 is the most popular.
 
 // zipfDist holds the constants of one Zipf inverse CDF so that a draw costs
 // one exp and one log.

@@ -3,6 +3,7 @@ package simweb
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -667,5 +668,73 @@ func TestOracleRules(t *testing.T) {
 	}
 	if _, err := w.Oracle(w.Seeds(), Rules{MaxPagesPerHost: 10}); !errors.Is(err, ErrBudget) {
 		t.Errorf("tiny budget: %v", err)
+	}
+}
+
+func TestDescribe(t *testing.T) {
+	w := newWeb(t, SmallConfig())
+	sum, err := Describe(w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, _ := w.Oracle(w.Seeds(), Rules{})
+	if sum.Reachable != res.Size() || sum.Hosts != 30 || sum.Articles != w.Pages() || sum.TrapHosts != 1 ||
+		len(sum.Pathologies) != len(Pathologies()) || sum.Links.Pages < 500 {
+		t.Fatalf("%+v", sum)
+	}
+	out := sum.String()
+	for _, want := range []string{"30 hosts", fmt.Sprintf("fetches %d URLs", res.Size()), "gzip-bomb=1",
+		"links per HTML page", "http://h00000.sim.test/"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("summary lacks %q:\n%s", want, out)
+		}
+	}
+	if c := w.Config(); c.Seed != SmallConfig().Seed || w.Domain() != "sim.test" {
+		t.Errorf("config %+v", c)
+	}
+}
+
+// WriteBody writes what the server sends: the same bytes, Size of them.
+func TestWriteBody(t *testing.T) {
+	c := SmallConfig()
+	c.StallTime = 10 * time.Millisecond
+	w := newWeb(t, c)
+	srv := startServer(t, w, Options{NoLatency: true})
+	for _, hp := range [][2]string{
+		{w.HostName(w.HostsWith(Stall)[0]), "/stall/1.html"},
+		{w.HostName(w.HostsWith(Huge)[0]), "/huge/2.html"},
+		{w.HostName(0), "/"},
+	} {
+		r, err := w.Respond(hp[0], hp[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		flushed := false
+		if err := r.WriteBody(context.Background(), &buf, func() { flushed = true }); err != nil {
+			t.Fatal(err)
+		}
+		resp, err := srv.Client().Get("http://" + hp[0] + hp[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		served, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if int64(buf.Len()) != r.Size || !bytes.Equal(served, buf.Bytes()) || flushed != (r.Stall > 0) {
+			t.Errorf("%s%s: WriteBody %d bytes, Size %d, served %d, flushed %v", hp[0], hp[1], buf.Len(), r.Size,
+				len(served), flushed)
+		}
+		if !bytes.HasSuffix(served, []byte("</body></html>\n")) {
+			t.Errorf("%s%s: body does not end the document", hp[0], hp[1])
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	r, _ := w.Respond(w.HostName(w.HostsWith(Stall)[0]), "/stall/0.html")
+	if err := r.WriteBody(ctx, io.Discard, nil); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled WriteBody: %v", err)
+	}
+	if srv.Port() == 0 {
+		t.Error("no port")
 	}
 }
