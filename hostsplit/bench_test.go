@@ -149,6 +149,7 @@ var urlSets = []urlSet{
 func BenchmarkWireSize(b *testing.B) {
 	for _, set := range urlSets {
 		urls := set.urls(b)
+		b.Logf("%s: %d URLs discovered", set.name, len(urls))
 		for _, size := range []int{100, 1000} {
 			bs := batches(urls, size)
 			raw, nURLs, repeated := 0, 0, 0
@@ -165,6 +166,7 @@ func BenchmarkWireSize(b *testing.B) {
 				b.ReportMetric(float64(repeated)/float64(nURLs), "wireB/URL")
 				b.ReportMetric(float64(raw)/float64(nURLs), "rawB/URL")
 				b.ReportMetric(100*float64(repeated)/float64(raw), "%raw")
+				b.ReportMetric(float64(nURLs), "URLs")
 			})
 			for _, c := range codecs {
 				b.Run(fmt.Sprintf("%s/batch=%d/%s", set.name, size, c), func(b *testing.B) {
@@ -234,12 +236,13 @@ func (s *nullSink) Deliver(_ context.Context, urls []string) error {
 // loopback cluster with mTLS: "local" routes only URLs node-0 owns (the
 // local sink's cost is nil), "mixed" routes the whole stream (about 1/3
 // local, 2/3 to peers: peer cache off, batches spooled with fsync and sent).
+// Every node's Local sink only counts URLs.
 // The clock stops when every remote URL has been acknowledged.
 func BenchmarkRoute(b *testing.B) {
 	all := realisticSimURLs(200000, 10000, 4)
 	for _, mode := range []string{"local", "mixed"} {
 		b.Run(mode, func(b *testing.B) {
-			c := newTestCluster(b, 3, nil)
+			c := newTestCluster(b, 3, func(o *Options) { o.Local = &nullSink{} })
 			src := c.nodes[0]
 			urls := all
 			if mode == "local" {
