@@ -124,6 +124,12 @@ func (g *gen) newTargetOn(cl linkClass, h int32, uniform bool) target {
 			return g.self
 		}
 	}
+	if h != g.self.host && r.chance(0.5) {
+		// Links to other hosts favour their home pages: with host
+		// popularity this makes the homes of popular hosts the hubs
+		// "linked from everywhere".
+		return target{host: h, kind: pkHome}
+	}
 	if a := zipf(int(n), g.w.cfg.ZipfPages); a > 0 {
 		return target{host: h, kind: pkArticle, a: int64(a)}
 	}

@@ -738,3 +738,95 @@ func TestWriteBody(t *testing.T) {
 		t.Error("no port")
 	}
 }
+
+// Links are spelled in every documented way, and popularity is skewed:
+// home pages top the in-degree ranking and a few URLs get many links.
+func TestLinkSpellingsAndPopularity(t *testing.T) {
+	w := newWeb(t, SmallConfig())
+	res, err := w.Oracle(w.Seeds(), Rules{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	forms := map[string]func(raw string) bool{
+		"root-relative":     func(r string) bool { return strings.HasPrefix(r, "/") && !strings.HasPrefix(r, "//") },
+		"../":               func(r string) bool { return strings.HasPrefix(r, "../") },
+		"./":                func(r string) bool { return strings.HasPrefix(r, "./") },
+		"plain relative":    func(r string) bool { return strings.HasPrefix(r, "p") && strings.HasSuffix(r, ".html") },
+		"?query":            func(r string) bool { return strings.HasPrefix(r, "?") },
+		"//host":            func(r string) bool { return strings.HasPrefix(r, "//") },
+		"absolute":          func(r string) bool { return strings.HasPrefix(r, "http://h") },
+		"mixed case":        func(r string) bool { return strings.HasPrefix(strings.ToLower(r), "http://") && r[:7] != "http://" },
+		":80":               func(r string) bool { return strings.Contains(r, ".test:80/") },
+		"/./":               func(r string) bool { return strings.Contains(r, "/./") },
+		"/x/../":            func(r string) bool { return strings.Contains(r, "/x/../") },
+		"%2e":               func(r string) bool { return strings.Contains(r, "/%2e/") },
+		"fragment":          func(r string) bool { return strings.Contains(r, "#") },
+		"literal space, é":  func(r string) bool { return strings.Contains(r, " café") },
+		"percent-encoded é": func(r string) bool { return strings.Contains(r, "%C3%A9") },
+		"external":          func(r string) bool { return strings.HasPrefix(r, "mailto:") },
+	}
+	tags := map[string]int{}
+	count := map[string]int{}
+	in := map[string]int{}
+	bases := 0
+	for _, u := range res.Fetched {
+		host, pq, _ := strings.Cut(strings.TrimPrefix(u, "http://"), "/")
+		r, err := w.Respond(host, "/"+pq)
+		if err != nil || r.Status != 200 || !strings.HasPrefix(r.Header.Get("Content-Type"), "text/html") {
+			continue
+		}
+		if r.Base != "" {
+			bases++
+		}
+		for _, l := range r.Links {
+			tags[l.Tag]++
+			in[l.URL]++
+			for name, f := range forms {
+				if f(l.Raw) {
+					count[name]++
+				}
+			}
+		}
+	}
+	for name := range forms {
+		if count[name] < 5 {
+			t.Errorf("spelling %q used %d times", name, count[name])
+		}
+	}
+	for _, tag := range []string{"a", "area", "link", "img", "srcset", "script", "iframe", "frame", "embed",
+		"video", "source", "form", "meta-refresh"} {
+		if tags[tag] < 5 {
+			t.Errorf("tag %q used %d times", tag, tags[tag])
+		}
+	}
+	if bases < 5 {
+		t.Errorf("only %d pages with <base href>", bases)
+	}
+	type kv struct {
+		url string
+		n   int
+	}
+	var ranked []kv
+	total := 0
+	for u, n := range in {
+		ranked = append(ranked, kv{u, n})
+		total += n
+	}
+	sort.Slice(ranked, func(i, j int) bool { return ranked[i].n > ranked[j].n })
+	top := 0
+	for _, e := range ranked[:len(ranked)/100] {
+		top += e.n
+	}
+	homes := 0
+	for _, e := range ranked[:10] {
+		if strings.Count(e.url, "/") == 3 && strings.HasSuffix(e.url, ".sim.test/") {
+			homes++
+		}
+	}
+	med := ranked[len(ranked)/2].n
+	t.Logf("top 1%% of %d URLs get %.1f%% of %d links; %d of the top 10 are home pages; in-degree max %d, median %d",
+		len(ranked), 100*float64(top)/float64(total), total, homes, ranked[0].n, med)
+	if float64(top) < 0.08*float64(total) || homes < 8 || ranked[0].n < 20*med {
+		t.Errorf("popularity not skewed enough")
+	}
+}
