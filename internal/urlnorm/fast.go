@@ -35,12 +35,15 @@ func fastResolve(dst []byte, base *URL, ref string) (out []byte, ok bool) {
 			}
 		}
 	}
-	// Tabs/newlines (removed), other controls, backslashes (a '/' in
-	// special URLs) and non-ASCII go to the reference parser.
+	// Tabs/newlines (removed), other controls, non-ASCII, and backslashes
+	// before the query (a '/' in special URLs) go to the reference parser.
+	inQuery := false
 	for j := 0; j < len(main); j++ {
-		if c := main[j]; c < ' ' || c > '~' || c == '\\' {
+		c := main[j]
+		if c < ' ' || c > '~' || c == '\\' && !inQuery {
 			return dst, false
 		}
+		inQuery = inQuery || c == '?'
 	}
 	if len(main) == 0 { // "#frag"
 		return appendBase(dst, base)
@@ -120,7 +123,7 @@ func appendAuthority(dst []byte, scheme, s string) ([]byte, bool) {
 	if end < 0 {
 		end = len(s)
 	}
-	auth := s[:end]
+	auth := s[:end] // no '\\' here: only the query may contain one
 	host, port := auth, ""
 	if i := strings.IndexByte(auth, ':'); i >= 0 {
 		host, port = auth[:i], auth[i+1:]

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 
 	wurl "github.com/nlnwa/whatwg-url/url"
 )
@@ -37,9 +38,12 @@ type URL struct {
 	// the path; s[pathEnd:] is "?query" or empty.
 	schemeEnd, hostStart, hostEnd, pathStart, pathEnd int32
 	hasHost                                           bool
-	// w is the reference parser's result when the slow path built this
-	// URL, kept so resolving against it does not parse it again; read only.
-	w *wurl.Url
+	// w caches the reference parser's form of s, set when the slow path
+	// built this URL or first resolved against it, so that resolving
+	// against it does not parse it again. Racing stores store equal
+	// values. The parser only reads a base (it clones it), once its lazily
+	// built search parameters exist: see shareable.
+	w atomic.Pointer[wurl.Url]
 }
 
 // String returns the canonical form.
@@ -162,13 +166,14 @@ func slowResolve(base *URL, ref string) (*URL, error) {
 		return nil, fmt.Errorf("%w: %q: more than %d path segments", ErrInvalid, clip(ref), maxSlowSegments)
 	}
 	var wb *wurl.Url
-	if base != nil && base.w != nil {
-		wb = base.w
-	} else if base != nil {
-		var err error
-		if wb, err = parser.Parse(base.s); err != nil {
-			// Cannot happen for a *URL built by this package (idempotence).
-			return nil, fmt.Errorf("%w: base %q: %v", ErrInvalid, clip(base.s), err)
+	if base != nil {
+		if wb = base.w.Load(); wb == nil {
+			var err error
+			if wb, err = parser.Parse(base.s); err != nil {
+				// Cannot happen for a *URL built by this package (idempotence).
+				return nil, fmt.Errorf("%w: base %q: %v", ErrInvalid, clip(base.s), err)
+			}
+			base.w.Store(shareable(wb))
 		}
 	}
 	w, err := parser.BasicParser(ref, wb, nil, wurl.NoState)
@@ -193,6 +198,15 @@ func fromCanonical(in string, out []byte) *URL {
 	return u
 }
 
+// shareable prepares w to be read by several goroutines: whatwg-url's
+// Url.Clone (which the parser calls on a base) builds the search
+// parameters on first use — a write — so build them now, before w is
+// published.
+func shareable(w *wurl.Url) *wurl.Url {
+	w.SearchParams()
+	return w
+}
+
 func fromWhatwg(w *wurl.Url) *URL {
 	s := w.Href(true)
 	if w.OpaquePath() {
@@ -207,7 +221,8 @@ func fromWhatwg(w *wurl.Url) *URL {
 			s = s[:i] + "%20" + s[i+1:]
 		}
 	}
-	u := &URL{s: s, w: w}
+	u := &URL{s: s}
+	u.w.Store(shareable(w))
 	u.split()
 	return u
 }

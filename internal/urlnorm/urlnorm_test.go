@@ -36,6 +36,8 @@ func TestResolve(t *testing.T) {
 		{" /trimmed ", "http://example.com/trimmed"},
 		{"/ta\tb", "http://example.com/tab"},
 		{"\\\\back\\slash", "http://back/slash"},
+		{"/q?a\\b", "http://example.com/q?a\\b"},
+		{"p\\q?a\\b", "http://example.com/dir/p/q?a\\b"},
 		{"http:same-scheme-relative", "http://example.com/dir/same-scheme-relative"},
 		{"/münchen?q=ü", "http://example.com/m%C3%BCnchen?q=%C3%BC"},
 		{"http://münchen.DE/", "http://xn--mnchen-3ya.de/"},
@@ -97,5 +99,30 @@ func TestAccessors(t *testing.T) {
 	}
 	if n := testing.AllocsPerRun(100, func() { _, _ = Parse(in) }); n > 1 {
 		t.Errorf("Parse of a canonical URL: %v allocs, want <= 1 (the *URL)", n)
+	}
+}
+
+// TestConcurrentResolve: a *URL is shared by goroutines resolving slow-path
+// references against it (which caches its parsed form); run with -race.
+func TestConcurrentResolve(t *testing.T) {
+	base := mustParse(t, "http://example.com/a/b")
+	done := make(chan string)
+	for range 4 {
+		go func() {
+			var last string
+			for range 50 {
+				u, err := Resolve(base, "é/../ü?q=ö")
+				if err != nil {
+					t.Error(err)
+				}
+				last = u.String()
+			}
+			done <- last
+		}()
+	}
+	for range 4 {
+		if got := <-done; got != "http://example.com/a/%C3%BC?q=%C3%B6" {
+			t.Errorf("got %q", got)
+		}
 	}
 }
