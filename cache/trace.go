@@ -363,6 +363,26 @@ func (tr *TraceReader) Close() error {
 	return nil
 }
 
+// trailerCount peeks at the record count in the trailer of a seekable trace
+// to size the result; the reader checks it again at the end. It returns 0 if
+// the count is unavailable or implausible for the file's size.
+func trailerCount(f *os.File) int {
+	st, err := f.Stat()
+	if err != nil || st.Size() < traceHeader+12 {
+		return 0
+	}
+	var c [8]byte
+	if _, err := f.ReadAt(c[:], st.Size()-8); err != nil {
+		return 0
+	}
+	n := binary.LittleEndian.Uint64(c[:])
+	// A zstd block of 8-byte records shrinks at most ~1000×; cap anyway.
+	if n > 1<<32 || n > uint64(st.Size())*128 {
+		return 0
+	}
+	return int(n)
+}
+
 // ReadTraceFile reads every fingerprint of the trace file at path.
 func ReadTraceFile(path string) ([]uint64, error) {
 	f, err := os.Open(path)
@@ -375,11 +395,7 @@ func ReadTraceFile(path string) ([]uint64, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	defer tr.Close()
-	var dst []uint64
-	if st, err := f.Stat(); err == nil && tr.dec == nil {
-		dst = make([]uint64, 0, st.Size()/8)
-	}
-	fps, err := tr.ReadAll(dst)
+	fps, err := tr.ReadAll(make([]uint64, 0, trailerCount(f)))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
