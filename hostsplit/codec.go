@@ -100,7 +100,8 @@ var (
 
 // EncodeBatch appends to dst the encoding of urls: a codec byte, then (for
 // the compressed codecs) the uvarint length of the front-coded payload and
-// the compressed payload. The payload is the uvarint URL count followed by
+// the compressed payload. If compression would not make the batch smaller
+// (tiny batches), the batch is encoded with CodecFront instead. The payload is the uvarint URL count followed by
 // each URL in sorted order as (uvarint length of the prefix shared with the
 // previous URL, uvarint suffix length, suffix). urls is not modified.
 // EncodeBatch is safe for concurrent use.
@@ -113,12 +114,19 @@ func EncodeBatch(dst []byte, urls []string, c Codec) ([]byte, error) {
 		return nil, fmt.Errorf("hostsplit: unknown codec %d", c)
 	}
 	raw := frontCode(nil, urls)
+	start := len(dst)
 	dst = append(dst, byte(c))
 	dst = binary.AppendUvarint(dst, uint64(len(raw)))
 	if c == CodecFrontZstd {
-		return zstdEnc().EncodeAll(raw, dst), nil
+		dst = zstdEnc().EncodeAll(raw, dst)
+	} else {
+		dst = append(dst, s2.Encode(nil, raw)...)
 	}
-	return append(dst, s2.Encode(nil, raw)...), nil
+	if len(dst)-start > len(raw) {
+		dst = append(dst[:start], byte(CodecFront))
+		dst = append(dst, raw...)
+	}
+	return dst, nil
 }
 
 func frontCode(dst []byte, urls []string) []byte {

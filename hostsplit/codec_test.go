@@ -138,3 +138,16 @@ func FuzzDecodeBatch(f *testing.F) {
 		}
 	})
 }
+
+func TestCompressionFallsBackWhenItDoesNotHelp(t *testing.T) {
+	for _, c := range []Codec{CodecFrontZstd, CodecFrontS2} {
+		tiny, _ := EncodeBatch(nil, []string{"http://a/"}, c)
+		if Codec(tiny[0]) != CodecFront {
+			t.Errorf("%s: one tiny URL encoded as %s (%d bytes)", c, Codec(tiny[0]), len(tiny))
+		}
+		big, _ := EncodeBatch(nil, simURLs(500, 20, 1), c)
+		if Codec(big[0]) != c {
+			t.Errorf("%s: 500 URLs encoded as %s", c, Codec(big[0]))
+		}
+	}
+}

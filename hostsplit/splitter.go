@@ -31,6 +31,8 @@ type Splitter struct {
 	health *health.Server
 
 	routing         atomic.Int64 // Route calls in progress
+	routeMu         sync.RWMutex // read-held by Route; Close takes it to drain them
+	routeClosed     bool
 	discoveredLocal atomic.Uint64
 	rejectedAuth    atomic.Uint64
 	rejectedUnknown atomic.Uint64 // malformed batches from unidentified senders
@@ -176,7 +178,9 @@ func (s *Splitter) Owner(host string) NodeID { return s.ring.Owner(host) }
 // locally (the sink's filter decides). A caller that must not lose remote
 // URLs across a crash calls Flush before recording their page as done.
 func (s *Splitter) Route(ctx context.Context, urls []string) error {
-	if s.isClosing() {
+	s.routeMu.RLock()
+	defer s.routeMu.RUnlock()
+	if s.routeClosed {
 		return ErrClosed
 	}
 	s.routing.Add(1)
@@ -212,7 +216,7 @@ func (s *Splitter) Route(ctx context.Context, urls []string) error {
 		}
 	}
 	for _, p := range full {
-		errs = append(errs, s.flushPeer(p))
+		errs = append(errs, s.flushPeer(p, false))
 	}
 	return errors.Join(errs...)
 }
@@ -239,12 +243,17 @@ func (s *Splitter) add(p *peer, u string, fp uint64) bool {
 	return len(p.buf) >= s.opts.BatchMaxURLs || p.bufBytes >= s.opts.BatchMaxBytes
 }
 
-// flushPeer spools p's buffer as one batch (or more, if it overflowed).
-func (s *Splitter) flushPeer(p *peer) error {
+// flushPeer spools p's buffer as batches: all of it, or with !all only
+// full batches.
+func (s *Splitter) flushPeer(p *peer, all bool) error {
 	p.flushMu.Lock()
 	defer p.flushMu.Unlock()
 	for {
 		p.mu.Lock()
+		if !all && len(p.buf) < s.opts.BatchMaxURLs && p.bufBytes < s.opts.BatchMaxBytes {
+			p.mu.Unlock()
+			return nil
+		}
 		n, size := 0, 0
 		for n < len(p.buf) && n < s.opts.BatchMaxURLs && size+len(p.buf[n]) <= s.opts.BatchMaxBytes {
 			size += len(p.buf[n])
@@ -332,7 +341,7 @@ func (s *Splitter) Flush(ctx context.Context) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		errs = append(errs, s.flushPeer(p))
+		errs = append(errs, s.flushPeer(p, true))
 	}
 	return errors.Join(errs...)
 }
@@ -353,7 +362,7 @@ func (s *Splitter) ageLoop() {
 			old := len(p.buf) > 0 && now.Sub(p.bufStart) >= s.opts.BatchMaxAge
 			p.mu.Unlock()
 			if old {
-				if err := s.flushPeer(p); err != nil {
+				if err := s.flushPeer(p, true); err != nil {
 					s.opts.Logger.Error("hostsplit: spooling batch", "peer", p.id, "err", err)
 				}
 			}
@@ -377,6 +386,11 @@ func (s *Splitter) isClosing() bool {
 func (s *Splitter) Close() error {
 	s.closeOnce.Do(func() {
 		s.health.Shutdown()
+		// Refuse new Route calls and wait for running ones, so that the
+		// flush below spools every URL Route accepted.
+		s.routeMu.Lock()
+		s.routeClosed = true
+		s.routeMu.Unlock()
 		flushErr := s.Flush(context.Background())
 		close(s.closing)
 		s.stopSend()
