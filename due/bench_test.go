@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -173,6 +174,14 @@ func dirBytes(dir string) int64 {
 	return n
 }
 
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
 func heapAlloc() uint64 {
 	runtime.GC()
 	var m runtime.MemStats
@@ -267,6 +276,7 @@ func runSeenSet(b *testing.B, alt string, distinct int) {
 		}
 	}()
 	b.ResetTimer()
+	cpu0 := cpuTime()
 	start := time.Now()
 	for {
 		n := w.fill(es)
@@ -281,6 +291,7 @@ func runSeenSet(b *testing.B, alt string, distinct int) {
 		b.Fatal(err)
 	}
 	el := time.Since(start)
+	cpu := cpuTime() - cpu0
 	b.StopTimer()
 	close(stop)
 	<-sampled
@@ -292,6 +303,10 @@ func runSeenSet(b *testing.B, alt string, distinct int) {
 	b.ReportMetric(float64(w.cands)/el.Seconds(), "checks/s")
 	b.ReportMetric(float64(el.Nanoseconds())/float64(w.cands), "ns/check")
 	b.ReportMetric(float64(w.cands)/float64(distinct), "cands/URL")
+	// CPU time of the whole process (all goroutines, including background
+	// merges or compactions) per check: less sensitive than wall time to
+	// other load on a shared machine.
+	b.ReportMetric(float64(cpu.Nanoseconds())/float64(w.cands), "cpu-ns/check")
 	b.ReportMetric(max(ram, 0)/float64(distinct), "RAM-B/URL")
 	b.ReportMetric(float64(disk)/float64(distinct), "disk-B/URL")
 	if d != nil {
