@@ -173,7 +173,8 @@ func (c *testCluster) serve(nd *testNode, l net.Listener) {
 			c.t.Fatal(err)
 		}
 	}
-	nd.srv = grpc.NewServer(grpc.Creds(credentials.NewTLS(nd.tls.ServerConfig(c.ids))))
+	opts := append(ServerOptions(Limits{}), grpc.Creds(credentials.NewTLS(nd.tls.ServerConfig(c.ids))))
+	nd.srv = grpc.NewServer(opts...)
 	nd.sp.Register(nd.srv)
 	nd.done = make(chan struct{})
 	go func(srv *grpc.Server, done chan struct{}) {

@@ -96,7 +96,7 @@ func childMain() int {
 	if err != nil {
 		return fail(err)
 	}
-	srv := grpc.NewServer(grpc.Creds(credentials.NewTLS(tn.ServerConfig(ids))))
+	srv := grpc.NewServer(append(ServerOptions(Limits{}), grpc.Creds(credentials.NewTLS(tn.ServerConfig(ids))))...)
 	sp.Register(srv)
 	go func() { _ = srv.Serve(l) }()
 	progressFile := filepath.Join(dir, "progress")

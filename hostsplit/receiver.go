@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"io"
+	"time"
 
 	pb "github.com/sextant-crawler/sextant/proto"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/keepalive"
 	grpcpeer "google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
 )
@@ -21,6 +23,21 @@ import (
 func (s *Splitter) Register(r grpc.ServiceRegistrar) {
 	pb.RegisterPeerServer(r, &server{s: s})
 	healthpb.RegisterHealthServer(r, s.health)
+}
+
+// KeepaliveTime is how often an idle connection to a peer is pinged, so a
+// partitioned peer's stream fails and is retried instead of hanging.
+const KeepaliveTime = 20 * time.Second
+
+// ServerOptions are the gRPC server options a node's server should use with
+// a Splitter: keepalive enforcement that tolerates the senders' pings, and a
+// receive bound that fits the largest batch Limits allows.
+func ServerOptions(lim Limits) []grpc.ServerOption {
+	lim.EnsureDefaults()
+	return []grpc.ServerOption{
+		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: KeepaliveTime / 2, PermitWithoutStream: true}),
+		grpc.MaxRecvMsgSize(lim.MaxDecodedBytes + 64<<10),
+	}
 }
 
 type server struct {

@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/health"
+	"google.golang.org/grpc/keepalive"
 )
 
 // ErrClosed is returned by calls on a closed Splitter.
@@ -158,7 +159,10 @@ func (s *Splitter) newPeer(m Member) (*peer, error) {
 		cfg.ServerName = string(m.ID)
 		creds = credentials.NewTLS(cfg)
 	}
-	dial := append([]grpc.DialOption{grpc.WithTransportCredentials(creds)}, s.opts.DialOptions...)
+	dial := append([]grpc.DialOption{
+		grpc.WithTransportCredentials(creds),
+		grpc.WithKeepaliveParams(keepalive.ClientParameters{Time: KeepaliveTime, Timeout: KeepaliveTime / 2}),
+	}, s.opts.DialOptions...)
 	if p.conn, err = grpc.NewClient(m.Addr, dial...); err != nil {
 		return nil, fmt.Errorf("hostsplit: peer %s: %w", m.ID, err)
 	}
