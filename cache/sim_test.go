@@ -170,3 +170,33 @@ func TestRecommend(t *testing.T) {
 	}
 	t.Log(rec)
 }
+
+// Spatial sampling at 10% tracks the exact LRU and MIN curves within a few
+// points where the scaled caches are not tiny.
+func TestSampledCurveTracksExact(t *testing.T) {
+	tr, err := Generate(GenOptions{Seed: 5, Window: 1 << 14, FarMin: 1 << 8, Universe: 1 << 18}, 400000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ks := []int{1 << 8, 1 << 11, 1 << 14}
+	o := SimOptions{Ks: ks, Algos: []string{AlgoLRU, AlgoMIN, AlgoInfinite}}
+	exact, err := Simulate(context.Background(), tr, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.SampleRate = 0.1
+	approx, err := Simulate(context.Background(), tr, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(approx) != len(exact) {
+		t.Fatalf("%d sampled points, %d exact", len(approx), len(exact))
+	}
+	for i := range exact {
+		e, a := exact[i], approx[i]
+		t.Logf("%s k=%d exact %.3f sampled %.3f", e.Algo, e.K, e.MissRate, a.MissRate)
+		if a.Algo != e.Algo || a.K != e.K || math.Abs(a.MissRate-e.MissRate) > 0.04 {
+			t.Errorf("%s k=%d: sampled %.3f, exact %.3f", e.Algo, e.K, a.MissRate, e.MissRate)
+		}
+	}
+}

@@ -47,6 +47,7 @@ With --write-trace the generated stream is saved as a trace file instead.`)
 	charge := f.Bool("charge-static", false, "count STATIC's initial load as misses")
 	target := f.Float64("target", cache.TargetMissRate, "target miss rate for the recommendation")
 	noPlots := f.Bool("no-plots", false, "skip the PNG/SVG plots")
+	sample := f.Float64("sample", 0, "approximate: simulate this fraction (0,1) of the fingerprint space with caches scaled alike (SHARDS); 0 = exact")
 	if err := f.parse(args); err != nil {
 		return err
 	}
@@ -71,6 +72,8 @@ With --write-trace the generated stream is saved as a trace file instead.`)
 		return usagef("--workers and --procs must be ≥ 1")
 	case *target <= 0 || *target >= 1:
 		return usagef("--target must be in (0,1)")
+	case *sample < 0 || *sample >= 1:
+		return usagef("--sample must be in [0,1)")
 	}
 	list, err := cache.ParseAlgos(*algos)
 	if err != nil {
@@ -90,7 +93,7 @@ With --write-trace the generated stream is saved as a trace file instead.`)
 		return err
 	}
 
-	opts := cache.SimOptions{Algos: list, Ks: cache.PowersOfTwo(*kmin, *kmax), Procs: *procs, Seed: *seed, ChargeStaticLoad: *charge}
+	opts := cache.SimOptions{Algos: list, Ks: cache.PowersOfTwo(*kmin, *kmax), Procs: *procs, Seed: *seed, ChargeStaticLoad: *charge, SampleRate: *sample}
 	prog := newSimProgress(env.stderr)
 	opts.Progress = prog.update
 	simStart := time.Now()
@@ -122,6 +125,9 @@ With --write-trace the generated stream is saved as a trace file instead.`)
 	}
 	fmt.Fprintf(env.stdout, "simulated %d algorithms × %d sizes in %s on %d goroutines; peak RSS %s\n",
 		len(list), *kmax-*kmin+1, simTime.Round(time.Millisecond), *procs, peakRSS())
+	if *sample > 0 {
+		fmt.Fprintf(env.stdout, "APPROXIMATE: sampled %.4g of the fingerprint space; sizes below ~%d are unreliable\n", *sample, int(100 / *sample))
+	}
 	if distinct > 0 {
 		fmt.Fprintf(env.stdout, "distinct fingerprints: %d (INFINITE miss rate %.2f%%)\n", distinct, 100*float64(distinct)/float64(max(len(fps), 1)))
 	}

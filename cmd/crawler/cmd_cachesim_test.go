@@ -29,6 +29,10 @@ func TestCachesimGeneratedTrace(t *testing.T) {
 			t.Errorf("%s: %v", f, err)
 		}
 	}
+	code, out, _ = runCLI(t, "cachesim", "--trace", trace, "--kmax", "12", "--sample", "0.25", "--no-plots", "--out", outDir)
+	if code != 0 || !strings.Contains(out, "APPROXIMATE") {
+		t.Fatalf("sampled: exit %d, %q", code, out)
+	}
 	csv, _ := os.ReadFile(filepath.Join(outDir, "results.csv"))
 	if lines := strings.Count(string(csv), "\n"); lines != 1+6*13 {
 		t.Errorf("results.csv has %d lines, want %d", lines, 1+6*13)
@@ -52,6 +56,7 @@ func TestCachesimURLsAndBadInput(t *testing.T) {
 		{"cachesim", "--urls", urls, "--algos", "fifo"},
 		{"cachesim", "--urls", urls, "--kmin", "5", "--kmax", "2"},
 		{"cachesim", "--trace", urls, "--write-trace", "x"},
+		{"cachesim", "--urls", urls, "--sample", "1.5"},
 	} {
 		if code, _, _ := runCLI(t, args...); code != 2 {
 			t.Errorf("%v: exit %d, want 2", args, code)
