@@ -179,3 +179,40 @@ func TestPeerCacheSuppression(t *testing.T) {
 	}
 	waitFor(t, "delivery", func() bool { return uint64(len(c.nodes[1].sink.snapshot())) == remote })
 }
+
+// A batch the peer refuses as malformed (here: the peer's limits are
+// smaller) stays in the sender's spool, is counted on both sides, and is
+// delivered once the peer accepts it.
+func TestRefusedBatchIsKeptBySender(t *testing.T) {
+	small := true
+	c := newTestCluster(t, 2, func(o *Options) {
+		if o.Self == "node-1" && small {
+			o.Limits = Limits{MaxURLs: 5}
+			o.BatchMaxURLs = 5
+		}
+	})
+	ctx := context.Background()
+	snd, rcv := c.nodes[0], c.nodes[1]
+	var toRcv []string
+	for _, u := range simURLs(400, 40, 7) {
+		if o, _ := snd.sp.Ring().OwnerOfURL(u); o == rcv.id {
+			toRcv = append(toRcv, u)
+		}
+	}
+	if err := snd.sp.Route(ctx, toRcv); err != nil {
+		t.Fatal(err)
+	}
+	if err := snd.sp.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "refusal", func() bool { return snd.sp.Stats().Total.RejectedByPeer > 0 })
+	if got := rcv.sp.Stats().Total.Malformed; got == 0 {
+		t.Error("receiver did not count the refused batch")
+	}
+	if st := snd.sp.Stats().Total; st.SpoolURLs != uint64(len(toRcv)) {
+		t.Fatalf("spool holds %d of %d URLs", st.SpoolURLs, len(toRcv))
+	}
+	small = false
+	c.restart(rcv)
+	waitFor(t, "delivery after the peer accepts", func() bool { return len(rcv.sink.snapshot()) == len(toRcv) })
+}
