@@ -195,7 +195,9 @@ func TestKill9NoURLLost(t *testing.T) {
 			kill(i)
 		}
 	})
-	r := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 7))
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("kill schedule seed %d", seed)
+	r := rand.New(rand.NewPCG(seed, 7))
 	for k := range 5 {
 		time.Sleep(time.Duration(20+r.IntN(200)) * time.Millisecond)
 		i := r.IntN(n)
