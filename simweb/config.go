@@ -261,7 +261,7 @@ func (c *Config) Validate() error {
 		}
 	}
 	if sum > float64(c.Hosts-1) {
-		bad("pathologies need %g hosts but only %d hosts besides host 0", sum, c.Hosts-1)
+		bad("pathologies need %g hosts but only %d hosts besides host 0 (lower Shares or set NoPathologies)", sum, c.Hosts-1)
 	}
 	if c.LatencyMedian < 0 || c.SlowLatency < 0 || c.StallTime < 0 || c.CrawlDelay < 0 {
 		bad("negative duration")
