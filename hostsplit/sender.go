@@ -110,10 +110,18 @@ func (s *Splitter) runStream(ctx context.Context, p *peer) (progress bool, err e
 			b := &pb.Batch{Sender: string(s.opts.Self), Epoch: s.store.epoch, Seq: next, Count: uint32(count), Urls: enc}
 			p.st.transmitted.Add(1)
 			if err := stream.Send(b); err != nil {
-				if errors.Is(err, io.EOF) {
-					return progress, <-errc // the stream's real status
+				if !errors.Is(err, io.EOF) {
+					return progress, err
 				}
-				return progress, err
+				// The stream ended; its real status comes from Recv.
+				for {
+					select {
+					case err := <-errc:
+						return progress, err
+					case a := <-acks:
+						progress = s.ackUpTo(p, a) || progress
+					}
+				}
 			}
 			next++
 		}
