@@ -3,6 +3,7 @@ package urlnorm
 import (
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // The fast path handles the references that make up nearly all links on
@@ -30,20 +31,29 @@ func fastResolve(dst []byte, base *URL, ref string) (out []byte, ok bool) {
 		// The fragment is dropped; only make sure the parser would not
 		// treat it specially (tab/newline removal, invalid UTF-8).
 		for j := i + 1; j < n; j++ {
-			if c := ref[j]; c < ' ' || c > '~' {
+			if c := ref[j]; c < ' ' || c == 0x7f {
 				return dst, false
 			}
 		}
-	}
-	// Tabs/newlines (removed), other controls, non-ASCII, and backslashes
-	// before the query (a '/' in special URLs) go to the reference parser.
-	inQuery := false
-	for j := 0; j < len(main); j++ {
-		c := main[j]
-		if c < ' ' || c > '~' || c == '\\' && !inQuery {
+		if !utf8.ValidString(ref[i+1:]) {
 			return dst, false
 		}
+	}
+	// Tabs/newlines (removed), other controls, invalid UTF-8, and
+	// backslashes before the query (a '/' in special URLs) go to the
+	// reference parser. Valid non-ASCII is percent-encoded as UTF-8 in the
+	// path and query (plainHost keeps it out of hosts).
+	inQuery, high := false, false
+	for j := 0; j < len(main); j++ {
+		c := main[j]
+		if c < ' ' || c == 0x7f || c == '\\' && !inQuery {
+			return dst, false
+		}
+		high = high || c >= 0x80
 		inQuery = inQuery || c == '?'
+	}
+	if high && !utf8.ValidString(main) {
+		return dst, false
 	}
 	if len(main) == 0 { // "#frag"
 		return appendBase(dst, base)
@@ -278,8 +288,9 @@ func isDoubleDot(s string) bool {
 	return false
 }
 
-// escapeSet marks the printable ASCII bytes to percent-encode (controls
-// and non-ASCII never reach the fast path).
+// escapeSet marks the printable ASCII bytes to percent-encode; bytes of
+// non-ASCII characters are always encoded, controls never reach the fast
+// path.
 type escapeSet [128]bool
 
 var (
@@ -301,7 +312,7 @@ func appendEscaped(dst []byte, s string, set *escapeSet) []byte {
 	const hex = "0123456789ABCDEF"
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if set[c&0x7f] {
+		if c >= 0x80 || set[c] {
 			dst = append(dst, '%', hex[c>>4], hex[c&15])
 		} else {
 			dst = append(dst, c)

@@ -40,6 +40,8 @@ func TestResolve(t *testing.T) {
 		{"p\\q?a\\b", "http://example.com/dir/p/q?a\\b"},
 		{"http:same-scheme-relative", "http://example.com/dir/same-scheme-relative"},
 		{"/münchen?q=ü", "http://example.com/m%C3%BCnchen?q=%C3%BC"},
+		{"日本/ページ?q=検索#見出し", "http://example.com/dir/%E6%97%A5%E6%9C%AC/%E3%83%9A%E3%83%BC%E3%82%B8?q=%E6%A4%9C%E7%B4%A2"},
+		{"/bad\xff", "http://example.com/bad%EF%BF%BD"},
 		{"http://münchen.DE/", "http://xn--mnchen-3ya.de/"},
 		{"http://[::1]:8080/", "http://[::1]:8080/"},
 		{"http://0x7f.1/", "http://127.0.0.1/"},
