@@ -193,6 +193,10 @@ func (e *Extractor) Extract(r io.Reader, base *urlnorm.URL, contentType string, 
 func (e *Extractor) finish(err error) (Result, error) {
 	e.res.Bytes = e.opts.MaxBytes - e.lim.N
 	e.res.Base = e.base.String()
+	e.lim.R = nil // do not keep the caller's reader reachable
+	if e.cs.br != nil {
+		e.cs.br.Reset(nil)
+	}
 	return e.res, err
 }
 

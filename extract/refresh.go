@@ -43,7 +43,7 @@ func refreshURL(v []byte) (url []byte, ok bool) {
 				}
 			}
 		}
-		return trimmed(v[urlStart:]) // "jump to the step labelled parse"
+		return found(v[urlStart:]) // "jump to the step labelled parse"
 	}
 	return skipQuotes(v, i)
 }
@@ -56,16 +56,17 @@ func skipQuotes(v []byte, i int) ([]byte, bool) {
 		i++
 		for j := i; j < len(v); j++ {
 			if v[j] == q {
-				return trimmed(v[i:j])
+				return found(v[i:j])
 			}
 		}
 	}
-	return trimmed(v[i:])
+	return found(v[i:])
 }
 
-// trimmed returns u; an empty URL still refers to the document itself,
-// which the URL parser resolves (and the per-page dedup drops if seen).
-func trimmed(u []byte) ([]byte, bool) { return u, true }
+// found returns u, ok. An empty URL ("0; url=") refers to the document
+// itself, as in a browser; the per-page dedup drops it if already seen.
+// Surrounding whitespace is left for the URL parser, which trims it.
+func found(u []byte) ([]byte, bool) { return u, true }
 
 func skipWS(v []byte, i int) int {
 	for i < len(v) && isWS(v[i]) {
