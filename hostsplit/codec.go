@@ -130,8 +130,11 @@ func EncodeBatch(dst []byte, urls []string, c Codec) ([]byte, error) {
 }
 
 func frontCode(dst []byte, urls []string) []byte {
-	sorted := slices.Clone(urls)
-	slices.Sort(sorted)
+	sorted := urls
+	if !slices.IsSorted(urls) {
+		sorted = slices.Clone(urls)
+		slices.Sort(sorted)
+	}
 	dst = binary.AppendUvarint(dst, uint64(len(sorted)))
 	prev := ""
 	for _, u := range sorted {

@@ -360,15 +360,19 @@ func (s *Splitter) ageLoop() {
 			return
 		case <-s.opts.Clock.After(tick):
 		}
-		now := s.opts.Clock.Now()
-		for _, p := range s.order {
-			p.mu.Lock()
-			old := len(p.buf) > 0 && now.Sub(p.bufStart) >= s.opts.BatchMaxAge
-			p.mu.Unlock()
-			if old {
-				if err := s.flushPeer(p, true); err != nil {
-					s.opts.Logger.Error("hostsplit: spooling batch", "peer", p.id, "err", err)
-				}
+		s.flushAged(s.opts.Clock.Now())
+	}
+}
+
+// flushAged spools every buffer whose oldest URL is BatchMaxAge old at now.
+func (s *Splitter) flushAged(now time.Time) {
+	for _, p := range s.order {
+		p.mu.Lock()
+		old := len(p.buf) > 0 && now.Sub(p.bufStart) >= s.opts.BatchMaxAge
+		p.mu.Unlock()
+		if old {
+			if err := s.flushPeer(p, true); err != nil {
+				s.opts.Logger.Error("hostsplit: spooling batch", "peer", p.id, "err", err)
 			}
 		}
 	}
