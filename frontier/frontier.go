@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/bloom"
 )
 
 // Errors.
@@ -104,8 +105,9 @@ type Frontier struct {
 		front   [256]headQueue
 		minPrio int // no front queue below minPrio has entries
 
-		count      int64 // URLs stored (queued + leased)
-		frontCount int64
+		count        int64 // URLs stored (queued + leased)
+		frontKeys    int64 // URLs stored under front-queue keys
+		undispatched int64 // URLs in front queues not yet given to a back queue
 		nextSeq    uint64
 		applied    map[string]uint64
 
@@ -117,7 +119,7 @@ type Frontier struct {
 
 type leaseRec struct {
 	host *hostState
-	seq  uint64
+	e    entry
 }
 
 // Open opens (creating if needed) the frontier stored in dir. A frontier that
@@ -127,7 +129,14 @@ func Open(dir string, opts Options) (*Frontier, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	db, err := pebble.Open(dir, &pebble.Options{Logger: pebbleLogger{opts.Logger}})
+	po := &pebble.Options{Logger: pebbleLogger{opts.Logger}, Cache: pebble.NewCache(opts.CacheSize)}
+	defer po.Cache.Unref()
+	// Bloom filters: activating a host looks up its politeness state, which
+	// most new hosts do not have.
+	for i := range po.Levels {
+		po.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
+	}
+	db, err := pebble.Open(dir, po)
 	if err != nil {
 		return nil, fmt.Errorf("frontier: open %s: %w", dir, err)
 	}
@@ -149,16 +158,18 @@ func (f *Frontier) recover() error {
 	if f.mu.count, err = f.getCounter(keyCount, 0); err != nil {
 		return err
 	}
-	if f.mu.frontCount, err = f.getCounter(keyFrontCount, 0); err != nil {
+	if f.mu.frontKeys, err = f.getCounter(keyFrontCount, 0); err != nil {
 		return err
 	}
+	f.mu.undispatched = f.mu.frontKeys
 	ns, err := f.getCounter(keyNextSeq, 1)
 	if err != nil {
 		return err
 	}
 	f.mu.nextSeq = uint64(ns)
 	for p := range f.mu.front {
-		f.mu.front[p].more = f.mu.frontCount > 0
+		f.mu.front[p].more = f.mu.frontKeys > 0
+		f.mu.front[p].front = true
 	}
 	// One seek per host that had a back queue.
 	it, err := f.db.NewIter(&pebble.IterOptions{LowerBound: []byte{prefixHost}, UpperBound: []byte{prefixHost + 1}})
@@ -183,7 +194,7 @@ func (f *Frontier) recover() error {
 	}
 	if n := len(f.mu.sched.hosts); n > 0 || f.mu.count > 0 {
 		f.opts.Logger.Infof("frontier: resumed %d URLs (%d in front queues), %d active hosts",
-			f.mu.count, f.mu.frontCount, n)
+			f.mu.count, f.mu.frontKeys, n)
 	}
 	return it.Error()
 }
@@ -277,13 +288,14 @@ func (f *Frontier) addLocked(source string, seq uint64, items []Item) (*pebble.B
 		b.Set(applyKey(source), encodeU64(seq), nil)
 	}
 	n := int64(len(items))
-	wait, err := f.commitLocked(b, !f.opts.NoSyncAdd, f.mu.count+n, f.mu.frontCount+n, first+uint64(len(items)))
+	wait, err := f.commitLocked(b, !f.opts.NoSyncAdd, f.mu.count+n, f.mu.frontKeys+n, first+uint64(len(items)))
 	if err != nil {
 		return nil, err
 	}
+	f.mu.undispatched += n
 	for i := range items {
 		p := items[i].Priority
-		f.mu.front[p].appended(entry{seq: first + uint64(i), item: items[i]}, frontChunk)
+		f.mu.front[p].appended(entry{seq: first + uint64(i), item: items[i], front: true}, frontChunk)
 		f.mu.minPrio = min(f.mu.minPrio, int(p))
 	}
 	if source != "" {
@@ -315,9 +327,9 @@ func (f *Frontier) syncWait(b *pebble.Batch) error {
 // does not wait for the fsync: wait is then true and the caller must call
 // syncWait(b) after releasing the lock; otherwise b is closed. A failed
 // write breaks the frontier: every later call returns the error.
-func (f *Frontier) commitLocked(b *pebble.Batch, sync bool, count, frontCount int64, nextSeq uint64) (wait bool, err error) {
+func (f *Frontier) commitLocked(b *pebble.Batch, sync bool, count, frontKeys int64, nextSeq uint64) (wait bool, err error) {
 	b.Set(keyCount, encodeU64(uint64(count)), nil)
-	b.Set(keyFrontCount, encodeU64(uint64(frontCount)), nil)
+	b.Set(keyFrontCount, encodeU64(uint64(frontKeys)), nil)
 	b.Set(keyNextSeq, encodeU64(nextSeq), nil)
 	if sync {
 		err = f.db.ApplyNoSyncWait(b, pebble.Sync)
@@ -334,7 +346,7 @@ func (f *Frontier) commitLocked(b *pebble.Batch, sync bool, count, frontCount in
 		f.mu.broken = fmt.Errorf("frontier: write failed: %w", err)
 		return false, f.mu.broken
 	}
-	f.mu.count, f.mu.frontCount, f.mu.nextSeq = count, frontCount, nextSeq
+	f.mu.count, f.mu.frontKeys, f.mu.nextSeq = count, frontKeys, nextSeq
 	return sync, nil
 }
 
@@ -443,7 +455,7 @@ func (f *Frontier) tryNextLocked(now time.Time) (l Lease, ok bool, wake time.Tim
 	}
 	for {
 		h, w := f.mu.sched.pop(now)
-		if h == nil && !again && f.mu.frontCount > 0 && len(f.mu.sched.hosts) < f.opts.MaxBackQueues {
+		if h == nil && !again && f.mu.undispatched > 0 && len(f.mu.sched.hosts) < f.opts.MaxBackQueues {
 			// No active host may be fetched now: activate one more.
 			n := len(f.mu.sched.hosts)
 			if again, err = f.refillLocked(maxMovesPerStep, n+1); err != nil {
@@ -471,7 +483,7 @@ func (f *Frontier) tryNextLocked(now time.Time) (l Lease, ok bool, wake time.Tim
 		e := h.back.pop()
 		h.queued = !h.back.empty()
 		f.mu.leaseID++
-		f.mu.leases[f.mu.leaseID] = leaseRec{host: h, seq: e.seq}
+		f.mu.leases[f.mu.leaseID] = leaseRec{host: h, e: e}
 		f.mu.stats.Leased++
 		return Lease{Item: e.item, f: f, id: f.mu.leaseID}, true, time.Time{}, false, nil
 	}
@@ -480,19 +492,20 @@ func (f *Frontier) tryNextLocked(now time.Time) (l Lease, ok bool, wake time.Tim
 // refillLocked is Mercator's back-queue refill: while fewer than target
 // hosts are active it takes URLs from the front queues in priority order;
 // a URL whose host is active joins that host's back queue, and the first URL
-// of an inactive host activates it. It moves at most max URLs and reports
-// whether there may be more to do.
+// of an inactive host activates it. A URL that fits in the in-memory head of
+// its back queue stays under its front-queue key on disk (no write); only
+// the overflow is moved to back-queue keys. It dispatches at most max URLs
+// and reports whether there may be more to do.
 func (f *Frontier) refillLocked(max, target int) (more bool, err error) {
 	s := f.mu.sched
-	if len(s.hosts) >= target || f.mu.frontCount == 0 {
+	if len(s.hosts) >= target || f.mu.undispatched == 0 {
 		return false, nil
 	}
-	b := f.db.NewBatch()
-	var buf []byte
-	touched := make(map[*hostState]bool)
-	moved := 0
+	var b *pebble.Batch
+	var touched []*hostState
+	n, moved := 0, 0
 	seq := f.mu.nextSeq
-	for moved < max && len(s.hosts) < target {
+	for n < max && len(s.hosts) < target {
 		p, ok, err := f.frontHeadLocked()
 		if err != nil {
 			f.mu.broken = fmt.Errorf("frontier: read failed: %w", err)
@@ -502,6 +515,8 @@ func (f *Frontier) refillLocked(max, target int) (more bool, err error) {
 			break
 		}
 		e := f.mu.front[p].pop()
+		f.mu.undispatched--
+		n++
 		h := s.hosts[e.item.Host]
 		if h == nil {
 			if h, err = f.activateLocked(e.item.Host); err != nil {
@@ -509,30 +524,58 @@ func (f *Frontier) refillLocked(max, target int) (more bool, err error) {
 				return false, f.mu.broken
 			}
 		}
-		b.Delete(frontKey(uint8(p), e.seq), nil)
-		buf = encodeEntry(buf[:0], &e.item)
-		b.Set(hostKey(e.item.Host, seq), buf, nil)
-		h.back.appended(entry{seq: seq, item: e.item}, hostChunk)
-		touched[h] = true
-		seq++
-		moved++
+		if !h.queued {
+			touched = append(touched, h)
+			h.queued = true // set for real below
+		}
+		moved += f.appendBackLocked(&b, h, e, &seq)
 	}
-	if moved == 0 {
-		b.Close()
-		return false, nil
-	}
-	if _, err := f.commitLocked(b, false, f.mu.count, f.mu.frontCount-int64(moved), seq); err != nil {
-		return false, err
-	}
-	for h := range touched {
-		if !h.leased {
-			s.setQueued(h, true)
-		} else {
-			h.queued = true
+	if b != nil {
+		if _, err := f.commitLocked(b, false, f.mu.count, f.mu.frontKeys-int64(moved), seq); err != nil {
+			return false, err
 		}
 	}
+	for _, h := range touched {
+		s.setQueued(h, true)
+	}
 	f.mu.stats.Moves += uint64(moved)
-	return moved == max && len(s.hosts) < target, nil
+	return n == max && len(s.hosts) < target, nil
+}
+
+// appendBackLocked puts e at the tail of h's back queue. If it fits in the
+// in-memory head it stays under its current key; otherwise it is moved to a
+// back-queue key (seq, which is then incremented) in batch *b, created if
+// nil. The first overflow moves the whole head to back-queue keys too, so
+// that after a restart the back-queue keys alone hold the host's order. It
+// returns the number of front-queue keys removed.
+func (f *Frontier) appendBackLocked(b **pebble.Batch, h *hostState, e entry, seq *uint64) (frontRemoved int) {
+	if h.back.fits(hostChunk) {
+		h.back.appended(e, hostChunk)
+		return 0
+	}
+	if *b == nil {
+		*b = f.db.NewBatch()
+	}
+	var buf []byte
+	move := func(m *entry) {
+		if m.front {
+			frontRemoved++
+		}
+		(*b).Delete(m.key(), nil)
+		buf = encodeEntry(buf[:0], &m.item)
+		(*b).Set(hostKey(m.item.Host, *seq), buf, nil)
+		m.seq, m.front = *seq, false
+		*seq++
+	}
+	if !h.back.more {
+		for i := range h.back.buf {
+			move(&h.back.buf[i])
+			h.back.cursor = h.back.buf[i].seq
+		}
+	}
+	move(&e)
+	h.back.appended(e, hostChunk)
+	return frontRemoved
 }
 
 // frontHeadLocked returns the highest-priority front queue with an entry in
@@ -573,21 +616,24 @@ func (f *Frontier) doneLocked(l Lease, r Result) (*pebble.Batch, error) {
 	h := rec.host
 	now := f.opts.Clock.Now()
 	b := f.db.NewBatch()
-	b.Delete(hostKey(h.name, rec.seq), nil)
 	b.Set(stateKey(h.name), encodeState(f.mu.sched.after(h, now, r)), nil)
-	count, seq := f.mu.count-1, f.mu.nextSeq
+	count, seq, frontKeys := f.mu.count, f.mu.nextSeq, f.mu.frontKeys
 	if r.Requeue {
-		b.Set(hostKey(h.name, seq), encodeEntry(nil, &l.Item), nil)
-		count, seq = count+1, seq+1
+		frontKeys -= int64(f.appendBackLocked(&b, h, rec.e, &seq))
+		h.queued = true
+	} else {
+		b.Delete(rec.e.key(), nil)
+		count--
+		if rec.e.front {
+			frontKeys--
+		}
 	}
-	wait, err := f.commitLocked(b, f.opts.SyncDone, count, f.mu.frontCount, seq)
+	wait, err := f.commitLocked(b, f.opts.SyncDone, count, frontKeys, seq)
 	if err != nil {
 		return nil, err
 	}
 	delete(f.mu.leases, l.id)
 	if r.Requeue {
-		h.back.appended(entry{seq: seq - 1, item: l.Item}, hostChunk)
-		h.queued = true
 		f.mu.stats.Requeued++
 	} else {
 		f.mu.stats.Completed++
@@ -636,7 +682,7 @@ func (f *Frontier) Stats() Stats {
 	s := f.mu.stats
 	s.InFlight = len(f.mu.leases)
 	s.Queued = f.mu.count - int64(s.InFlight)
-	s.FrontQueued = f.mu.frontCount
+	s.FrontQueued = f.mu.undispatched
 	s.BackQueued = s.Queued - s.FrontQueued
 	s.ActiveHosts = len(f.mu.sched.hosts)
 	s.ReadyHosts, s.WaitingHosts = f.mu.sched.ready(f.opts.Clock.Now())

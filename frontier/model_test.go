@@ -2,6 +2,8 @@ package frontier
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"math/rand/v2"
 	"os"
 	"testing"
@@ -18,7 +20,13 @@ import (
 func TestModel(t *testing.T) {
 	seeds, ops := 20, 400
 	if os.Getenv("SEXTANT_LONG") != "" {
-		seeds, ops = 300, 2000
+		seeds, ops = 200, 1000
+	}
+	if os.Getenv("MSEED") != "" {
+		var sd int
+		fmt.Sscan(os.Getenv("MSEED"), &sd)
+		runModel(t, uint64(sd), 2000)
+		return
 	}
 	for seed := range seeds {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) { runModel(t, uint64(seed), ops) })
@@ -112,6 +120,9 @@ func runModel(t *testing.T, seed uint64, ops int) {
 			lastOrder[key] = u.order
 		}
 		h.leased = true
+		if os.Getenv("MSEED") != "" && l.Host == os.Getenv("MHOST") {
+			t.Logf("step %d lease %s p%d order %d unordered %v", step, l.URL, l.Priority, u.order, u.unorderd)
+		}
 		delete(queued, l.URL)
 		leases[l.URL] = l
 	}
@@ -134,6 +145,9 @@ func runModel(t *testing.T, seed uint64, ops int) {
 					Priority: uint8(rng.IntN(3)), Depth: uint16(rng.IntN(5))}
 				b = append(b, it)
 				queued[it.URL] = &modelURL{item: it, order: nURL}
+				if os.Getenv("MSEED") != "" && host == os.Getenv("MHOST") {
+					t.Logf("step %d add %s p%d", step, it.URL, it.Priority)
+				}
 				if hosts[host] == nil {
 					hosts[host] = &modelHost{}
 				}
@@ -161,7 +175,9 @@ func runModel(t *testing.T, seed uint64, ops int) {
 				}
 			}
 		case op < 85: // done
-			for url, l := range leases { // a random one: map order
+			urls := slices.Sorted(maps.Keys(leases))
+			for _, url := range urls[min(len(urls), rng.IntN(4)):] {
+				l := leases[url]
 				r := Result{Duration: time.Duration(rng.IntN(30)) * time.Millisecond}
 				if rng.IntN(5) == 0 {
 					r.CrawlDelay = time.Duration(rng.IntN(300)) * time.Millisecond
@@ -188,13 +204,17 @@ func runModel(t *testing.T, seed uint64, ops int) {
 		case op < 99:
 			clock.Advance(time.Duration(rng.IntN(100)) * time.Millisecond)
 		default: // restart: leases come back
+			if os.Getenv("MSEED") != "" {
+				t.Logf("step %d restart", step)
+			}
 			if err := f.Close(); err != nil {
 				t.Fatal(err)
 			}
 			if f, err = Open(dir, o); err != nil {
 				t.Fatal(err)
 			}
-			for url, l := range leases {
+			for _, url := range slices.Sorted(maps.Keys(leases)) {
+				l := leases[url]
 				queued[url] = &modelURL{item: l.Item, unorderd: true}
 				hosts[l.Host].leased = false
 				delete(leases, url)
@@ -203,7 +223,8 @@ func runModel(t *testing.T, seed uint64, ops int) {
 		check(step, "op")
 	}
 	// Drain: everything queued comes out exactly once.
-	for url, l := range leases {
+	for _, url := range slices.Sorted(maps.Keys(leases)) {
+		l := leases[url]
 		if err := f.Done(l, Result{}); err != nil {
 			t.Fatal(err)
 		}

@@ -34,6 +34,9 @@ type Options struct {
 	// host; each further consecutive failure doubles it, up to
 	// MaxFailureBackoff. A success resets the count. Defaults 10 s and 1 h.
 	FailureBackoff, MaxFailureBackoff time.Duration
+	// CacheSize is pebble's block cache, in bytes (outside the Go heap).
+	// Default 64 MiB.
+	CacheSize int64
 	// NoSyncAdd makes Add and AddBatch return before their write is synced
 	// to disk. By default they return once it is durable (fsync), which is
 	// what makes the AddBatch hand-off exactly-once: pebble buffers unsynced
@@ -101,6 +104,9 @@ func (o *Options) EnsureDefaults() {
 	}
 	if o.MaxFailureBackoff == 0 {
 		o.MaxFailureBackoff = time.Hour
+	}
+	if o.CacheSize == 0 {
+		o.CacheSize = 64 << 20
 	}
 	if o.Clock == nil {
 		o.Clock = realClock{}

@@ -12,10 +12,20 @@ const (
 	hostChunk  = 16
 )
 
-// entry is one queued URL and the sequence number in its pebble key.
+// entry is one queued URL and the sequence number in its pebble key, which
+// is a front-queue key if front is set (a URL handed to a back queue in
+// memory only) and a back-queue key otherwise.
 type entry struct {
-	seq  uint64
-	item Item
+	seq   uint64
+	item  Item
+	front bool
+}
+
+func (e *entry) key() []byte {
+	if e.front {
+		return frontKey(e.item.Priority, e.seq)
+	}
+	return hostKey(e.item.Host, e.seq)
 }
 
 // headQueue is the in-memory head of a FIFO queue stored in pebble under one
@@ -23,16 +33,25 @@ type entry struct {
 type headQueue struct {
 	buf    []entry // the head, in key order
 	more   bool    // keys after cursor may exist on disk that are not in buf
-	cursor uint64  // the highest seq read into buf
+	cursor uint64  // the highest seq under this queue's prefix read into buf
+	front  bool    // a front queue (its keys are front-queue keys)
 }
 
 func (q *headQueue) empty() bool { return len(q.buf) == 0 && !q.more }
 
-// appended records that e was written at the tail of the queue.
+// fits reports whether an entry appended now would stay in memory: the
+// queue has nothing on disk beyond its head and the head has room.
+func (q *headQueue) fits(chunk int) bool { return !q.more && len(q.buf) < chunk }
+
+// appended records that e is at the tail of the queue: in memory if it
+// fits, otherwise (the caller has written it under the queue's prefix) on
+// disk only.
 func (q *headQueue) appended(e entry, chunk int) {
-	if !q.more && len(q.buf) < chunk {
+	if q.fits(chunk) {
 		q.buf = append(q.buf, e)
-		q.cursor = e.seq
+		if e.front == q.front {
+			q.cursor = max(q.cursor, e.seq)
+		}
 		return
 	}
 	q.more = true
@@ -67,7 +86,7 @@ func (q *headQueue) fill(db *pebble.DB, prefix []byte, chunk int) error {
 			it.Close()
 			return err
 		}
-		e := entry{seq: seqOfKey(it.Key()), item: item}
+		e := entry{seq: seqOfKey(it.Key()), item: item, front: q.front}
 		q.buf = append(q.buf, e)
 		q.cursor = e.seq
 		n++
