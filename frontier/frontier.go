@@ -108,8 +108,8 @@ type Frontier struct {
 		count        int64 // URLs stored (queued + leased)
 		frontKeys    int64 // URLs stored under front-queue keys
 		undispatched int64 // URLs in front queues not yet given to a back queue
-		nextSeq    uint64
-		applied    map[string]uint64
+		nextSeq      uint64
+		applied      map[string]uint64
 
 		leases  map[uint64]leaseRec
 		leaseID uint64

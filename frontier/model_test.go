@@ -3,9 +3,9 @@ package frontier
 import (
 	"fmt"
 	"maps"
-	"slices"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"testing"
 	"time"
 )
