@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"log"
 	"net"
 	"net/http"
 	"runtime/pprof"
@@ -119,7 +121,7 @@ func start(web *Web, dir *dirSites, opts Options) (*Server, error) {
 		Handler:           s,
 		ReadHeaderTimeout: 10 * time.Second,
 		BaseContext:       func(net.Listener) context.Context { return s.ctx },
-		ErrorLog:          nil,
+		ErrorLog:          log.New(io.Discard, "", 0), // clients that hang up are normal here
 	}
 	s.serveWG.Add(1)
 	go pprof.Do(s.ctx, pprof.Labels("simweb", "serve"), func(context.Context) {
