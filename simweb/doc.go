@@ -17,9 +17,22 @@
 // one and are spelled in every way that resolves to the same URL: relative
 // (../x, ./y, ?q, //host/p), absolute, mixed-case scheme and host, an
 // explicit :80, dot segments (/./, /x/../, /%2e/), fragments, and a literal
-// space and é for %20 and %C3%A9. Big pages that exhaust their (small) host
-// link elsewhere half the time; on DefaultConfig the measured same-host
-// share is ≈ 0.75 and the repeat share ≈ 0.3 (see docs/bench/simweb.md).
+// space and é for %20 and %C3%A9. Links to other hosts favour their home
+// pages, so the homes of popular hosts are the hubs. Big pages that exhaust
+// their (small) host link elsewhere half the time; on DefaultConfig the
+// measured same-host share is ≈ 0.76–0.8 and the repeat share ≈ 0.3 (see
+// docs/bench/simweb.md).
+//
+// # Usage
+//
+//  1. web, err := simweb.New(simweb.SmallConfig()) (or DefaultConfig, or
+//     your own Config; a zero field means its default);
+//  2. srv, err := simweb.Start(web, simweb.Options{}); defer srv.Close();
+//  3. point the crawler's transport at srv.DialContext and crawl
+//     web.Seeds();
+//  4. oracle, err := web.Oracle(web.Seeds(), simweb.Rules{}) and
+//     oracle.Check(fetchedURLs); check politeness with srv.Log(),
+//     MaxConcurrent and MinGap.
 //
 // Nothing is stored per page: every response is generated on request from
 // cheap splitmix64 hashes of (seed, host, page). A Web keeps 8 bytes per host,
