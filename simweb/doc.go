@@ -23,17 +23,6 @@
 // measured same-host share is ≈ 0.76–0.8 and the repeat share ≈ 0.3 (see
 // docs/bench/simweb.md).
 //
-// # Usage
-//
-//  1. web, err := simweb.New(simweb.SmallConfig()) (or DefaultConfig, or
-//     your own Config; a zero field means its default);
-//  2. srv, err := simweb.Start(web, simweb.Options{}); defer srv.Close();
-//  3. point the crawler's transport at srv.DialContext and crawl
-//     web.Seeds();
-//  4. oracle, err := web.Oracle(web.Seeds(), simweb.Rules{}) and
-//     oracle.Check(fetchedURLs); check politeness with srv.Log(),
-//     MaxConcurrent and MinGap.
-//
 // Nothing is stored per page: every response is generated on request from
 // cheap splitmix64 hashes of (seed, host, page). A Web keeps 8 bytes per host,
 // so a web of 10⁷ pages costs about a megabyte. The same Config gives
@@ -78,4 +67,15 @@
 // A Web is immutable and safe for concurrent use; it needs no Close. A
 // Server is safe for concurrent use and must be Closed; Close aborts
 // requests in progress and waits for every goroutine it started.
+//
+// # Usage
+//
+//  1. web, err := simweb.New(simweb.SmallConfig()) (or DefaultConfig, or
+//     your own Config; a zero field means its default);
+//  2. srv, err := simweb.Start(web, simweb.Options{}); defer srv.Close();
+//  3. point the crawler's transport at srv.DialContext and crawl
+//     web.Seeds();
+//  4. oracle, err := web.Oracle(web.Seeds(), simweb.Rules{}) and
+//     oracle.Check(fetchedURLs); check politeness with srv.Log(),
+//     MaxConcurrent and MinGap.
 package simweb
