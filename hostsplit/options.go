@@ -91,7 +91,7 @@ type Options struct {
 
 	// Status reports the crawl loop's state for the Status RPC and
 	// termination detection; nil reports an idle node with an empty
-	// frontier.
+	// frontier. It is called concurrently, from gRPC handlers.
 	Status func() LocalStatus
 	// FullTrace is called with the fingerprint of every URL entering
 	// Route, CrossTrace with every URL bound for a peer (before the peer
