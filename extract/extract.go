@@ -126,6 +126,7 @@ type Result struct {
 type Extractor struct {
 	opts Options
 	buf  []byte              // resolution scratch
+	ubuf []byte              // attribute values with "&amp;" decoded
 	seen map[uint64]struct{} // fingerprints emitted in this document
 	cs   charsetReader
 	lim  io.LimitedReader
@@ -302,10 +303,16 @@ func (e *Extractor) tag(z *html.Tokenizer, tag string) error {
 	var st tagState
 	if raw := z.Raw(); !e.slowAttrs && plainTag(raw) {
 		it := newRawAttrs(raw)
+		e.ubuf = e.ubuf[:0] // values decoded for this tag; only appended to
 		for {
 			k, v, ok := it.next()
 			if !ok {
 				break
+			}
+			if bytes.IndexByte(v, '&') >= 0 {
+				n := len(e.ubuf)
+				e.ubuf = unescapeAmp(e.ubuf, v)
+				v = e.ubuf[n:]
 			}
 			if err := e.attr(&st, tag, k, v); err != nil {
 				return err

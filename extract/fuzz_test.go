@@ -16,6 +16,7 @@ var fuzzDocs = []string{
 	"<a href=\"\x00\t\n /\x80\xff\">",
 	`<form action=""><object data="//h:99999/"><area href="http://[::1]/">`,
 	`<<<a/href=/p>><a href=/a/b/a/b/a/b/a/b>`,
+	`<a href="?a=1&amp;b=2&amp;amp;c" title='&amp;&amp;'><a href=x&amp;y&amp>`,
 }
 
 // FuzzExtract: the extractor never panics or fails on in-memory input,

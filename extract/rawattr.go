@@ -6,17 +6,47 @@ import "bytes"
 // exactly as x/net/html's Tokenizer.readTag splits them, without the two
 // copies per attribute that Tokenizer.TagAttr makes. It returns keys as
 // written (not lower-cased) and values without entity decoding or newline
-// conversion, so it may only be used for tags whose raw bytes contain no
-// '&', '\r' or NUL (see plainTag); FuzzRawAttrs checks it against TagAttr.
+// conversion, so it may only be used for tags that plainTag accepts, and
+// values need unescapeAmp; FuzzRawAttrs checks this against TagAttr.
 // Duplicate keys are returned too; the caller keeps the first.
 type rawAttrs struct {
 	b []byte
 	i int
 }
 
-// plainTag reports whether raw needs none of TagAttr's decoding.
+// plainTag reports whether raw needs none of TagAttr's decoding but for
+// "&amp;" (the only character reference common in URLs; see unescapeAmp):
+// no other '&', no '\r', no NUL.
 func plainTag(raw []byte) bool {
-	return bytes.IndexByte(raw, '&') < 0 && bytes.IndexByte(raw, '\r') < 0 && bytes.IndexByte(raw, 0) < 0
+	if bytes.IndexByte(raw, '\r') >= 0 || bytes.IndexByte(raw, 0) >= 0 {
+		return false
+	}
+	for i := 0; ; {
+		j := bytes.IndexByte(raw[i:], '&')
+		if j < 0 {
+			return true
+		}
+		i += j
+		if !bytes.HasPrefix(raw[i:], amp) {
+			return false
+		}
+		i += len(amp)
+	}
+}
+
+var amp = []byte("&amp;")
+
+// unescapeAmp appends v to dst with every "&amp;" replaced by "&" — all
+// the decoding a value of a plainTag needs.
+func unescapeAmp(dst, v []byte) []byte {
+	for {
+		i := bytes.Index(v, amp)
+		if i < 0 {
+			return append(dst, v...)
+		}
+		dst = append(dst, v[:i+1]...)
+		v = v[i+len(amp):]
+	}
 }
 
 func newRawAttrs(raw []byte) rawAttrs {

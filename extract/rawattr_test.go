@@ -45,7 +45,7 @@ func tagAttrsBoth(doc []byte) (want, got []string) {
 				continue
 			}
 			seen[lk] = true
-			got = append(got, fmt.Sprintf("%q=%q", lk, v))
+			got = append(got, fmt.Sprintf("%q=%q", lk, unescapeAmp(nil, v)))
 		}
 	}
 }
@@ -57,6 +57,7 @@ func TestRawAttrs(t *testing.T) {
 		`<br/><br /><img src="x" / ><a href="unterminated`,
 		"<a\thref\n=\f'x'>",
 		`<a href=x>y</a><x-y:z q=1>`,
+		`<a href="/p?a=1&amp;b=2&amp;amp;c" title=&amp;>`,
 	} {
 		want, got := tagAttrsBoth([]byte(doc))
 		if fmt.Sprint(want) != fmt.Sprint(got) {
