@@ -203,6 +203,9 @@ func TestCharsets(t *testing.T) {
 		{"shift_jis from meta", sjis, "text/html", "http://example.com/%E6%97%A5%E6%9C%AC%E8%AA%9E/%E3%83%9A%E3%83%BC%E3%82%B8?q=%E6%A4%9C%E7%B4%A2", "shift_jis"},
 		{"header beats meta", sjis, "text/html; charset=shift_jis", "http://example.com/%E6%97%A5%E6%9C%AC%E8%AA%9E/%E3%83%9A%E3%83%BC%E3%82%B8?q=%E6%A4%9C%E7%B4%A2", "shift_jis"},
 		{"bogus header charset falls back", `<a href="/é">`, "text/html; charset=no-such", "http://example.com/%C3%A9", "utf-8"},
+		{"bogus header and meta, invalid utf-8 text", "<meta charset=\"x-bogus-charset\"><p>\xff\xe9</p><a href=\"/x\">", "text/html; charset=x-bogus-charset", "http://example.com/x", "windows-1252"},
+		{"meta utf-16 means utf-8 (HTML standard)", `<meta charset="utf-16"><a href="/é">`, "text/html", "http://example.com/%C3%A9", "utf-8"},
+		{"header windows-1252 beats meta utf-16", `<meta charset="utf-16"><a href="/x">`, "text/html; charset=windows-1252", "http://example.com/x", "windows-1252"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, res := collect(t, Options{}, tc.doc, tc.ct)
