@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"runtime"
 	"sort"
 	"strings"
@@ -153,10 +154,20 @@ func TestHostNames(t *testing.T) {
 
 // The oracle equals what an independent breadth-first crawler over real
 // HTTP fetches, on the small web with every pathology.
-func TestOracleMatchesHTTPBFS(t *testing.T) {
+func TestOracleMatchesHTTPBFS(t *testing.T) { testOracleMatchesHTTPBFS(t, SmallConfig(), 400, 1500) }
+
+// The same on the demo's web (≈ 30 000 URLs): SEXTANT_LONG=1.
+func TestOracleMatchesHTTPBFSDefault(t *testing.T) {
+	if os.Getenv("SEXTANT_LONG") == "" {
+		t.Skip("set SEXTANT_LONG=1 to crawl the default web over HTTP")
+	}
+	testOracleMatchesHTTPBFS(t, DefaultConfig(), 0, 20000)
+}
+
+func testOracleMatchesHTTPBFS(t *testing.T, cfg Config, budget, minURLs int) {
 	defer goleak.VerifyNone(t, serverLeaksOnly()...)
-	w := newWeb(t, SmallConfig())
-	rules := Rules{MaxPagesPerHost: 400}
+	w := newWeb(t, cfg)
+	rules := Rules{MaxPagesPerHost: budget}
 	res, err := w.Oracle(w.Seeds(), rules)
 	if err != nil {
 		t.Fatal(err)
@@ -180,7 +191,7 @@ func TestOracleMatchesHTTPBFS(t *testing.T) {
 	if err := res.Check(fetched); err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Fetched) < 1500 || len(res.TrapHosts) == 0 {
+	if len(res.Fetched) < minURLs || len(res.TrapHosts) == 0 {
 		t.Fatalf("small web too small: %d URLs, %d trap hosts", len(res.Fetched), len(res.TrapHosts))
 	}
 	// Check must notice each kind of difference.
