@@ -1,0 +1,421 @@
+package crawl
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime/pprof"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/sextant-crawler/sextant/cache"
+	"github.com/sextant-crawler/sextant/due"
+	"github.com/sextant-crawler/sextant/extract"
+	"github.com/sextant-crawler/sextant/fetcher"
+	"github.com/sextant-crawler/sextant/frontier"
+	"github.com/sextant-crawler/sextant/internal/fingerprint"
+	"github.com/sextant-crawler/sextant/internal/urlnorm"
+)
+
+// Sentinel errors.
+var (
+	ErrInvalidOptions = errors.New("crawl: invalid options")
+	ErrClosed         = errors.New("crawl: node closed")
+)
+
+// Splitter is the host splitter as a node needs it: it says which hosts this
+// node owns and takes the URLs whose host another node owns. A nil Splitter
+// means a cluster of one: every host is local.
+type Splitter interface {
+	IsLocal(host string) bool
+	Route(ctx context.Context, urls []string) error
+}
+
+// LinkFilter decides whether a discovered URL may be crawled at all
+// (scheme, length, scope, traps). A nil LinkFilter admits every URL that
+// normalised.
+type LinkFilter interface {
+	Allow(u *urlnorm.URL) bool
+}
+
+// Options configure a Node.
+type Options struct {
+	// ID names the node in logs and reports. Default "n0".
+	ID string
+	// DataDir holds the frontier, the DUE and the crawl log. Required.
+	DataDir string
+	// Workers is the number of fetching goroutines. Default 64.
+	Workers int
+	// Fetcher, Frontier and Extract configure those parts.
+	Fetcher  fetcher.Options
+	Frontier frontier.Options
+	Extract  extract.Options
+	// DUEBuffer is the number of buffered candidates that triggers a DUE
+	// merge; DUEFlushInterval merges at least this often. Defaults 1<<18
+	// and 500 ms (a crawl must not starve waiting for merges).
+	DUEBuffer        int
+	DUEFlushInterval time.Duration
+	// CacheAlgo and CachePerWorker size each worker's front cache of URL
+	// fingerprints (consulted before the DUE). Defaults "clock" and 512
+	// (the caching study recommends 100–500 entries per thread); 0 entries
+	// with CacheAlgo "none" disables it.
+	CacheAlgo      string
+	CachePerWorker int
+	// MaxPagesPerHost bounds the URLs admitted to the frontier per host
+	// (trap defence); 0 means no bound.
+	MaxPagesPerHost int
+	// Filter and Splitter: see their types.
+	Filter   LinkFilter
+	Splitter Splitter
+	// CrawlLog receives one line per fetch attempt; nil writes
+	// DataDir/crawl.log.
+	CrawlLog *CrawlLog
+	// Logf receives rare events. Default: discard.
+	Logf func(format string, args ...any)
+}
+
+// EnsureDefaults fills zero fields.
+func (o *Options) EnsureDefaults() {
+	if o.ID == "" {
+		o.ID = "n0"
+	}
+	if o.Workers == 0 {
+		o.Workers = 64
+	}
+	if o.DUEBuffer == 0 {
+		o.DUEBuffer = 1 << 18
+	}
+	if o.DUEFlushInterval == 0 {
+		o.DUEFlushInterval = 500 * time.Millisecond
+	}
+	if o.CacheAlgo == "" {
+		o.CacheAlgo = "clock"
+	}
+	if o.CachePerWorker == 0 && o.CacheAlgo != "none" {
+		o.CachePerWorker = 512
+	}
+	if o.Frontier.Workers == 0 {
+		o.Frontier.Workers = o.Workers
+	}
+	if o.Logf == nil {
+		o.Logf = func(string, ...any) {}
+	}
+}
+
+// Validate reports every invalid field.
+func (o *Options) Validate() error {
+	var errs []error
+	if o.DataDir == "" {
+		errs = append(errs, fmt.Errorf("%w: DataDir is required", ErrInvalidOptions))
+	}
+	if o.Workers < 1 {
+		errs = append(errs, fmt.Errorf("%w: Workers %d < 1", ErrInvalidOptions, o.Workers))
+	}
+	if strings.ContainsAny(o.ID, " \n\t") {
+		errs = append(errs, fmt.Errorf("%w: ID %q contains white space", ErrInvalidOptions, o.ID))
+	}
+	if o.CacheAlgo != "none" {
+		if _, err := cache.New(o.CacheAlgo, max(o.CachePerWorker, 1)); err != nil {
+			errs = append(errs, fmt.Errorf("%w: %v", ErrInvalidOptions, err))
+		}
+	}
+	if o.MaxPagesPerHost < 0 {
+		errs = append(errs, fmt.Errorf("%w: MaxPagesPerHost %d < 0", ErrInvalidOptions, o.MaxPagesPerHost))
+	}
+	return errors.Join(errs...)
+}
+
+// Node is one crawling process. Open it, Seed it, Run it, Close it. It is
+// safe for concurrent use.
+type Node struct {
+	opts Options
+	fr   *frontier.Frontier
+	due  *due.DUE
+	ft   *fetcher.Fetcher
+	log  *CrawlLog
+	own  bool // log opened by the node
+
+	budget hostBudget
+
+	contentMu   sync.Mutex
+	contentSeen map[uint64]struct{}
+
+	busy    atomic.Int64 // workers holding a lease
+	metrics Metrics
+	started time.Time
+}
+
+// Open opens (or resumes) a node in opts.DataDir.
+func Open(opts Options) (*Node, error) {
+	opts.EnsureDefaults()
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(opts.DataDir, 0o755); err != nil {
+		return nil, fmt.Errorf("crawl: %w", err)
+	}
+	n := &Node{opts: opts, contentSeen: make(map[uint64]struct{}), started: time.Now()}
+	n.budget.max = opts.MaxPagesPerHost
+	var err error
+	if n.fr, err = frontier.Open(filepath.Join(opts.DataDir, "frontier"), opts.Frontier); err != nil {
+		return nil, fmt.Errorf("crawl: frontier: %w", err)
+	}
+	n.due, err = due.Open(filepath.Join(opts.DataDir, "due"), due.Options{
+		BufferEntries: opts.DUEBuffer,
+		FlushInterval: opts.DUEFlushInterval,
+		Sink:          (*dueSink)(n),
+		Logf:          opts.Logf,
+	})
+	if err != nil {
+		n.fr.Close()
+		return nil, fmt.Errorf("crawl: due: %w", err)
+	}
+	if n.ft, err = fetcher.New(opts.Fetcher); err != nil {
+		n.due.Close()
+		n.fr.Close()
+		return nil, fmt.Errorf("crawl: fetcher: %w", err)
+	}
+	if n.log = opts.CrawlLog; n.log == nil {
+		if n.log, err = OpenCrawlLog(filepath.Join(opts.DataDir, "crawl.log")); err != nil {
+			n.due.Close()
+			n.fr.Close()
+			return nil, err
+		}
+		n.own = true
+	}
+	return n, nil
+}
+
+// Close stops the node's parts; call it after Run has returned. It flushes
+// nothing that is not durable already: a restarted node resumes.
+func (n *Node) Close() error {
+	var errs []error
+	errs = append(errs, n.due.Close(), n.fr.Close())
+	if n.own {
+		errs = append(errs, n.log.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// Seed submits seed URLs. Seeds this node does not own are routed to their
+// owner; seeds seen before (after a restart) are dropped by the DUE.
+func (n *Node) Seed(ctx context.Context, seeds []string) error {
+	var canon []string
+	for _, s := range seeds {
+		c, err := urlnorm.Normalize(s)
+		if err != nil {
+			return fmt.Errorf("crawl: seed %q: %w", s, err)
+		}
+		canon = append(canon, c)
+	}
+	w := n.newWorker(-1)
+	return w.route(ctx, canon)
+}
+
+// Deliver takes URLs that this node owns (received from a peer): they go
+// through the DUE. It returns once they are durably logged, so the sender
+// may be acknowledged.
+func (n *Node) Deliver(ctx context.Context, urls []string) error {
+	es := make([]due.Entry, 0, len(urls))
+	for _, u := range urls {
+		es = append(es, due.Entry{FP: fingerprint.URL(u), URL: u})
+	}
+	n.metrics.Received.Add(uint64(len(urls)))
+	return n.due.AddBatch(es)
+}
+
+// Idle reports whether this node has nothing to do: no queued URL, no fetch
+// in flight and nothing buffered in the DUE. Call Flush first to turn
+// buffered candidates into frontier URLs.
+func (n *Node) Idle() bool {
+	if !n.fr.Idle() || n.busy.Load() != 0 {
+		return false
+	}
+	st := n.due.Stats()
+	return st.BufferEntries == 0 && st.PendingBatches == 0
+}
+
+// Flush merges the DUE buffer now and hands new URLs to the frontier.
+func (n *Node) Flush() error { return n.due.Flush() }
+
+// FrontierLen is the number of queued URLs.
+func (n *Node) FrontierLen() int { return n.fr.Len() }
+
+// Run starts the workers and blocks until ctx is cancelled or, if
+// stopWhenIdle is set, until the node is idle (a single-node crawl's end).
+// In-flight fetches finish before Run returns.
+func (n *Node) Run(ctx context.Context, stopWhenIdle bool) error {
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	errc := make(chan error, n.opts.Workers)
+	for i := 0; i < n.opts.Workers; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			pprof.Do(wctx, pprof.Labels("worker", strconv.Itoa(i)), func(ctx context.Context) {
+				if err := n.newWorker(i).loop(ctx); err != nil {
+					errc <- err
+				}
+			})
+		}(i)
+	}
+	var runErr error
+	if stopWhenIdle {
+		runErr = n.waitIdle(wctx, errc)
+	} else {
+		select {
+		case <-wctx.Done():
+		case runErr = <-errc:
+		}
+	}
+	cancel()
+	wg.Wait()
+	if runErr == nil {
+		select {
+		case runErr = <-errc:
+		default:
+		}
+	}
+	return runErr
+}
+
+// waitIdle polls until the node stays idle across a DUE flush.
+func (n *Node) waitIdle(ctx context.Context, errc <-chan error) error {
+	t := time.NewTicker(20 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case err := <-errc:
+			return err
+		case <-t.C:
+		}
+		if !n.fr.Idle() || n.busy.Load() != 0 {
+			continue
+		}
+		if err := n.due.Flush(); err != nil {
+			return fmt.Errorf("crawl: due flush: %w", err)
+		}
+		if n.Idle() {
+			return nil
+		}
+	}
+}
+
+// dueSink hands the DUE's new URLs to the frontier, exactly once per seq.
+type dueSink Node
+
+func (s *dueSink) Deliver(seq uint64, urls []string) error {
+	n := (*Node)(s)
+	items := make([]frontier.Item, 0, len(urls))
+	for _, u := range urls {
+		host := hostOf(u)
+		if !n.budget.take(host) {
+			n.metrics.BudgetDropped.Add(1)
+			continue
+		}
+		items = append(items, frontier.Item{URL: u, Host: host})
+	}
+	n.metrics.NewURLs.Add(uint64(len(items)))
+	return n.fr.AddBatch("due", seq, items)
+}
+
+// hostOf returns the host[:port] of a canonical absolute URL.
+func hostOf(u string) string {
+	i := strings.Index(u, "://")
+	if i < 0 {
+		return ""
+	}
+	rest := u[i+3:]
+	if j := strings.IndexAny(rest, "/?#"); j >= 0 {
+		rest = rest[:j]
+	}
+	if k := strings.LastIndexByte(rest, '@'); k >= 0 {
+		rest = rest[k+1:]
+	}
+	return rest
+}
+
+// hostBudget counts URLs admitted per host. In memory: after a restart the
+// count starts again (documented limitation).
+type hostBudget struct {
+	max int
+	mu  sync.Mutex
+	n   map[string]int
+}
+
+func (b *hostBudget) take(host string) bool {
+	if b.max <= 0 {
+		return true
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.n == nil {
+		b.n = make(map[string]int)
+	}
+	if b.n[host] >= b.max {
+		return false
+	}
+	b.n[host]++
+	return true
+}
+
+// Stats is a snapshot of a node's figures.
+type Stats struct {
+	ID      string
+	Elapsed time.Duration
+
+	Fetches, FetchOK, FetchRedirect, FetchHTTPErr, FetchErr uint64
+	RobotsDisallowed, RobotsFetches                          uint64
+	Bytes                                                    uint64
+	LinksFound, LinksFiltered, LinksLocal, LinksRemote       uint64
+	CacheHits, CacheMisses                                   uint64
+	ContentDuplicates                                        uint64
+	NewURLs, BudgetDropped, Received                         uint64
+	FetchTime                                                time.Duration
+
+	Frontier frontier.Stats
+	DUE      due.Stats
+	Fetcher  fetcher.Stats
+}
+
+// CacheHitRate is the front caches' hit rate over local links, or 0.
+func (s Stats) CacheHitRate() float64 {
+	if t := s.CacheHits + s.CacheMisses; t > 0 {
+		return float64(s.CacheHits) / float64(t)
+	}
+	return 0
+}
+
+// PagesPerSecond is fetches per second of elapsed time.
+func (s Stats) PagesPerSecond() float64 {
+	if s.Elapsed <= 0 {
+		return 0
+	}
+	return float64(s.Fetches) / s.Elapsed.Seconds()
+}
+
+// Stats returns a snapshot of the node's figures.
+func (n *Node) Stats() Stats {
+	m := &n.metrics
+	return Stats{
+		ID: n.opts.ID, Elapsed: time.Since(n.started),
+		Fetches: m.Fetches.Load(), FetchOK: m.FetchOK.Load(), FetchRedirect: m.FetchRedirect.Load(),
+		FetchHTTPErr: m.FetchHTTPErr.Load(), FetchErr: m.FetchErr.Load(),
+		RobotsDisallowed: m.RobotsDisallowed.Load(), RobotsFetches: m.RobotsFetches.Load(),
+		Bytes: m.Bytes.Load(), LinksFound: m.LinksFound.Load(), LinksFiltered: m.LinksFiltered.Load(),
+		LinksLocal: m.LinksLocal.Load(), LinksRemote: m.LinksRemote.Load(),
+		CacheHits: m.CacheHits.Load(), CacheMisses: m.CacheMisses.Load(),
+		ContentDuplicates: m.ContentDuplicates.Load(), NewURLs: m.NewURLs.Load(),
+		BudgetDropped: m.BudgetDropped.Load(), Received: m.Received.Load(),
+		FetchTime: time.Duration(m.FetchNanos.Load()),
+		Frontier:  n.fr.Stats(), DUE: n.due.Stats(), Fetcher: n.ft.Stats(),
+	}
+}

@@ -1,0 +1,243 @@
+package crawl
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync/atomic"
+	"time"
+
+	"github.com/sextant-crawler/sextant/cache"
+	"github.com/sextant-crawler/sextant/due"
+	"github.com/sextant-crawler/sextant/extract"
+	"github.com/sextant-crawler/sextant/fetcher"
+	"github.com/sextant-crawler/sextant/frontier"
+	"github.com/sextant-crawler/sextant/internal/fingerprint"
+	"github.com/sextant-crawler/sextant/internal/urlnorm"
+)
+
+// Outcomes written to the crawl log. Only outcomes with a request sent
+// (everything but OutcomeRobots) count as fetches.
+const (
+	OutcomeOK       = "ok"       // 2xx
+	OutcomeRedirect = "redirect" // 3xx, target handed on as a link
+	OutcomeHTTPErr  = "http-error"
+	OutcomeError    = "error"  // network error, timeout
+	OutcomeRobots   = "robots" // disallowed by robots.txt: no request sent
+)
+
+// Metrics are a node's counters; read them with Stats. All fields are safe
+// for concurrent use.
+type Metrics struct {
+	Fetches, FetchOK, FetchRedirect, FetchHTTPErr, FetchErr atomic.Uint64
+	RobotsDisallowed, RobotsFetches                          atomic.Uint64
+	Bytes                                                    atomic.Uint64
+	LinksFound, LinksFiltered, LinksLocal, LinksRemote       atomic.Uint64
+	CacheHits, CacheMisses                                   atomic.Uint64
+	ContentDuplicates                                        atomic.Uint64
+	NewURLs, BudgetDropped, Received                         atomic.Uint64
+	FetchNanos                                               atomic.Int64
+}
+
+type worker struct {
+	n      *Node
+	id     int
+	ex     *extract.Extractor
+	fc     cache.Cache // per-worker front cache, nil if none
+	local  []due.Entry
+	remote []string
+	links  []string
+	sniff  []byte
+}
+
+func (n *Node) newWorker(id int) *worker {
+	ex, err := extract.New(n.opts.Extract)
+	if err != nil {
+		panic(err) // options were validated in Open
+	}
+	w := &worker{n: n, id: id, ex: ex, sniff: make([]byte, 512)}
+	if n.opts.CacheAlgo != "none" && n.opts.CachePerWorker > 0 {
+		w.fc, _ = cache.New(n.opts.CacheAlgo, n.opts.CachePerWorker)
+	}
+	return w
+}
+
+func (w *worker) loop(ctx context.Context) error {
+	for {
+		l, err := w.n.fr.Next(ctx)
+		if err != nil {
+			if ctx.Err() != nil || errors.Is(err, frontier.ErrClosed) {
+				return nil
+			}
+			return fmt.Errorf("crawl: frontier: %w", err)
+		}
+		w.n.busy.Add(1)
+		res, err := w.process(ctx, l)
+		if ctx.Err() != nil && err != nil {
+			// Shutting down mid-fetch: put the URL back for the restart.
+			res = frontier.Result{Requeue: true}
+			err = nil
+		}
+		derr := w.n.fr.Done(l, res)
+		w.n.busy.Add(-1)
+		if err != nil {
+			return err
+		}
+		if derr != nil {
+			return fmt.Errorf("crawl: frontier done: %w", derr)
+		}
+	}
+}
+
+// process handles one leased URL and returns the politeness result. An
+// error is fatal to the node (storage failure); fetch failures are logged.
+func (w *worker) process(ctx context.Context, l frontier.Lease) (frontier.Result, error) {
+	n := w.n
+	u, err := urlnorm.Parse(l.URL)
+	if err != nil { // cannot happen for URLs that passed the DUE
+		n.log.Write(LogEntry{Time: time.Now(), Node: n.opts.ID, URL: l.URL, Status: -1, Outcome: OutcomeError, Note: err.Error()})
+		return frontier.Result{}, nil
+	}
+	scheme, host := u.Scheme(), u.Host()
+	rules, fetched, rdur, err := n.ft.Robots(ctx, scheme, host)
+	if err != nil {
+		if ctx.Err() != nil {
+			return frontier.Result{}, ctx.Err()
+		}
+		return frontier.Result{Requeue: true, Failed: true}, nil
+	}
+	if fetched {
+		n.metrics.RobotsFetches.Add(1)
+		// The robots.txt request used this host's politeness slot: fetch
+		// the page in a later one.
+		return frontier.Result{Duration: rdur, CrawlDelay: rules.CrawlDelay(), Requeue: true}, nil
+	}
+	if !rules.Allowed(l.URL) {
+		n.metrics.RobotsDisallowed.Add(1)
+		n.log.Write(LogEntry{Time: time.Now(), Node: n.opts.ID, URL: l.URL, Outcome: OutcomeRobots})
+		return frontier.Result{CrawlDelay: rules.CrawlDelay()}, nil
+	}
+	start := time.Now()
+	resp, err := n.ft.Fetch(ctx, l.URL)
+	n.metrics.Fetches.Add(1)
+	if err != nil {
+		if ctx.Err() != nil {
+			return frontier.Result{}, ctx.Err()
+		}
+		d := time.Since(start)
+		n.metrics.FetchErr.Add(1)
+		n.metrics.FetchNanos.Add(int64(d))
+		n.log.Write(LogEntry{Time: time.Now(), Node: n.opts.ID, URL: l.URL, Status: -1, Outcome: OutcomeError, Duration: d, Note: err.Error()})
+		return frontier.Result{Duration: d, CrawlDelay: rules.CrawlDelay(), Failed: true}, nil
+	}
+	defer resp.Close()
+	n.metrics.FetchNanos.Add(int64(resp.Duration))
+	n.metrics.Bytes.Add(uint64(resp.Bytes))
+	e := LogEntry{Time: time.Now(), Node: n.opts.ID, URL: l.URL, Status: resp.Status, Bytes: resp.Bytes,
+		ContentType: resp.ContentType, Duration: resp.Duration}
+	res := frontier.Result{Duration: resp.Duration, CrawlDelay: rules.CrawlDelay()}
+	w.links = w.links[:0]
+	switch {
+	case resp.Status >= 300 && resp.Status < 400:
+		n.metrics.FetchRedirect.Add(1)
+		e.Outcome, e.Note = OutcomeRedirect, resp.Location
+		if resp.Location != "" {
+			if c, err := urlnorm.Normalize(resp.Location); err == nil {
+				w.links = append(w.links, c)
+			}
+		}
+	case resp.Status >= 200 && resp.Status < 300:
+		n.metrics.FetchOK.Add(1)
+		e.Outcome = OutcomeOK
+		if err := w.extract(u, resp); err != nil {
+			e.Note = err.Error()
+		}
+	default:
+		n.metrics.FetchHTTPErr.Add(1)
+		e.Outcome = OutcomeHTTPErr
+		res.Failed = resp.Status >= 500
+	}
+	if resp.Truncated {
+		e.Note = "truncated " + e.Note
+	}
+	e.Links = len(w.links)
+	if err := w.route(ctx, w.links); err != nil {
+		return res, err
+	}
+	n.log.Write(e)
+	return res, nil
+}
+
+// extract collects the links of an HTML body into w.links, skipping bodies
+// seen before (Mercator's content-seen test).
+func (w *worker) extract(base *urlnorm.URL, resp *fetcher.Response) error {
+	n := w.n
+	r := resp.Body.NewReader()
+	k, _ := io.ReadFull(r, w.sniff)
+	if !extract.IsHTML(resp.Header.Get("Content-Type"), w.sniff[:k]) {
+		return nil
+	}
+	fp, err := resp.Body.Fingerprint()
+	if err != nil {
+		return err
+	}
+	n.contentMu.Lock()
+	_, dup := n.contentSeen[fp]
+	if !dup {
+		n.contentSeen[fp] = struct{}{}
+	}
+	n.contentMu.Unlock()
+	if dup {
+		n.metrics.ContentDuplicates.Add(1)
+		return nil
+	}
+	_, err = w.ex.Extract(resp.Body.NewReader(), base, resp.Header.Get("Content-Type"), func(l extract.Link) {
+		w.links = append(w.links, l.URL)
+	})
+	return err
+}
+
+// route filters links, splits them into local and remote, drops local ones
+// the worker's front cache has seen and hands the rest to the DUE; remote
+// ones go to the splitter.
+func (w *worker) route(ctx context.Context, links []string) error {
+	n := w.n
+	w.local, w.remote = w.local[:0], w.remote[:0]
+	n.metrics.LinksFound.Add(uint64(len(links)))
+	for _, s := range links {
+		if n.opts.Filter != nil {
+			u, err := urlnorm.Parse(s)
+			if err != nil || !n.opts.Filter.Allow(u) {
+				n.metrics.LinksFiltered.Add(1)
+				continue
+			}
+		}
+		if n.opts.Splitter != nil && !n.opts.Splitter.IsLocal(hostOf(s)) {
+			w.remote = append(w.remote, s)
+			continue
+		}
+		fp := fingerprint.URL(s)
+		if w.fc != nil {
+			if w.fc.Seen(fp) {
+				n.metrics.CacheHits.Add(1)
+				continue
+			}
+			n.metrics.CacheMisses.Add(1)
+		}
+		w.local = append(w.local, due.Entry{FP: fp, URL: s})
+	}
+	n.metrics.LinksLocal.Add(uint64(len(w.local)))
+	n.metrics.LinksRemote.Add(uint64(len(w.remote)))
+	if len(w.local) > 0 {
+		if err := n.due.AddBatch(w.local); err != nil {
+			return fmt.Errorf("crawl: due: %w", err)
+		}
+	}
+	if len(w.remote) > 0 {
+		if err := n.opts.Splitter.Route(ctx, w.remote); err != nil {
+			return fmt.Errorf("crawl: splitter: %w", err)
+		}
+	}
+	return nil
+}
