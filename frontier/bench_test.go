@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -44,6 +45,23 @@ func heapInUse() uint64 {
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
 	return m.HeapAlloc
+}
+
+// rssMiB is the resident set size (Go heap plus pebble's off-heap
+// memtables and block cache), from /proc; 0 where unavailable.
+func rssMiB() float64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			var kb float64
+			fmt.Sscan(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), &kb)
+			return kb / 1024
+		}
+	}
+	return 0
 }
 
 func dirSize(dir string) int64 {
@@ -133,6 +151,7 @@ func BenchmarkFrontier(b *testing.B) {
 		b.ReportMetric(float64(n)/enq, "enqueue-URLs/s")
 		b.ReportMetric(float64(int64(heap100)-int64(heap10))/float64(n-tenth), "heap-B/queued-URL")
 		b.ReportMetric(float64(heap100-base)/(1<<20), "heap-MiB-at-full")
+		b.ReportMetric(rssMiB(), "RSS-MiB-at-full")
 		if err := f.Close(); err != nil {
 			b.Fatal(err)
 		}

@@ -8,25 +8,30 @@ import (
 
 // Key layout in pebble (all integers big-endian so keys sort numerically):
 //
+//	b <host> 0x00 <seq:8>        back queue entry       → entry value
+//	c <host>                     host politeness state  → next:8 (unix ns) failures:uvarint
 //	f <prio:1> <seq:8>           front queue entry      → entry value
-//	h <host> 0x00 <seq:8>        back queue entry       → entry value
-//	s <host>                     host politeness state  → next:8 (unix ns) failures:uvarint
-//	a <source>                   last AddBatch seq applied for source → seq:8
-//	m n | m f | m s              counters: URLs stored, URLs in front queues, next seq
+//	x <source>                   last AddBatch seq applied for source → seq:8
+//	z n | z f | z s              counters: URLs stored, URLs under front keys, next seq
 //
-// A leased URL keeps its back-queue key until Done, so a crash hands it out
-// again. Entry value: prio:1 depth:uvarint hostlen:uvarint host url.
+// A leased URL keeps its key until Done, so a crash hands it out again.
+// Entry value: prio:1 depth:uvarint hostlen:uvarint host url.
+//
+// The keys rewritten by every batch (x, z) sort after the front queues,
+// whose new keys always have the highest seq: a flushed sstable then spans
+// only [newest front keys, z] and does not overlap the bulk of the front
+// queues, so compactions move those files instead of rewriting them.
 const (
+	prefixHost  = 'b'
+	prefixState = 'c'
 	prefixFront = 'f'
-	prefixHost  = 'h'
-	prefixState = 's'
-	prefixApply = 'a'
+	prefixApply = 'x'
 )
 
 var (
-	keyCount      = []byte("mn")
-	keyFrontCount = []byte("mf")
-	keyNextSeq    = []byte("ms")
+	keyCount      = []byte("zn")
+	keyFrontCount = []byte("zf")
+	keyNextSeq    = []byte("zs")
 )
 
 var errCorrupt = errors.New("frontier: corrupt entry")
