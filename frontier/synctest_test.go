@@ -25,7 +25,7 @@ func TestSynctestPoliteness(t *testing.T) {
 		for i, c := range []struct {
 			fetch, crawlDelay, want time.Duration
 		}{
-			{20 * time.Millisecond, 0, 200 * time.Millisecond},   // 10 × 20ms
+			{20 * time.Millisecond, 0, 200 * time.Millisecond},  // 10 × 20ms
 			{30 * time.Millisecond, time.Hour, 2 * time.Second}, // Crawl-delay, capped
 		} {
 			l, err := f.Next(ctx)
