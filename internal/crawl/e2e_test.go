@@ -4,22 +4,22 @@ import (
 	"context"
 	"path/filepath"
 	"sort"
-	"strings"
 	"testing"
 	"time"
 
+	"github.com/sextant-crawler/sextant/extract"
 	"github.com/sextant-crawler/sextant/fetcher"
 	"github.com/sextant-crawler/sextant/frontier"
-	"github.com/sextant-crawler/sextant/internal/urlnorm"
 	"github.com/sextant-crawler/sextant/simweb"
 )
 
-// suffixFilter admits http(s) URLs under one domain, up to 2048 bytes.
-type suffixFilter struct{ domain string }
-
-func (f suffixFilter) Allow(u *urlnorm.URL) bool {
-	h := u.Hostname()
-	return u.IsHTTP() && len(u.String()) <= 2048 && (h == f.domain || strings.HasSuffix(h, "."+f.domain))
+// mustFilter admits http(s) URLs under one domain, up to 2048 bytes.
+func mustFilter(t *testing.T, domain string) Filter {
+	f, err := extract.NewFilter(extract.FilterOptions{Scope: extract.ScopeSuffixes, Suffixes: []string{domain}, MaxRepeatedSegments: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Filter{f}
 }
 
 // testNodeOptions are the options of a node crawling srv politely with no
@@ -38,7 +38,7 @@ func testNodeOptions(t *testing.T, dir string, srv *simweb.Server, domain string
 		Frontier:         frontier.Options{MinDelay: 0, MaxDelay: 200 * time.Millisecond, FailureBackoff: 10 * time.Millisecond, MaxFailureBackoff: 100 * time.Millisecond},
 		DUEFlushInterval: 50 * time.Millisecond,
 		MaxPagesPerHost:  1000,
-		Filter:           suffixFilter{domain},
+		Filter:           mustFilter(t, domain),
 	}
 }
 

@@ -67,8 +67,11 @@ type Options struct {
 	CacheAlgo      string
 	CachePerWorker int
 	// MaxPagesPerHost bounds the URLs admitted to the frontier per host
-	// (trap defence); 0 means no bound.
-	MaxPagesPerHost int
+	// (trap defence); 0 means no bound. Beyond SoftPagesPerHost (0: none)
+	// a host's URLs are admitted at low priority, so a trap host is slowed
+	// before it is cut off (IRLbot's BEAST).
+	MaxPagesPerHost  int
+	SoftPagesPerHost int
 	// Filter and Splitter: see their types.
 	Filter   LinkFilter
 	Splitter Splitter
@@ -140,7 +143,7 @@ type Node struct {
 	log  *CrawlLog
 	own  bool // log opened by the node
 
-	budget hostBudget
+	budget *extract.HostBudget
 
 	contentMu   sync.Mutex
 	contentSeen map[uint64]struct{}
@@ -160,8 +163,10 @@ func Open(opts Options) (*Node, error) {
 		return nil, fmt.Errorf("crawl: %w", err)
 	}
 	n := &Node{opts: opts, contentSeen: make(map[uint64]struct{}), started: time.Now()}
-	n.budget.max = opts.MaxPagesPerHost
 	var err error
+	if n.budget, err = extract.NewHostBudget(extract.BudgetOptions{Soft: opts.SoftPagesPerHost, Hard: opts.MaxPagesPerHost}); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalidOptions, err)
+	}
 	if n.fr, err = frontier.Open(filepath.Join(opts.DataDir, "frontier"), opts.Frontier); err != nil {
 		return nil, fmt.Errorf("crawl: frontier: %w", err)
 	}
@@ -317,11 +322,15 @@ func (s *dueSink) Deliver(seq uint64, urls []string) error {
 	items := make([]frontier.Item, 0, len(urls))
 	for _, u := range urls {
 		host := hostOf(u)
-		if !n.budget.take(host) {
+		var prio uint8
+		switch n.budget.Admit(host) {
+		case extract.PriorityDrop:
 			n.metrics.BudgetDropped.Add(1)
 			continue
+		case extract.PriorityLow:
+			prio = 1
 		}
-		items = append(items, frontier.Item{URL: u, Host: host})
+		items = append(items, frontier.Item{URL: u, Host: host, Priority: prio})
 	}
 	n.metrics.NewURLs.Add(uint64(len(items)))
 	return n.fr.AddBatch("due", seq, items)
@@ -343,28 +352,14 @@ func hostOf(u string) string {
 	return rest
 }
 
-// hostBudget counts URLs admitted per host. In memory: after a restart the
-// count starts again (documented limitation).
-type hostBudget struct {
-	max int
-	mu  sync.Mutex
-	n   map[string]int
-}
+// Filter adapts an extract.Filter to a LinkFilter (no depth tracking: the
+// DUE does not carry depth, so MaxDepth must stay 0).
+type Filter struct{ F *extract.Filter }
 
-func (b *hostBudget) take(host string) bool {
-	if b.max <= 0 {
-		return true
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.n == nil {
-		b.n = make(map[string]int)
-	}
-	if b.n[host] >= b.max {
-		return false
-	}
-	b.n[host]++
-	return true
+// Allow implements LinkFilter.
+func (f Filter) Allow(u *urlnorm.URL) bool {
+	ok, _ := f.F.Allow(u, 0, "")
+	return ok
 }
 
 // Stats is a snapshot of a node's figures.
@@ -373,13 +368,13 @@ type Stats struct {
 	Elapsed time.Duration
 
 	Fetches, FetchOK, FetchRedirect, FetchHTTPErr, FetchErr uint64
-	RobotsDisallowed, RobotsFetches                          uint64
-	Bytes                                                    uint64
-	LinksFound, LinksFiltered, LinksLocal, LinksRemote       uint64
-	CacheHits, CacheMisses                                   uint64
-	ContentDuplicates                                        uint64
-	NewURLs, BudgetDropped, Received                         uint64
-	FetchTime                                                time.Duration
+	RobotsDisallowed, RobotsFetches                         uint64
+	Bytes                                                   uint64
+	LinksFound, LinksFiltered, LinksLocal, LinksRemote      uint64
+	CacheHits, CacheMisses                                  uint64
+	ContentDuplicates                                       uint64
+	NewURLs, BudgetDropped, Received                        uint64
+	FetchTime                                               time.Duration
 
 	Frontier frontier.Stats
 	DUE      due.Stats
