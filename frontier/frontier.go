@@ -111,10 +111,23 @@ type Frontier struct {
 		nextSeq      uint64
 		applied      map[string]uint64
 
+		// idle caches the politeness state of recently deactivated hosts
+		// (as persisted) so reactivating them needs no pebble read; at most
+		// idleCacheSize entries.
+		idle map[string]idleState
+
 		leases  map[uint64]leaseRec
 		leaseID uint64
 		stats   Stats
 	}
+}
+
+// idleCacheSize bounds Frontier.mu.idle (≈ 100 bytes per entry).
+const idleCacheSize = 1 << 16
+
+type idleState struct {
+	next     time.Time
+	failures int
 }
 
 type leaseRec struct {
@@ -145,6 +158,7 @@ func Open(dir string, opts Options) (*Frontier, error) {
 	f.mu.changed = make(chan struct{})
 	f.mu.applied = make(map[string]uint64)
 	f.mu.leases = make(map[uint64]leaseRec)
+	f.mu.idle = make(map[string]idleState)
 	if err := f.recover(); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("frontier: recover %s: %w", dir, err)
@@ -214,6 +228,10 @@ func (f *Frontier) getCounter(key []byte, def int64) (int64, error) {
 
 // activateLocked makes host active with its persisted politeness state.
 func (f *Frontier) activateLocked(host string) (*hostState, error) {
+	if st, ok := f.mu.idle[host]; ok {
+		delete(f.mu.idle, host)
+		return f.mu.sched.activate(host, st.next, st.failures), nil
+	}
 	var next time.Time
 	failures := 0
 	v, c, err := f.db.Get(stateKey(host))
@@ -644,6 +662,13 @@ func (f *Frontier) doneLocked(l Lease, r Result) (*pebble.Batch, error) {
 	f.mu.sched.complete(h, now, r)
 	if !h.queued {
 		f.mu.sched.deactivate(h)
+		if len(f.mu.idle) >= idleCacheSize {
+			for k := range f.mu.idle { // evict an arbitrary entry
+				delete(f.mu.idle, k)
+				break
+			}
+		}
+		f.mu.idle[h.name] = idleState{h.next, h.failures}
 	}
 	f.notifyLocked()
 	if wait {
