@@ -20,7 +20,7 @@ func NewClock(k int) *Clock {
 		k = 0
 	}
 	t := newCtable(k)
-	return &Clock{t: t, k: k, stride: strideFor(t.m())}
+	return &Clock{t: t, k: k, stride: strideFor(t.nb)}
 }
 
 // Seen implements Cache.
@@ -50,11 +50,12 @@ func (c *Clock) Seen(fp uint64) bool {
 // evict advances the hand to the first unmarked entry, clearing the marks it
 // passes, and removes that entry.
 //
-// The hand visits the slots in a scattered order (slot += stride mod m, with
-// stride ≈ 0.618·m coprime to m, so every slot is visited once per turn):
-// sweeping in address order would evict runs of neighbouring entries, leaving
-// the buckets behind the hand empty while inserts fill the rest (with linear
-// probing it made chains of thousands of slots ahead of the hand).
+// The hand visits the buckets in a scattered order (bucket += stride mod nb,
+// with stride ≈ 0.618·nb coprime to nb, so every bucket is visited once per
+// turn) and the eight slots of each bucket in order: one cache line per eight
+// steps, yet no long runs of neighbouring evictions, which would leave the
+// buckets behind the hand empty while inserts fill the rest (with linear
+// probing that made chains of thousands of slots ahead of the hand).
 func (c *Clock) evict() {
 	t := &c.t
 	i := c.hand
@@ -72,10 +73,14 @@ func (c *Clock) evict() {
 }
 
 func (c *Clock) step(i uint64) uint64 {
-	if i += c.stride; i >= c.t.m() {
-		i -= c.t.m()
+	if (i+1)%bucketSlots != 0 {
+		return i + 1
 	}
-	return i
+	b := i/bucketSlots + c.stride
+	if b >= c.t.nb {
+		b -= c.t.nb
+	}
+	return b * bucketSlots
 }
 
 // strideFor returns a step coprime to m near m/φ.
