@@ -14,7 +14,8 @@
 // may be fetched, more hosts are activated, up to MaxBackQueues. Only the
 // heads of queues (a few entries per active host and per priority) live in
 // memory, so memory stays flat as the frontier grows to 10⁸ URLs; the
-// politeness state of inactive hosts is kept on disk too.
+// politeness state of inactive hosts is kept on disk too (plus a bounded
+// in-memory cache of the last 65,536 hosts that went idle).
 //
 // # Usage
 //
