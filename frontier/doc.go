@@ -28,8 +28,8 @@
 //     frontier applies each (source, seq) once, atomically with the record
 //     of seq, so a producer that re-delivers after a crash adds nothing
 //     twice. Add is the non-idempotent variant.
-//  4. The crawl is over when Idle() holds and no producer has URLs in
-//     flight towards the frontier. Next blocks on an idle frontier (unless
+//  4. The crawl is over when Idle() holds (WaitIdle blocks until it does)
+//     and no producer has URLs in flight towards the frontier. Next blocks on an idle frontier (unless
 //     Options.ExitWhenIdle, then it returns ErrEmpty).
 //  5. Close the Frontier; blocked Next calls return ErrClosed.
 //

@@ -686,6 +686,26 @@ func (f *Frontier) Idle() bool {
 
 func (f *Frontier) idleLocked() bool { return f.mu.count == 0 && len(f.mu.leases) == 0 }
 
+// WaitIdle blocks until the frontier is idle (see Idle). It returns
+// ctx.Err() when ctx ends and ErrClosed once Close is called.
+func (f *Frontier) WaitIdle(ctx context.Context) error {
+	for {
+		f.mu.Lock()
+		err, idle, changed := f.usableLocked(), f.idleLocked(), f.mu.changed
+		f.mu.Unlock()
+		if err != nil || idle {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-f.closed:
+			return ErrClosed
+		case <-changed:
+		}
+	}
+}
+
 // Len is the number of URLs queued, leases excluded.
 func (f *Frontier) Len() int {
 	f.mu.Lock()

@@ -234,8 +234,18 @@ func TestExitWhenIdle(t *testing.T) {
 		t.Fatalf("Next returned %v with a lease outstanding", err)
 	case <-time.After(20 * time.Millisecond):
 	}
+	idle := make(chan error)
+	go func() { idle <- f.WaitIdle(context.Background()) }()
+	select {
+	case err := <-idle:
+		t.Fatalf("WaitIdle returned %v with a lease outstanding", err)
+	case <-time.After(20 * time.Millisecond):
+	}
 	if err := f.Done(l, Result{}); err != nil {
 		t.Fatal(err)
+	}
+	if err := <-idle; err != nil {
+		t.Fatalf("WaitIdle: %v", err)
 	}
 	if err := <-errc; !errors.Is(err, ErrEmpty) {
 		t.Fatalf("Next on idle frontier: %v, want ErrEmpty", err)
