@@ -38,11 +38,15 @@
 //
 // # Durability
 //
-// Every Add, AddBatch and Done is one pebble batch (pebble.NoSync by default:
-// safe against a killed process, not against a machine crash; Options.Sync
-// makes each write durable). A leased URL stays on disk until Done, so after
-// a crash it is handed out again: delivery is at-least-once. A failed write
-// breaks the Frontier: every later call returns the error.
+// Every Add, AddBatch and Done is one pebble batch. Add and AddBatch return
+// once their batch is synced to disk (the fsync is waited for outside the
+// lock, so concurrent callers share it); Options.NoSyncAdd turns that off.
+// Done does not wait for the sync (Options.SyncDone makes it): pebble
+// buffers unsynced writes inside the process, so after a crash — even a
+// killed process — the last Done calls may be lost and their URLs handed out
+// again. A leased URL stays on disk until Done, so delivery is at-least-once;
+// no URL is lost. A failed write breaks the Frontier: every later call
+// returns the error.
 //
 // A Frontier is safe for concurrent use and must be Closed.
 //
