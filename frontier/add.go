@@ -155,7 +155,13 @@ func (f *Frontier) usableLocked() error {
 	return f.mu.broken
 }
 
+// notifyLocked wakes the callers waiting for a change, if any took the
+// current channel since the last notification.
 func (f *Frontier) notifyLocked() {
+	if !f.mu.armed {
+		return
+	}
 	close(f.mu.changed)
 	f.mu.changed = make(chan struct{})
+	f.mu.armed = false
 }

@@ -98,8 +98,9 @@ type Frontier struct {
 	mu struct {
 		sync.Mutex
 		closed  bool
-		broken  error // a failed write: the in-memory state is no longer trusted
-		changed chan struct{}
+		broken  error         // a failed write: the in-memory state is no longer trusted
+		changed chan struct{} // closed and replaced on a change, if armed
+		armed   bool          // someone may be waiting on changed
 
 		sched   *scheduler
 		front   [256]headQueue
@@ -263,6 +264,7 @@ func (f *Frontier) WaitIdle(ctx context.Context) error {
 	for {
 		f.mu.Lock()
 		err, idle, changed := f.usableLocked(), f.idleLocked(), f.mu.changed
+		f.mu.armed = true
 		f.mu.Unlock()
 		if err != nil || idle {
 			return err

@@ -21,9 +21,12 @@ func (f *Frontier) Next(ctx context.Context) (Lease, error) {
 		l, ok, wake, again, err := f.tryNextLocked(now)
 		changed := f.mu.changed
 		idle := f.idleLocked()
-		if !ok && err == nil && !again && !wake.IsZero() && !waited {
-			f.mu.stats.PolitenessWaits++
-			waited = true
+		if !ok && err == nil && !again {
+			f.mu.armed = true // this caller may wait on changed
+			if !wake.IsZero() && !waited {
+				f.mu.stats.PolitenessWaits++
+				waited = true
+			}
 		}
 		f.mu.Unlock()
 		switch {
