@@ -40,8 +40,10 @@
 // host splitter logs (see the format in trace.go); Generator makes a synthetic
 // Zipf + recency stream; Simulate runs every policy at every cache size over a
 // trace (LRU for all sizes in one pass by Mattson stack distances, MIN per size
-// with next-use indices and a heap, the others per size in parallel), and
-// Recommend turns the curve into the operator's answer.
+// with next-use indices and a heap, the others per size in parallel; or,
+// approximately, on a spatial sample of the fingerprints with SampleRate), and
+// Recommend turns the curve into the operator's answer. The simulator is
+// deterministic for a given trace and options.
 //
 // Design: Broder, Najork & Wiener, "Efficient URL Caching for World Wide Web
 // Crawling" (WWW 2003).

@@ -2,8 +2,8 @@ package cache
 
 // Static is a STATIC cache: it holds a fixed set of fingerprints (the most
 // frequent ones of a trace, see TopK) and never inserts or evicts. Its initial
-// load is not counted as misses. Safe for concurrent use only if Stats are not
-// needed: Seen updates the counters without a lock.
+// load is not counted as misses. Not safe for concurrent use (Seen updates the
+// counters).
 type Static struct {
 	t     table
 	stats Stats
