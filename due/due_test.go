@@ -298,3 +298,18 @@ func TestFlushIntervalMerges(t *testing.T) {
 		t.Fatalf("Add after Close = %v", err)
 	}
 }
+
+func TestSecondOpenRefused(t *testing.T) {
+	fs := vfs.NewMem()
+	d := openT(t, fs, &frontierSink{}, nil)
+	if _, err := Open("db", Options{FS: fs, Sink: &frontierSink{}}); err == nil {
+		t.Fatal("a second Open of the same directory succeeded")
+	}
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	d = openT(t, fs, &frontierSink{}, nil)
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
