@@ -141,3 +141,7 @@ func (f *flags) printUsage(w io.Writer) {
 	f.PrintDefaults()
 	f.SetOutput(io.Discard)
 }
+
+// errOracleMismatch: a crawl of the synthetic web did not fetch exactly the
+// oracle's set.
+var errOracleMismatch = errors.New("the fetched set differs from the oracle's (see the report)")

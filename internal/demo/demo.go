@@ -1,0 +1,406 @@
+// Package demo runs Sextant's main job on an embedded default: a simweb
+// synthetic web on loopback crawled by an N-node cluster in one process —
+// real gRPC, real mTLS from a fresh cluster CA, separate data dirs — with a
+// live progress display and a final report checked against simweb's oracle.
+//
+// Run owns everything it starts and stops it before returning.
+package demo
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/sextant-crawler/sextant/extract"
+	"github.com/sextant-crawler/sextant/fetcher"
+	"github.com/sextant-crawler/sextant/frontier"
+	"github.com/sextant-crawler/sextant/hostsplit"
+	"github.com/sextant-crawler/sextant/internal/crawl"
+	"github.com/sextant-crawler/sextant/internal/tlsutil"
+	"github.com/sextant-crawler/sextant/simweb"
+)
+
+// ErrInvalidOptions wraps every problem Options.Validate finds.
+var ErrInvalidOptions = errors.New("demo: invalid options")
+
+// Options configure a demo run.
+type Options struct {
+	// Web is the synthetic web; default simweb.DefaultConfig().
+	Web simweb.Config
+	// Nodes is the cluster size; default 3.
+	Nodes int
+	// Workers per node; default 32.
+	Workers int
+	// CachePerWorker and PeerCache size the front caches; defaults 512
+	// and 4096 entries.
+	CachePerWorker, PeerCache int
+	// DataDir holds the nodes' data dirs and the PKI; default a temporary
+	// directory removed at the end.
+	DataDir string
+	// Progress is how often a progress line is printed; default 1 s.
+	Progress time.Duration
+	// Live rewrites one progress line in place (for a terminal) instead of
+	// printing a line each time.
+	Live bool
+	// ReportJSON, if set, receives the final report as JSON.
+	ReportJSON string
+}
+
+// EnsureDefaults fills zero fields.
+func (o *Options) EnsureDefaults() {
+	if o.Web.Hosts == 0 {
+		o.Web = simweb.DefaultConfig()
+	}
+	if o.Nodes == 0 {
+		o.Nodes = 3
+	}
+	if o.Workers == 0 {
+		o.Workers = 32
+	}
+	if o.CachePerWorker == 0 {
+		o.CachePerWorker = 512
+	}
+	if o.PeerCache == 0 {
+		o.PeerCache = 4096
+	}
+	if o.Progress == 0 {
+		o.Progress = time.Second
+	}
+}
+
+// Validate reports every invalid field.
+func (o *Options) Validate() error {
+	var errs []error
+	if o.Nodes < 1 || o.Nodes > 16 {
+		errs = append(errs, fmt.Errorf("%w: nodes %d not in [1, 16]", ErrInvalidOptions, o.Nodes))
+	}
+	if o.Workers < 1 {
+		errs = append(errs, fmt.Errorf("%w: workers %d < 1", ErrInvalidOptions, o.Workers))
+	}
+	if o.CachePerWorker < 0 || o.PeerCache < 0 {
+		errs = append(errs, fmt.Errorf("%w: negative cache size", ErrInvalidOptions))
+	}
+	if err := o.Web.Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("%w: web: %v", ErrInvalidOptions, err))
+	}
+	return errors.Join(errs...)
+}
+
+// NodeReport is one node's share of the final report.
+type NodeReport struct {
+	ID               string  `json:"id"`
+	Fetches          uint64  `json:"fetches"`
+	PagesPerSecond   float64 `json:"pages_per_second"`
+	Bytes            uint64  `json:"bytes"`
+	LinksLocal       uint64  `json:"links_local"`
+	LinksRemote      uint64  `json:"links_remote"`
+	FrontCacheHit    float64 `json:"front_cache_hit_rate"`
+	RemoteDiscovered uint64  `json:"remote_discovered"`
+	RemoteSuppressed uint64  `json:"remote_suppressed_by_cache"`
+	RemoteSent       uint64  `json:"remote_sent"`
+	WireBytes        uint64  `json:"wire_bytes"`
+	RawBytes         uint64  `json:"raw_url_bytes"`
+	Received         uint64  `json:"received_from_peers"`
+	DUEEntries       uint64  `json:"due_entries_on_disk"`
+	DUEBytes         int64   `json:"due_bytes_on_disk"`
+	DUEMerges        uint64  `json:"due_merges"`
+	RobotsDisallowed uint64  `json:"robots_disallowed"`
+	HTTPErrors       uint64  `json:"http_errors"`
+	FetchErrors      uint64  `json:"fetch_errors"`
+}
+
+// Report is the final report of a demo run.
+type Report struct {
+	Nodes            int          `json:"nodes"`
+	Hosts            int          `json:"hosts"`
+	Elapsed          float64      `json:"elapsed_seconds"`
+	Fetches          uint64       `json:"fetches"`
+	PagesPerSecond   float64      `json:"pages_per_second"`
+	OracleURLs       int          `json:"oracle_urls"`
+	DistinctFetched  int          `json:"distinct_fetched"`
+	FetchedTwice     int          `json:"fetched_twice"`
+	OracleMatch      bool         `json:"oracle_match"`
+	OracleDiff       string       `json:"oracle_diff,omitempty"`
+	LocalShare       float64      `json:"local_share"`
+	FrontCacheHit    float64      `json:"front_cache_hit_rate"`
+	TrafficReduction float64      `json:"cross_machine_traffic_reduction"`
+	WireBytesPerURL  float64      `json:"wire_bytes_per_cross_url"`
+	WireRatio        float64      `json:"wire_bytes_over_raw"`
+	DUEBytesPerURL   float64      `json:"due_disk_bytes_per_url"`
+	PerNode          []NodeReport `json:"per_node"`
+}
+
+// Run builds the web, starts the cluster, crawls to the end (or until ctx
+// is cancelled), prints progress and the report to out and returns it.
+func Run(ctx context.Context, o Options, out io.Writer) (*Report, error) {
+	o.EnsureDefaults()
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	if o.DataDir == "" {
+		dir, err := os.MkdirTemp("", "sextant-demo-")
+		if err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(dir)
+		o.DataDir = dir
+	}
+	web, err := simweb.New(o.Web)
+	if err != nil {
+		return nil, err
+	}
+	oracle, err := web.Oracle(web.Seeds(), simweb.Rules{})
+	if err != nil {
+		return nil, fmt.Errorf("demo: oracle: %w", err)
+	}
+	srv, err := simweb.Start(web, simweb.Options{NoLog: true})
+	if err != nil {
+		return nil, err
+	}
+	defer srv.Close()
+	fmt.Fprintf(out, "simweb: %d hosts *.%s on %s; the oracle expects %d URLs (+%d trap hosts)\n",
+		web.NumHosts(), web.Domain(), srv.Addr(), oracle.Size(), len(oracle.TrapHosts))
+
+	members, err := startMembers(o, web, srv)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		for _, m := range members {
+			m.Close()
+		}
+	}()
+	fmt.Fprintf(out, "cluster: %d nodes over mTLS gRPC:", len(members))
+	for _, m := range members {
+		fmt.Fprintf(out, " %s@%s", m.Node.Stats().ID, m.Addr())
+	}
+	fmt.Fprintf(out, "; %d workers each; data in %s\n", o.Workers, o.DataDir)
+
+	start := time.Now()
+	for _, m := range members {
+		if err := m.Seed(ctx, web.Seeds()); err != nil {
+			return nil, err
+		}
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, len(members))
+	for i, m := range members {
+		wg.Add(1)
+		go func() { defer wg.Done(); errs[i] = m.Run(ctx) }()
+	}
+	finished := make(chan struct{})
+	go func() { wg.Wait(); close(finished) }()
+	progress(ctx, o, out, members, start, oracle.Size(), finished)
+	<-finished
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	elapsed := time.Since(start)
+	if ctx.Err() != nil {
+		fmt.Fprintln(out, "\ninterrupted: the crawl state is in", o.DataDir)
+	}
+	rep := buildReport(o, members, elapsed, oracle, web)
+	writeText(out, rep)
+	if o.ReportJSON != "" {
+		b, _ := json.MarshalIndent(rep, "", "  ")
+		if err := os.WriteFile(o.ReportJSON, append(b, '\n'), 0o644); err != nil {
+			return rep, err
+		}
+	}
+	return rep, nil
+}
+
+func startMembers(o Options, web *simweb.Web, srv *simweb.Server) ([]*crawl.Member, error) {
+	ids := make([]string, o.Nodes)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("node-%d", i)
+	}
+	pki := filepath.Join(o.DataDir, "pki")
+	if _, err := os.Stat(filepath.Join(pki, "ca.pem")); err != nil {
+		if err := tlsutil.WriteCluster(pki, ids, []string{"127.0.0.1", "localhost"}, 24*time.Hour); err != nil {
+			return nil, err
+		}
+	}
+	lis := make([]net.Listener, o.Nodes)
+	members := make([]hostsplit.Member, o.Nodes)
+	for i := range lis {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		lis[i] = l
+		members[i] = hostsplit.Member{ID: hostsplit.NodeID(ids[i]), Addr: l.Addr().String()}
+	}
+	filter, err := extract.NewFilter(extract.FilterOptions{Scope: extract.ScopeSuffixes, Suffixes: []string{web.Domain()}, MaxRepeatedSegments: -1})
+	if err != nil {
+		return nil, err
+	}
+	var out []*crawl.Member
+	for i := range ids {
+		cert, key := tlsutil.NodeFiles(pki, ids[i])
+		tn, err := tlsutil.Load(filepath.Join(pki, "ca.pem"), cert, key)
+		if err == nil {
+			var m *crawl.Member
+			m, err = crawl.StartMember(crawl.MemberOptions{
+				Node: crawl.Options{
+					DataDir: filepath.Join(o.DataDir, ids[i]),
+					Workers: o.Workers,
+					Fetcher: fetcher.Options{AllowPrivate: true, DialContext: srv.DialContext, FetchTimeout: 5 * time.Second},
+					Frontier: frontier.Options{MinDelay: 0, MaxDelay: time.Second,
+						FailureBackoff: 50 * time.Millisecond, MaxFailureBackoff: time.Second},
+					DUEFlushInterval: 200 * time.Millisecond,
+					CachePerWorker:   o.CachePerWorker,
+					MaxPagesPerHost:  1000,
+					Filter:           crawl.Filter{F: filter},
+				},
+				Self: ids[i], Members: members, TLS: tn, Listener: lis[i], PeerCacheSize: o.PeerCache,
+			})
+			if err == nil {
+				out = append(out, m)
+				continue
+			}
+		}
+		for _, m := range out {
+			m.Close()
+		}
+		for _, l := range lis[i:] {
+			l.Close()
+		}
+		return nil, err
+	}
+	return out, nil
+}
+
+func progress(ctx context.Context, o Options, out io.Writer, ms []*crawl.Member, start time.Time, expect int, finished <-chan struct{}) {
+	t := time.NewTicker(o.Progress)
+	defer t.Stop()
+	var last uint64
+	lastT := start
+	for {
+		select {
+		case <-finished:
+			if o.Live {
+				fmt.Fprintln(out)
+			}
+			return
+		case <-t.C:
+		}
+		var fetched, queued, sent, disc uint64
+		per := ""
+		for _, m := range ms {
+			st := m.Node.Stats()
+			fetched += st.Fetches
+			queued += uint64(st.Frontier.Queued)
+			sp := m.Split.Stats()
+			sent += sp.Total.SentURLs
+			disc += sp.Total.Discovered
+			per += fmt.Sprintf(" %s:%d", st.ID, st.Fetches)
+		}
+		now := time.Now()
+		rate := float64(fetched-last) / now.Sub(lastT).Seconds()
+		last, lastT = fetched, now
+		red := 0.0
+		if disc > 0 {
+			red = 1 - float64(sent)/float64(disc)
+		}
+		line := fmt.Sprintf("%6.1fs fetched %d/%d (%.0f%%) %.0f pages/s, queued %d, cross URLs sent %d of %d (-%.0f%%) |%s",
+			now.Sub(start).Seconds(), fetched, expect, 100*float64(fetched)/float64(max(expect, 1)), rate, queued, sent, disc, 100*red, per)
+		if o.Live {
+			fmt.Fprintf(out, "\r\033[K%s", line)
+		} else {
+			fmt.Fprintln(out, line)
+		}
+	}
+}
+
+func buildReport(o Options, ms []*crawl.Member, elapsed time.Duration, oracle *simweb.OracleResult, web *simweb.Web) *Report {
+	r := &Report{Nodes: len(ms), Hosts: web.NumHosts(), Elapsed: elapsed.Seconds(), OracleURLs: oracle.Size()}
+	var hits, misses, local, remote, disc, sent, wire, raw, dueEntries uint64
+	var dueBytes int64
+	count := map[string]int{}
+	for _, m := range ms {
+		st, sp := m.Node.Stats(), m.Split.Stats()
+		nr := NodeReport{ID: st.ID, Fetches: st.Fetches, PagesPerSecond: float64(st.Fetches) / elapsed.Seconds(), Bytes: st.Bytes,
+			LinksLocal: st.LinksLocal, LinksRemote: st.LinksRemote, FrontCacheHit: st.CacheHitRate(),
+			RemoteDiscovered: sp.Total.Discovered, RemoteSuppressed: sp.Total.Suppressed, RemoteSent: sp.Total.SentURLs,
+			WireBytes: sp.Total.WireBytes, RawBytes: sp.Total.RawBytes, Received: st.Received,
+			DUEEntries: st.DUE.EntriesOnDisk, DUEBytes: st.DUE.BytesOnDisk, DUEMerges: st.DUE.Merges,
+			RobotsDisallowed: st.RobotsDisallowed, HTTPErrors: st.FetchHTTPErr, FetchErrors: st.FetchErr}
+		r.PerNode = append(r.PerNode, nr)
+		r.Fetches += st.Fetches
+		hits, misses = hits+st.CacheHits, misses+st.CacheMisses
+		local, remote = local+st.LinksLocal, remote+st.LinksRemote
+		disc, sent = disc+sp.Total.Discovered, sent+sp.Total.SentURLs
+		wire, raw = wire+sp.Total.WireBytes, raw+sp.Total.RawBytes
+		dueEntries, dueBytes = dueEntries+st.DUE.EntriesOnDisk, dueBytes+st.DUE.BytesOnDisk
+		if es, err := crawl.ReadLogFile(filepath.Join(o.DataDir, st.ID, "crawl.log")); err == nil {
+			for _, e := range es {
+				if e.Outcome != crawl.OutcomeRobots {
+					count[e.URL]++
+				}
+			}
+		}
+	}
+	ratio := func(a, b uint64) float64 {
+		if b == 0 {
+			return 0
+		}
+		return float64(a) / float64(b)
+	}
+	r.PagesPerSecond = float64(r.Fetches) / elapsed.Seconds()
+	r.FrontCacheHit = ratio(hits, hits+misses)
+	r.LocalShare = ratio(local, local+remote)
+	r.TrafficReduction = 1 - ratio(sent, disc)
+	r.WireBytesPerURL = ratio(wire, sent)
+	r.WireRatio = ratio(wire, raw)
+	if dueEntries > 0 {
+		r.DUEBytesPerURL = float64(dueBytes) / float64(dueEntries)
+	}
+	fetched := make([]string, 0, len(count))
+	for u, c := range count {
+		fetched = append(fetched, u)
+		if c > 1 {
+			r.FetchedTwice++
+		}
+	}
+	sort.Strings(fetched)
+	r.DistinctFetched = len(fetched)
+	if err := oracle.Check(fetched); err != nil {
+		r.OracleDiff = err.Error()
+		if len(r.OracleDiff) > 400 {
+			r.OracleDiff = r.OracleDiff[:400] + "…"
+		}
+	} else {
+		r.OracleMatch = true
+	}
+	return r
+}
+
+func writeText(w io.Writer, r *Report) {
+	fmt.Fprintf(w, "\n== Sextant demo report: %d nodes, %d hosts, %.1f s\n", r.Nodes, r.Hosts, r.Elapsed)
+	match := "EQUALS the oracle's set"
+	if !r.OracleMatch {
+		match = "DIFFERS from the oracle's set: " + r.OracleDiff
+	}
+	fmt.Fprintf(w, "fetched         %d requests, %d distinct URLs, %d fetched twice; %s (%d URLs)\n",
+		r.Fetches, r.DistinctFetched, r.FetchedTwice, match, r.OracleURLs)
+	fmt.Fprintf(w, "throughput      %.0f pages/s cluster-wide\n", r.PagesPerSecond)
+	fmt.Fprintf(w, "links           %.1f%% local, %.1f%% to peers\n", 100*r.LocalShare, 100*(1-r.LocalShare))
+	fmt.Fprintf(w, "front caches    %.1f%% hit rate (per-worker, before the DUE)\n", 100*r.FrontCacheHit)
+	fmt.Fprintf(w, "cross-machine   traffic reduced by %.1f%% (per-peer caches + batch dedup); %.1f wire bytes per URL sent (%.0f%% of raw)\n",
+		100*r.TrafficReduction, r.WireBytesPerURL, 100*r.WireRatio)
+	fmt.Fprintf(w, "DUE             %.2f disk bytes per URL\n", r.DUEBytesPerURL)
+	fmt.Fprintf(w, "%-8s %8s %8s %8s %8s %9s %9s %9s %8s\n", "node", "fetches", "pages/s", "cache", "local", "remote", "suppr.", "sent", "recv")
+	for _, n := range r.PerNode {
+		fmt.Fprintf(w, "%-8s %8d %8.0f %7.1f%% %8d %9d %9d %9d %8d\n", n.ID, n.Fetches, n.PagesPerSecond, 100*n.FrontCacheHit,
+			n.LinksLocal, n.RemoteDiscovered, n.RemoteSuppressed, n.RemoteSent, n.Received)
+	}
+}
