@@ -131,7 +131,7 @@ func runKill9(t *testing.T) {
 			t.Fatal(err)
 		}
 		killed := make(chan struct{})
-		if kills < 8 {
+		if kills < 12 {
 			delay := time.Duration(5+rng.IntN(150)) * time.Millisecond
 			go func() {
 				defer close(killed)
@@ -164,6 +164,7 @@ func runKill9(t *testing.T) {
 			t.Fatal("child exited without finishing")
 		}
 		kills++
+		t.Logf("attempt %d (sync %s): killed after %d candidates acknowledged", attempt, sync, next)
 	}
 	t.Logf("%d kills", kills)
 	var or oracle
