@@ -313,3 +313,56 @@ func TestSecondOpenRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// The emitted stream must not depend on the configuration: buffer and block
+// sizes, tiering and sync mode change only when and how work is done.
+func TestConfigurationsAgree(t *testing.T) {
+	var or oracle
+	s := newStream(3)
+	var cands []string
+	for range 3000 {
+		u := s.next()
+		cands = append(cands, u)
+		or.add(u)
+	}
+	for _, c := range []Options{
+		{BufferEntries: 1, BlockEntries: 1, RunRatio: 1, MaxRuns: 1},
+		{BufferEntries: 7, BlockEntries: 3, RunRatio: 1, MaxRuns: 30},
+		{BufferEntries: 100, BlockEntries: 2, RunRatio: 100, Sync: SyncWrite},
+		{BufferEntries: 1 << 20, BlockEntries: maxBlockEntries},
+	} {
+		t.Run(fmt.Sprintf("%d-%d-%d-%d", c.BufferEntries, c.BlockEntries, c.RunRatio, c.MaxRuns), func(t *testing.T) {
+			fs := vfs.NewMem()
+			sink := &frontierSink{}
+			d := openT(t, fs, sink, func(o *Options) {
+				o.BufferEntries, o.BlockEntries, o.RunRatio, o.MaxRuns, o.Sync = c.BufferEntries, c.BlockEntries, c.RunRatio, c.MaxRuns, c.Sync
+			})
+			for i, u := range cands {
+				if err := d.Add(fingerprint.URL(u), u); err != nil {
+					t.Fatal(err)
+				}
+				if i == len(cands)/2 { // restart half-way
+					if err := d.Close(); err != nil {
+						t.Fatal(err)
+					}
+					d = openT(t, fs, sink, func(o *Options) {
+						o.BufferEntries, o.BlockEntries, o.RunRatio, o.MaxRuns, o.Sync = c.BufferEntries, c.BlockEntries, c.RunRatio, c.MaxRuns, c.Sync
+					})
+				}
+			}
+			if err := d.Flush(); err != nil {
+				t.Fatal(err)
+			}
+			if err := d.Verify(); err != nil {
+				t.Fatal(err)
+			}
+			if st := d.Stats(); c.MaxRuns > 0 && st.Runs > c.MaxRuns {
+				t.Fatalf("%d runs, MaxRuns %d", st.Runs, c.MaxRuns)
+			}
+			checkStream(t, sink.got(), or.want)
+			if err := d.Close(); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
