@@ -276,6 +276,9 @@ func (d *DUE) deliverPending() error {
 			d.mu.Lock()
 			d.mu.stats.DeliverErrors++
 			d.mu.Unlock()
+			// While the Sink is down, pending batches live in their files
+			// only, so RAM does not grow with the backlog.
+			clear(d.batchURLs)
 			return fmt.Errorf("due: deliver batch %d: %w", p.seq, err)
 		}
 		m := d.man.clone()
