@@ -1,0 +1,441 @@
+package mrc
+
+import (
+	"container/heap"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/sextant-crawler/sextant/cache"
+)
+
+// Algorithms whose curves an Estimator reports.
+const (
+	LRU    = cache.AlgoLRU
+	CLOCK  = cache.AlgoClock
+	RANDOM = cache.AlgoRandom
+)
+
+// Errors.
+var (
+	ErrBadOptions  = errors.New("mrc: bad options")
+	ErrUnknownAlgo = errors.New("mrc: unknown algorithm")
+)
+
+// Tier A covers k ≤ smallK exactly (by time sampling).
+const smallK = 64
+
+// Options configure an Estimator. Zero fields take the defaults noted.
+type Options struct {
+	// MaxLog2: curves have points k = 2⁰ … 2^MaxLog2. Default 25.
+	MaxLog2 int
+	// MaxSamples is s_max of the fixed-size SHARDS tier. Default 8192.
+	MaxSamples int
+	// FineSamples bounds the fixed-rate tier's sample set. Default 4096.
+	FineSamples int
+	// FineRate is the fixed-rate tier's sampling rate. Default 1/16.
+	FineRate float64
+	// TimeSample: about one request in TimeSample has its exact small stack
+	// distance measured. Default 256.
+	TimeSample int
+	// RingLen is how many recent requests tier A may scan (a power of two).
+	// Default 1024.
+	RingLen int
+	// MiniRate is the sampling rate of the miniature CLOCK and RANDOM caches
+	// for 2⁹ ≤ k ≤ 2¹⁶ (MiniRate/32 above). Default 1/64. Negative disables
+	// the miniature simulations.
+	MiniRate float64
+	// Seed of the time sampling and of the miniature RANDOM caches. Default 1.
+	Seed uint64
+}
+
+// EnsureDefaults fills zero fields.
+func (o *Options) EnsureDefaults() {
+	if o.MaxLog2 == 0 {
+		o.MaxLog2 = 25
+	}
+	if o.MaxSamples == 0 {
+		o.MaxSamples = 8192
+	}
+	if o.FineSamples == 0 {
+		o.FineSamples = 4096
+	}
+	if o.FineRate == 0 {
+		o.FineRate = 1.0 / 16
+	}
+	if o.TimeSample == 0 {
+		o.TimeSample = 256
+	}
+	if o.RingLen == 0 {
+		o.RingLen = 1024
+	}
+	if o.MiniRate == 0 {
+		o.MiniRate = 1.0 / 64
+	}
+	if o.Seed == 0 {
+		o.Seed = 1
+	}
+}
+
+// Validate reports every bad field.
+func (o *Options) Validate() error {
+	var errs []string
+	if o.MaxLog2 < 7 || o.MaxLog2 > 40 {
+		errs = append(errs, fmt.Sprintf("MaxLog2 %d outside [7,40]", o.MaxLog2))
+	}
+	if o.MaxSamples < 64 {
+		errs = append(errs, fmt.Sprintf("MaxSamples %d < 64", o.MaxSamples))
+	}
+	if o.FineSamples < 64 {
+		errs = append(errs, fmt.Sprintf("FineSamples %d < 64", o.FineSamples))
+	}
+	if !(o.FineRate > 0 && o.FineRate <= 1) {
+		errs = append(errs, fmt.Sprintf("FineRate %g outside (0,1]", o.FineRate))
+	}
+	if o.TimeSample < 1 {
+		errs = append(errs, fmt.Sprintf("TimeSample %d < 1", o.TimeSample))
+	}
+	if o.RingLen < 2*smallK || o.RingLen&(o.RingLen-1) != 0 {
+		errs = append(errs, fmt.Sprintf("RingLen %d not a power of two ≥ %d", o.RingLen, 2*smallK))
+	}
+	if o.MiniRate > 1 || math.IsNaN(o.MiniRate) {
+		errs = append(errs, fmt.Sprintf("MiniRate %g > 1", o.MiniRate))
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("%w: %s", ErrBadOptions, strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+// Point is one point of a miss-ratio curve: the miss ratio of a cache of K
+// entries.
+type Point struct {
+	K         int     `json:"k"`
+	MissRatio float64 `json:"missRatio"`
+}
+
+// Estimator estimates miss-ratio curves of one request stream. Not safe for
+// concurrent use (see Shared).
+type Estimator struct {
+	o        Options
+	requests uint64
+
+	// tier A
+	ring      []uint64
+	pos       uint64
+	countdown int
+	rng       uint64
+	seen      []uint32 // generation-stamped set for the ring scan
+	seenFP    []uint64
+	gen       uint32
+	histA     [smallK + 1]uint64 // exact distance 0..smallK-1, [smallK] = ≥ smallK
+	samplesA  uint64
+
+	// tier B
+	tB    uint64
+	setB  *sampleSet
+	histB []uint64 // by bucket of scaled distance (see bucket)
+	missB uint64   // not tracked (cold or evicted: distance beyond range)
+	maxKB int
+
+	// tier C
+	tC    uint64
+	setC  *sampleSet
+	heapC hashHeap
+	histC []float64
+	missC float64
+
+	// miniature simulations
+	mini []miniSim
+}
+
+type miniSim struct {
+	t      uint64
+	k      int // full-size cache size this point stands for
+	clock  *cache.Clock
+	random *cache.Random
+	lru    *cache.LRU
+	// misses in the sample; the miss ratio is misses·(1/R)/requests.
+	mClock, mRandom, mLRU uint64
+	rate                  float64
+}
+
+// New returns an Estimator for o (defaults applied to a copy).
+func New(o Options) (*Estimator, error) {
+	o.EnsureDefaults()
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	nb := o.MaxLog2 + 2
+	e := &Estimator{
+		o:      o,
+		ring:   make([]uint64, o.RingLen),
+		rng:    o.Seed*0x9e3779b97f4a7c15 + 1,
+		seen:   make([]uint32, 4*smallK),
+		seenFP: make([]uint64, 4*smallK),
+		tB:     threshold(o.FineRate),
+		setB:   newSampleSet(o.FineSamples + 1),
+		histB:  make([]uint64, nb),
+		maxKB:  int(float64(o.FineSamples) / o.FineRate),
+		tC:     1 << 32,
+		setC:   newSampleSet(o.MaxSamples + 1),
+		histC:  make([]float64, nb),
+	}
+	e.countdown = e.gap()
+	if o.MiniRate > 0 {
+		for i := 9; i <= o.MaxLog2; i++ {
+			r := o.MiniRate
+			if i > 16 {
+				r /= 32
+			}
+			k := 1 << i
+			mk := int(math.Round(float64(k) * r))
+			if mk < 1 {
+				continue
+			}
+			e.mini = append(e.mini, miniSim{
+				t: threshold(r), k: k, rate: r,
+				clock:  cache.NewClock(mk),
+				random: cache.NewRandom(mk, o.Seed+uint64(i)),
+				lru:    cache.NewLRU(mk),
+			})
+		}
+	}
+	return e, nil
+}
+
+func threshold(r float64) uint64 { return uint64(math.Round(r * (1 << 32))) }
+
+// hash32 spreads a fingerprint over [0, 2³²) (splitmix64's finaliser).
+func hash32(z uint64) uint64 {
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	return (z ^ (z >> 31)) >> 32
+}
+
+func (e *Estimator) gap() int {
+	e.rng ^= e.rng << 13
+	e.rng ^= e.rng >> 7
+	e.rng ^= e.rng << 17
+	return 1 + int(e.rng%uint64(2*e.o.TimeSample-1))
+}
+
+// bucket maps a scaled stack distance D to its histogram bucket: 0 for
+// D < 1, b for 2^(b-1) ≤ D < 2^b, capped at the last bucket. A request with
+// distance D hits a cache of k = 2^i entries iff D < k iff bucket ≤ i.
+func (e *Estimator) bucket(d float64) int {
+	if d < 1 {
+		return 0
+	}
+	_, exp := math.Frexp(d) // d = f·2^exp, f in [0.5,1): 2^(exp-1) ≤ d < 2^exp
+	return min(exp, e.o.MaxLog2+1)
+}
+
+// Observe records one request for fp. Cheap: a hash, a store and a compare
+// for most requests.
+func (e *Estimator) Observe(fp uint64) {
+	e.requests++
+	e.ring[e.pos&uint64(len(e.ring)-1)] = fp
+	e.pos++
+	if e.countdown--; e.countdown == 0 {
+		e.countdown = e.gap()
+		e.scanRing(fp)
+	}
+	h := hash32(fp)
+	if h < e.tB {
+		e.observeB(fp)
+	}
+	if h < e.tC {
+		e.observeC(fp, h)
+	}
+	for i := range e.mini {
+		m := &e.mini[i]
+		if h < m.t {
+			if !m.clock.Seen(fp) {
+				m.mClock++
+			}
+			if !m.random.Seen(fp) {
+				m.mRandom++
+			}
+			if !m.lru.Seen(fp) {
+				m.mLRU++
+			}
+		}
+	}
+}
+
+// scanRing measures fp's exact stack distance, up to smallK, over the ring
+// (fp itself was just stored at pos-1).
+func (e *Estimator) scanRing(fp uint64) {
+	e.samplesA++
+	e.gen++
+	if e.gen == 0 {
+		clear(e.seen)
+		e.gen = 1
+	}
+	mask := uint64(len(e.ring) - 1)
+	slots := uint64(len(e.seen) - 1)
+	distinct := 0
+	n := min(e.pos-1, uint64(len(e.ring)-1))
+	for j := uint64(1); j <= n; j++ {
+		x := e.ring[(e.pos-1-j)&mask]
+		if x == fp {
+			e.histA[distinct]++
+			return
+		}
+		for s := hash32(x) & slots; ; s = (s + 1) & slots {
+			if e.seen[s] != e.gen {
+				e.seen[s], e.seenFP[s] = e.gen, x
+				distinct++
+				break
+			}
+			if e.seenFP[s] == x {
+				break
+			}
+		}
+		if distinct >= smallK {
+			break
+		}
+	}
+	e.histA[smallK]++
+}
+
+func (e *Estimator) observeB(fp uint64) {
+	d, ok := e.setB.access(fp)
+	if !ok {
+		e.missB++
+		if e.setB.n > e.o.FineSamples {
+			old, _ := e.setB.oldest()
+			e.setB.remove(old)
+		}
+		return
+	}
+	e.histB[e.bucket(float64(d)/e.o.FineRate)]++
+}
+
+func (e *Estimator) observeC(fp, h uint64) {
+	r := float64(e.tC) / (1 << 32)
+	d, ok := e.setC.access(fp)
+	if !ok {
+		e.missC += 1 / r
+		heap.Push(&e.heapC, hashed{h, fp})
+		for e.setC.n > e.o.MaxSamples {
+			// Lower the threshold to the largest hash and evict every
+			// fingerprint at or above it.
+			top := e.heapC[0].h
+			e.tC = top
+			for len(e.heapC) > 0 && e.heapC[0].h >= top {
+				x := heap.Pop(&e.heapC).(hashed)
+				e.setC.remove(x.fp)
+			}
+		}
+		return
+	}
+	e.histC[e.bucket(float64(d)/r)] += 1 / r
+}
+
+// Requests is the number of requests observed.
+func (e *Estimator) Requests() uint64 { return e.requests }
+
+// Rate is the current sampling rate of the fixed-size SHARDS tier.
+func (e *Estimator) Rate() float64 { return float64(e.tC) / (1 << 32) }
+
+// Bytes estimates the memory the Estimator holds.
+func (e *Estimator) Bytes() int {
+	b := len(e.ring)*8 + len(e.seen)*12
+	b += e.setB.bytes(e.o.FineSamples+1) + e.setC.bytes(e.o.MaxSamples+1) + (e.o.MaxSamples+1)*16
+	for _, m := range e.mini {
+		b += m.clock.Bytes() + m.random.Bytes() + m.lru.Bytes()
+	}
+	return b
+}
+
+// Curve returns the estimated miss-ratio curve of algo (LRU, CLOCK or
+// RANDOM) at k = 2⁰ … 2^MaxLog2. Before any request it returns nil.
+func (e *Estimator) Curve(algo string) ([]Point, error) {
+	switch algo {
+	case LRU, CLOCK, RANDOM:
+	default:
+		return nil, fmt.Errorf("%w: %q", ErrUnknownAlgo, algo)
+	}
+	if e.requests == 0 {
+		return nil, nil
+	}
+	n := float64(e.requests)
+	out := make([]Point, 0, e.o.MaxLog2+1)
+	// Suffix sums of the B and C histograms: requests with bucket > i miss
+	// at k = 2^i.
+	var sufB []uint64 = make([]uint64, len(e.histB)+1)
+	sufC := make([]float64, len(e.histC)+1)
+	for b := len(e.histB) - 1; b >= 0; b-- {
+		sufB[b] = sufB[b+1] + e.histB[b]
+		sufC[b] = sufC[b+1] + e.histC[b]
+	}
+	var sufA [smallK + 2]uint64
+	for d := smallK; d >= 0; d-- {
+		sufA[d] = sufA[d+1] + e.histA[d]
+	}
+	for i := 0; i <= e.o.MaxLog2; i++ {
+		k := 1 << i
+		var mr float64
+		switch {
+		case k <= smallK && e.samplesA > 0:
+			mr = float64(sufA[k]) / float64(e.samplesA)
+		case k <= e.maxKB/2:
+			mr = (float64(e.missB) + float64(sufB[i+1])) / (n * e.o.FineRate)
+		default:
+			mr = (e.missC + sufC[i+1]) / n
+		}
+		out = append(out, Point{K: k, MissRatio: clamp01(mr)})
+	}
+	if algo == LRU {
+		return out, nil
+	}
+	for _, m := range e.mini {
+		i := bitsLen(m.k) - 1
+		if i > e.o.MaxLog2 {
+			continue
+		}
+		mis := m.mClock
+		if algo == RANDOM {
+			mis = m.mRandom
+		}
+		// The miniature LRU on the same sample cancels most of the
+		// sampling noise: add the miniature difference to the LRU estimate.
+		diff := (float64(mis) - float64(m.mLRU)) / (n * m.rate)
+		out[i].MissRatio = clamp01(out[i].MissRatio + diff)
+	}
+	return out, nil
+}
+
+func bitsLen(k int) int {
+	n := 0
+	for ; k > 0; k >>= 1 {
+		n++
+	}
+	return n
+}
+
+func clamp01(x float64) float64 {
+	if x < 0 || math.IsNaN(x) {
+		return 0
+	}
+	return min(x, 1)
+}
+
+type hashed struct{ h, fp uint64 }
+
+// hashHeap is a max-heap by hash.
+type hashHeap []hashed
+
+func (h hashHeap) Len() int           { return len(h) }
+func (h hashHeap) Less(i, j int) bool { return h[i].h > h[j].h }
+func (h hashHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *hashHeap) Push(x any)        { *h = append(*h, x.(hashed)) }
+func (h *hashHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
