@@ -1,0 +1,205 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+
+	"github.com/sextant-crawler/sextant/internal/crawl"
+	"github.com/sextant-crawler/sextant/internal/nodeconfig"
+)
+
+func init() {
+	register(&command{name: "node", summary: "run one node of a cluster from a config file (serves /metrics)", run: runNode})
+}
+
+func runNode(ctx context.Context, env *cmdEnv, args []string) error {
+	f := newFlags(env, "node", `--config FILE [--exit-when-done]
+
+Runs one node of a Sextant cluster as described by FILE (JSON; see
+deploy/README.md and internal/nodeconfig): node id, gRPC listen address,
+every member's advertised address, data dir, mTLS files from
+'crawler certs', workers, cache sizes, politeness, resolver overrides and
+seeds. Every node is given the same seeds and keeps the hosts it owns.
+
+The node serves Prometheus metrics on http://METRICS/metrics, a liveness
+check on /healthz and a JSON snapshot on /status. When the whole cluster's
+crawl has terminated it prints a summary and keeps serving (so a container
+does not restart in a loop) until SIGTERM or Ctrl-C, unless
+--exit-when-done. SIGTERM stops gracefully: fetches in flight finish or
+are requeued, spooled batches stay on disk, and a restart with the same
+data dir resumes.`)
+	cfgPath := f.String("config", "", "node config file (JSON)")
+	exitDone := f.Bool("exit-when-done", false, "exit when the cluster's crawl has terminated instead of serving metrics until SIGTERM")
+	if err := f.parse(args); err != nil {
+		return err
+	}
+	if *cfgPath == "" {
+		return usagef("--config is required")
+	}
+	cfg, err := nodeconfig.Load(*cfgPath)
+	if err != nil {
+		if errors.Is(err, nodeconfig.ErrInvalid) {
+			return usagef("%s", oneLine(err))
+		}
+		return err
+	}
+	return runNodeConfig(ctx, env, cfg, *exitDone, nil)
+}
+
+func oneLine(err error) string {
+	b := []byte(err.Error())
+	for i, c := range b {
+		if c == '\n' {
+			b[i] = ';'
+		}
+	}
+	return string(b)
+}
+
+// nodeReady is told the metrics address once it is being served (tests).
+type nodeReady func(metricsAddr, grpcAddr string)
+
+// runNodeConfig runs one node to the end of the cluster's crawl, then
+// (unless exitDone) serves metrics until ctx is cancelled.
+func runNodeConfig(ctx context.Context, env *cmdEnv, cfg *nodeconfig.Config, exitDone bool, ready nodeReady) error {
+	seeds, err := cfg.ReadSeeds()
+	if err != nil {
+		return err
+	}
+	resolve, err := cfg.ResolveMap(ctx, net.DefaultResolver.LookupNetIP)
+	if err != nil {
+		return err
+	}
+	mo, err := cfg.MemberOptions(seeds, resolve)
+	if err != nil {
+		return err
+	}
+	mo.Node.Logf = func(format string, args ...any) {
+		fmt.Fprintf(env.stderr, "%s %s: %s\n", time.Now().UTC().Format(time.RFC3339), cfg.ID, fmt.Sprintf(format, args...))
+	}
+	lis, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return fmt.Errorf("grpc listen: %w", err)
+	}
+	mo.Listener = lis
+	mlis, err := net.Listen("tcp", cfg.MetricsListen)
+	if err != nil {
+		lis.Close()
+		return fmt.Errorf("metrics listen: %w", err)
+	}
+	var hlis net.Listener
+	if cfg.HealthListen != "" {
+		if hlis, err = net.Listen("tcp", cfg.HealthListen); err != nil {
+			lis.Close()
+			mlis.Close()
+			return fmt.Errorf("health listen: %w", err)
+		}
+	}
+	m, err := crawl.StartMember(mo)
+	if err != nil {
+		lis.Close()
+		mlis.Close()
+		if hlis != nil {
+			hlis.Close()
+		}
+		if errors.Is(err, crawl.ErrInvalidOptions) {
+			return usagef("%s", oneLine(err))
+		}
+		return err
+	}
+
+	var done atomic.Bool
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	// Plaintext health-only gRPC server for probes (Kubernetes' grpc probe
+	// cannot present a client certificate to the mTLS port).
+	hs := health.NewServer()
+	if hlis != nil {
+		gs := grpc.NewServer()
+		healthpb.RegisterHealthServer(gs, hs)
+		wg.Add(1)
+		go func() { defer wg.Done(); _ = gs.Serve(hlis) }()
+		defer gs.Stop()
+	}
+	defer hs.Shutdown()
+	coll := &statsCollector{node: m.Node.Stats, split: m.Split.Stats, done: done.Load}
+	reg := newMetricsRegistry(coll)
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
+	mux.HandleFunc("/status", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		st, sp := m.Node.Stats(), m.Split.Stats()
+		_ = json.NewEncoder(w).Encode(struct {
+			Done  bool `json:"terminated"`
+			Node  any  `json:"node"`
+			Split any  `json:"splitter"`
+		}{done.Load(), st, sp})
+	})
+	hsrv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	wg.Add(1)
+	go func() { defer wg.Done(); _ = hsrv.Serve(mlis) }()
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = hsrv.Shutdown(sctx)
+	}()
+
+	closed := false
+	defer func() {
+		if !closed {
+			m.Close()
+		}
+	}()
+	fmt.Fprintf(env.stdout, "node %s: gRPC %s (mTLS), metrics http://%s/metrics, %d members, %d seeds, data %s\n",
+		cfg.ID, m.Addr(), mlis.Addr(), len(cfg.Members), len(seeds), cfg.DataDir)
+	if ready != nil {
+		ready(mlis.Addr().String(), m.Addr())
+	}
+	if err := m.Seed(ctx, seeds); err != nil {
+		return err
+	}
+	hs.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
+	start := time.Now()
+	runErr := m.Run(ctx)
+	st, sp := m.Node.Stats(), m.Split.Stats()
+	if ctx.Err() != nil {
+		fmt.Fprintf(env.stdout, "node %s: interrupted after %s; the state is in %s (restart to resume)\n", cfg.ID, time.Since(start).Round(time.Millisecond), cfg.DataDir)
+	} else if runErr == nil {
+		done.Store(true)
+		fmt.Fprintf(env.stdout, "node %s: the cluster's crawl has terminated after %s\n", cfg.ID, time.Since(start).Round(time.Millisecond))
+	}
+	printNodeSummary(env, st, sp)
+	if runErr != nil && ctx.Err() == nil {
+		return runErr
+	}
+	if !exitDone && ctx.Err() == nil {
+		fmt.Fprintf(env.stdout, "node %s: serving metrics until SIGTERM\n", cfg.ID)
+		<-ctx.Done()
+	}
+	hs.Shutdown()
+	closed = true
+	return m.Close()
+}
+
+func printNodeSummary(env *cmdEnv, st crawl.Stats, sp interface {
+	LocalShare() float64
+	TrafficReduction() float64
+}) {
+	fmt.Fprintf(env.stdout, "node %s: fetched %d (ok %d, redirect %d, http error %d, error %d, robots disallowed %d), %s; front cache hit rate %.3f\n",
+		st.ID, st.Fetches, st.FetchOK, st.FetchRedirect, st.FetchHTTPErr, st.FetchErr, st.RobotsDisallowed, fmt.Sprintf("%.1f MiB", float64(st.Bytes)/(1<<20)), st.CacheHitRate())
+	fmt.Fprintf(env.stdout, "node %s: links local share %.3f, cross-machine traffic reduction by the peer cache %.3f, received %d URLs from peers\n",
+		st.ID, sp.LocalShare(), sp.TrafficReduction(), st.Received)
+}

@@ -1,0 +1,149 @@
+package main
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/sextant-crawler/sextant/hostsplit"
+	"github.com/sextant-crawler/sextant/internal/crawl"
+)
+
+// statsCollector turns a node's plain Stats snapshots into Prometheus
+// metrics at scrape time: the libraries keep plain counters, and only the
+// command knows about Prometheus. Counters are monotonic since the process
+// started (a restart resets them, which rate() handles).
+type statsCollector struct {
+	node  func() crawl.Stats
+	split func() hostsplit.Stats
+	done  func() bool
+}
+
+func desc(name, help string, labels ...string) *prometheus.Desc {
+	return prometheus.NewDesc("sextant_"+name, help, labels, nil)
+}
+
+var (
+	mFetches       = desc("fetches_total", "Page fetch attempts by outcome (ok 2xx, redirect 3xx, http_error 4xx/5xx, error: network or protocol failure).", "node", "outcome")
+	mRobotsDenied  = desc("robots_disallowed_total", "URLs not fetched because robots.txt disallows them.", "node")
+	mRobotsFetches = desc("robots_fetches_total", "HTTP requests for robots.txt.", "node")
+	mBytes         = desc("fetched_bytes_total", "Body bytes fetched (decoded).", "node")
+	mFetchWire     = desc("fetch_wire_bytes_total", "Body bytes read from the network (compressed).", "node")
+	mFetchSeconds  = desc("fetch_seconds_total", "Time spent in fetches, summed over workers.", "node")
+	mLinks         = desc("links_total", "Links extracted, by fate (found, filtered, local, remote).", "node", "kind")
+	mNewURLs       = desc("new_urls_total", "URLs found new by the DUE and queued.", "node")
+	mContentDups   = desc("content_duplicates_total", "Pages whose content was seen before.", "node")
+	mFrontier      = desc("frontier_urls", "URLs waiting in the frontier (leases excluded).", "node")
+	mInFlight      = desc("frontier_in_flight", "Fetches in flight (frontier leases).", "node")
+	mHosts         = desc("frontier_hosts", "Hosts with queued URLs, by state (active, ready, waiting).", "node", "state")
+	mPolite        = desc("politeness_waits_total", "Times a worker waited for a politeness delay although URLs were queued.", "node")
+	mDUEEntries    = desc("due_entries", "URL fingerprints in the DUE's disk set.", "node")
+	mDUEBytes      = desc("due_disk_bytes", "Bytes of the DUE's run files.", "node")
+	mDUEBuffer     = desc("due_buffered_entries", "Candidates buffered in the DUE awaiting a merge.", "node")
+	mDUEMerges     = desc("due_merges_total", "DUE merges.", "node")
+	mDUEMergeSecs  = desc("due_merge_seconds_total", "Time spent in DUE merges.", "node")
+	mCacheHits     = desc("cache_hits_total", "Cache hits by cache (front: per-worker URL cache; peer: splitter cache per peer; robots; dns).", "node", "cache", "peer")
+	mCacheMisses   = desc("cache_misses_total", "Cache misses by cache, as for sextant_cache_hits_total.", "node", "cache", "peer")
+	mSplitLocal    = desc("splitter_local_urls_total", "URLs the splitter kept (this node owns their host).", "node")
+	mSplitDisc     = desc("splitter_urls_discovered_total", "URLs routed to a peer (before its cache).", "node", "peer")
+	mSplitSupp     = desc("splitter_urls_suppressed_total", "URLs for a peer dropped by the peer cache.", "node", "peer")
+	mSplitSent     = desc("splitter_urls_sent_total", "URLs sent to a peer in batches.", "node", "peer")
+	mSplitRecv     = desc("splitter_urls_received_total", "URLs received from a peer.", "node", "peer")
+	mWireBytes     = desc("wire_bytes_total", "Encoded batch bytes sent to a peer (first transmission).", "node", "peer")
+	mRawBytes      = desc("wire_raw_url_bytes_total", "Raw bytes of the URLs sent to a peer (for the compression ratio).", "node", "peer")
+	mStreamErrs    = desc("splitter_stream_errors_total", "Failed batch streams to a peer (a peer down or cut off).", "node", "peer")
+	mSpoolBatches  = desc("spool_batches", "Batches spooled for a peer, not yet acknowledged.", "node", "peer")
+	mSpoolURLs     = desc("spool_urls", "URLs spooled for a peer, not yet acknowledged.", "node", "peer")
+	mBuffered      = desc("splitter_buffered_urls", "URLs for a peer buffered in memory, not yet spooled.", "node", "peer")
+	mDone          = desc("crawl_terminated", "1 once the whole cluster's crawl has terminated.", "node")
+)
+
+// Describe implements prometheus.Collector.
+func (c *statsCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{mFetches, mRobotsDenied, mRobotsFetches, mBytes, mFetchWire, mFetchSeconds,
+		mLinks, mNewURLs, mContentDups, mFrontier, mInFlight, mHosts, mPolite, mDUEEntries, mDUEBytes, mDUEBuffer,
+		mDUEMerges, mDUEMergeSecs, mCacheHits, mCacheMisses, mSplitLocal, mSplitDisc, mSplitSupp, mSplitSent,
+		mSplitRecv, mWireBytes, mRawBytes, mStreamErrs, mSpoolBatches, mSpoolURLs, mBuffered, mDone} {
+		ch <- d
+	}
+}
+
+// Collect implements prometheus.Collector.
+func (c *statsCollector) Collect(ch chan<- prometheus.Metric) {
+	st := c.node()
+	id := st.ID
+	counter := func(d *prometheus.Desc, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, v, append([]string{id}, labels...)...)
+	}
+	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, append([]string{id}, labels...)...)
+	}
+	counter(mFetches, float64(st.FetchOK), "ok")
+	counter(mFetches, float64(st.FetchRedirect), "redirect")
+	counter(mFetches, float64(st.FetchHTTPErr), "http_error")
+	counter(mFetches, float64(st.FetchErr), "error")
+	counter(mRobotsDenied, float64(st.RobotsDisallowed))
+	counter(mRobotsFetches, float64(st.RobotsFetches))
+	counter(mBytes, float64(st.Bytes))
+	counter(mFetchWire, float64(st.Fetcher.WireBytes))
+	counter(mFetchSeconds, st.FetchTime.Seconds())
+	counter(mLinks, float64(st.LinksFound), "found")
+	counter(mLinks, float64(st.LinksFiltered), "filtered")
+	counter(mLinks, float64(st.LinksLocal), "local")
+	counter(mLinks, float64(st.LinksRemote), "remote")
+	counter(mNewURLs, float64(st.NewURLs))
+	counter(mContentDups, float64(st.ContentDuplicates))
+	gauge(mFrontier, float64(st.Frontier.Queued))
+	gauge(mInFlight, float64(st.Frontier.InFlight))
+	gauge(mHosts, float64(st.Frontier.ActiveHosts), "active")
+	gauge(mHosts, float64(st.Frontier.ReadyHosts), "ready")
+	gauge(mHosts, float64(st.Frontier.WaitingHosts), "waiting")
+	counter(mPolite, float64(st.Frontier.PolitenessWaits))
+	gauge(mDUEEntries, float64(st.DUE.EntriesOnDisk))
+	gauge(mDUEBytes, float64(st.DUE.BytesOnDisk))
+	gauge(mDUEBuffer, float64(st.DUE.BufferEntries+st.DUE.MergingEntries))
+	counter(mDUEMerges, float64(st.DUE.Merges))
+	counter(mDUEMergeSecs, st.DUE.MergeTime.Seconds())
+	counter(mCacheHits, float64(st.CacheHits), "front", "")
+	counter(mCacheMisses, float64(st.CacheMisses), "front", "")
+	counter(mCacheHits, float64(st.Fetcher.RobotsCacheHits), "robots", "")
+	counter(mCacheMisses, float64(st.Fetcher.RobotsCacheMisses), "robots", "")
+	counter(mCacheHits, float64(st.Fetcher.DNSHits), "dns", "")
+	counter(mCacheMisses, float64(st.Fetcher.DNSMisses), "dns", "")
+	if c.split != nil {
+		sp := c.split()
+		counter(mSplitLocal, float64(sp.DiscoveredLocal))
+		for _, p := range sp.Peers {
+			if p.Peer == sp.Self {
+				continue
+			}
+			peer := string(p.Peer)
+			counter(mCacheHits, float64(p.Suppressed), "peer", peer)
+			counter(mCacheMisses, float64(p.Discovered-p.Suppressed), "peer", peer)
+			counter(mSplitDisc, float64(p.Discovered), peer)
+			counter(mSplitSupp, float64(p.Suppressed), peer)
+			counter(mSplitSent, float64(p.SentURLs), peer)
+			counter(mSplitRecv, float64(p.ReceivedURLs), peer)
+			counter(mWireBytes, float64(p.WireBytes), peer)
+			counter(mRawBytes, float64(p.RawBytes), peer)
+			counter(mStreamErrs, float64(p.StreamErrors), peer)
+			gauge(mSpoolBatches, float64(p.SpoolBatches), peer)
+			gauge(mSpoolURLs, float64(p.SpoolURLs), peer)
+			gauge(mBuffered, float64(p.BufferedURLs), peer)
+		}
+	}
+	done := 0.0
+	if c.done != nil && c.done() {
+		done = 1
+	}
+	gauge(mDone, done)
+}
+
+// newMetricsRegistry registers the node's collector (and the Go runtime and
+// process collectors) on a fresh registry: no global state.
+func newMetricsRegistry(c *statsCollector) *prometheus.Registry {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(c)
+	reg.MustRegister(collectors.NewGoCollector())
+	reg.MustRegister(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return reg
+}

@@ -1,0 +1,543 @@
+// Package nodeconfig is the configuration file of one node of a Sextant
+// cluster (`crawler node --config FILE`): a JSON document naming the node,
+// the cluster's membership with every member's advertised gRPC address, the
+// data directory, the mTLS material made by `crawler certs`, and the crawl
+// options (workers, front-cache sizes per worker and per peer, politeness,
+// resolver overrides, scope, seeds, metrics address).
+//
+// Load reads and validates a file; Validate reports every problem at once,
+// each naming its JSON field. Relative paths in a file are resolved against
+// the file's directory. Resolve turns the resolver overrides into
+// fetcher.Options.Resolve form, looking up host names (a compose service
+// name such as "simweb") with the caller's lookup function once, at start.
+// MemberOptions builds crawl.MemberOptions. Nothing here keeps state or
+// starts goroutines; a Config is a plain value, not safe for concurrent
+// mutation.
+//
+// All nodes of a cluster share the seed list and the membership; each keeps
+// only the hosts it owns by rendezvous hashing (Thaler & Ravishankar), as in
+// Mercator's host splitter (Broder, Najork & Wiener, WWW 2003).
+package nodeconfig
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/sextant-crawler/sextant/extract"
+	"github.com/sextant-crawler/sextant/fetcher"
+	"github.com/sextant-crawler/sextant/frontier"
+	"github.com/sextant-crawler/sextant/hostsplit"
+	"github.com/sextant-crawler/sextant/internal/crawl"
+	"github.com/sextant-crawler/sextant/internal/tlsutil"
+)
+
+// ErrInvalid wraps every problem Validate finds.
+var ErrInvalid = errors.New("nodeconfig: invalid config")
+
+// DefaultMetricsListen is where /metrics, /healthz and /status are served
+// unless the file says otherwise (loopback: exposing it is a choice).
+const DefaultMetricsListen = "127.0.0.1:9100"
+
+// Duration is a time.Duration written in JSON as a Go duration string
+// ("250ms", "10s").
+type Duration time.Duration
+
+// MarshalJSON implements json.Marshaler.
+func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
+
+// UnmarshalJSON implements json.Unmarshaler; it accepts a duration string.
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return fmt.Errorf("duration must be a string such as \"250ms\": %s", b)
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return err
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// Member is one node of the cluster and the address its peers dial.
+type Member struct {
+	ID   string `json:"id"`
+	Addr string `json:"addr"`
+}
+
+// TLS names the PEM files made by `crawler certs`.
+type TLS struct {
+	CA   string `json:"ca"`
+	Cert string `json:"cert"`
+	Key  string `json:"key"`
+}
+
+// Politeness is the per-host delay rule: delay = factor × the last fetch's
+// duration, clamped to [min_delay, max_delay] (Mercator).
+type Politeness struct {
+	MinDelay *Duration `json:"min_delay,omitempty"`
+	MaxDelay *Duration `json:"max_delay,omitempty"`
+	Factor   *float64  `json:"factor,omitempty"`
+	// FailureBackoff is the delay after a host's first consecutive
+	// failure (doubling per failure up to MaxFailureBackoff).
+	FailureBackoff    *Duration `json:"failure_backoff,omitempty"`
+	MaxFailureBackoff *Duration `json:"max_failure_backoff,omitempty"`
+}
+
+// Config is one node's configuration file.
+type Config struct {
+	// ID is this node's id; it must be one of Members.
+	ID string `json:"id"`
+	// Listen is the gRPC listen address (default: this member's Addr
+	// port on all interfaces, ":PORT").
+	Listen string `json:"listen,omitempty"`
+	// HealthListen, if set, serves the standard gRPC health service
+	// without TLS (and nothing else) for probes such as Kubernetes' grpc
+	// probe, which cannot present a client certificate.
+	HealthListen string `json:"health_listen,omitempty"`
+	// Members is the whole cluster, this node included.
+	Members []Member `json:"members"`
+	// DataDir holds the frontier, the DUE, the spool and crawl.log.
+	DataDir string `json:"data_dir"`
+	TLS     TLS    `json:"tls"`
+
+	// Workers is the number of fetching goroutines (default 64).
+	Workers int `json:"workers,omitempty"`
+	// CacheAlgo and CachePerWorker size each worker's front cache
+	// (defaults "clock", 512; 0 entries disables it).
+	CacheAlgo      string `json:"cache_algo,omitempty"`
+	CachePerWorker *int   `json:"cache_per_worker,omitempty"`
+	// PeerCacheAlgo and PeerCacheSize size the splitter's per-peer cache
+	// (defaults "clock", 4096; 0 entries disables it).
+	PeerCacheAlgo string `json:"peer_cache_algo,omitempty"`
+	PeerCacheSize *int   `json:"peer_cache_size,omitempty"`
+
+	Politeness Politeness `json:"politeness,omitempty"`
+	// AllowPrivate lets the fetcher connect to loopback and private
+	// addresses (a compose network, simweb).
+	AllowPrivate bool `json:"allow_private,omitempty"`
+	// Resolve maps a domain and its sub-domains to "host[:port]" instead
+	// of DNS; a host name is looked up once at start. Needs AllowPrivate
+	// when the target is private.
+	Resolve map[string]string `json:"resolve,omitempty"`
+
+	// Scope is any, host, domain or suffixes (default any); Suffixes are
+	// the domains in scope for suffixes.
+	Scope    string   `json:"scope,omitempty"`
+	Suffixes []string `json:"suffixes,omitempty"`
+	// MaxPagesPerHost bounds the URLs admitted per host (default 1000;
+	// -1: unbounded).
+	MaxPagesPerHost int `json:"max_pages_per_host,omitempty"`
+	// MaxRepeatedSegments rejects paths repeating a segment more often
+	// (default 3; -1: no limit).
+	MaxRepeatedSegments int `json:"max_repeated_segments,omitempty"`
+	// UserAgent is sent with every request (default the fetcher's).
+	UserAgent string `json:"user_agent,omitempty"`
+	// FetchTimeout bounds one whole fetch (default 60 s).
+	FetchTimeout *Duration `json:"fetch_timeout,omitempty"`
+	// BodyCap is the most body bytes fetched and searched for links
+	// (default 16 MiB).
+	BodyCap int64 `json:"body_cap,omitempty"`
+	// DUEFlush is the DUE merge interval (default 500 ms).
+	DUEFlush *Duration `json:"due_flush,omitempty"`
+
+	// SeedsFile has one URL per line ('#' comments); Seeds are more.
+	SeedsFile string   `json:"seeds_file,omitempty"`
+	Seeds     []string `json:"seeds,omitempty"`
+
+	// MetricsListen serves /metrics, /healthz and /status (default
+	// DefaultMetricsListen).
+	MetricsListen string `json:"metrics_listen,omitempty"`
+}
+
+// Load reads, defaults and validates a config file. Relative paths are
+// taken relative to the file's directory. Unknown fields are errors (a
+// misspelt option must not be silently ignored).
+func Load(path string) (*Config, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	c, err := Parse(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	c.resolvePaths(filepath.Dir(path))
+	if err := c.Validate(); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return c, nil
+}
+
+// Parse decodes a config (no path resolution, no validation beyond JSON
+// syntax and unknown fields) and fills defaults.
+func Parse(b []byte) (*Config, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	var c Config
+	if err := dec.Decode(&c); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("%w: trailing data after the JSON object", ErrInvalid)
+	}
+	c.EnsureDefaults()
+	return &c, nil
+}
+
+func (c *Config) resolvePaths(dir string) {
+	for _, p := range []*string{&c.DataDir, &c.TLS.CA, &c.TLS.Cert, &c.TLS.Key, &c.SeedsFile} {
+		if *p != "" && !filepath.IsAbs(*p) {
+			*p = filepath.Join(dir, *p)
+		}
+	}
+}
+
+// EnsureDefaults fills unset fields.
+func (c *Config) EnsureDefaults() {
+	if c.Listen == "" {
+		for _, m := range c.Members {
+			if m.ID == c.ID {
+				if _, port, err := net.SplitHostPort(m.Addr); err == nil {
+					c.Listen = ":" + port
+				}
+			}
+		}
+	}
+	if c.Workers == 0 {
+		c.Workers = 64
+	}
+	if c.CacheAlgo == "" {
+		c.CacheAlgo = "clock"
+	}
+	if c.CachePerWorker == nil {
+		v := 512
+		c.CachePerWorker = &v
+	}
+	if c.PeerCacheAlgo == "" {
+		c.PeerCacheAlgo = "clock"
+	}
+	if c.PeerCacheSize == nil {
+		v := 4096
+		c.PeerCacheSize = &v
+	}
+	if c.Scope == "" {
+		c.Scope = "any"
+	}
+	if c.MaxPagesPerHost == 0 {
+		c.MaxPagesPerHost = 1000
+	}
+	if c.MaxRepeatedSegments == 0 {
+		c.MaxRepeatedSegments = 3
+	}
+	if c.MetricsListen == "" {
+		c.MetricsListen = DefaultMetricsListen
+	}
+}
+
+// Validate reports every invalid field, each error wrapping ErrInvalid and
+// naming the JSON field.
+func (c *Config) Validate() error {
+	var errs []error
+	bad := func(format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%w: "+format, append([]any{ErrInvalid}, args...)...))
+	}
+	if c.ID == "" {
+		bad("id is required")
+	}
+	if len(c.Members) == 0 {
+		bad("members: at least one member (this node) is required")
+	}
+	seen := map[string]bool{}
+	self := false
+	for i, m := range c.Members {
+		if m.ID == "" {
+			bad("members[%d]: id is required", i)
+		}
+		if seen[m.ID] {
+			bad("members[%d]: duplicate id %q", i, m.ID)
+		}
+		seen[m.ID] = true
+		if m.ID == c.ID {
+			self = true
+		}
+		if err := hostPort(m.Addr, true); err != nil {
+			bad("members[%d] (%s): addr %q: %v", i, m.ID, m.Addr, err)
+		}
+	}
+	if c.ID != "" && len(c.Members) > 0 && !self {
+		bad("id %q is not in members", c.ID)
+	}
+	if err := hostPort(c.Listen, false); err != nil {
+		bad("listen %q: %v", c.Listen, err)
+	}
+	if c.HealthListen != "" {
+		if err := hostPort(c.HealthListen, false); err != nil {
+			bad("health_listen %q: %v", c.HealthListen, err)
+		}
+	}
+	if err := hostPort(c.MetricsListen, false); err != nil {
+		bad("metrics_listen %q: %v", c.MetricsListen, err)
+	}
+	if c.DataDir == "" {
+		bad("data_dir is required")
+	}
+	if c.TLS.CA == "" || c.TLS.Cert == "" || c.TLS.Key == "" {
+		bad("tls: ca, cert and key are all required (make them with 'crawler certs')")
+	}
+	if c.Workers < 1 {
+		bad("workers %d < 1", c.Workers)
+	}
+	if *c.CachePerWorker < 0 {
+		bad("cache_per_worker %d < 0", *c.CachePerWorker)
+	}
+	if *c.PeerCacheSize < 0 {
+		bad("peer_cache_size %d < 0", *c.PeerCacheSize)
+	}
+	p := c.Politeness
+	if p.MinDelay != nil && *p.MinDelay < 0 {
+		bad("politeness.min_delay %v < 0", time.Duration(*p.MinDelay))
+	}
+	if p.MinDelay != nil && p.MaxDelay != nil && *p.MaxDelay < *p.MinDelay {
+		bad("politeness.max_delay %v < min_delay %v", time.Duration(*p.MaxDelay), time.Duration(*p.MinDelay))
+	}
+	for name, d := range map[string]*Duration{"politeness.failure_backoff": p.FailureBackoff, "politeness.max_failure_backoff": p.MaxFailureBackoff, "fetch_timeout": c.FetchTimeout, "due_flush": c.DUEFlush} {
+		if d != nil && *d < 0 {
+			bad("%s %v < 0", name, time.Duration(*d))
+		}
+	}
+	if c.BodyCap < 0 {
+		bad("body_cap %d < 0", c.BodyCap)
+	}
+	if p.Factor != nil && *p.Factor < 0 {
+		bad("politeness.factor %v < 0", *p.Factor)
+	}
+	if _, err := crawl.ParseScope(c.Scope); err != nil {
+		bad("scope %q: want any, host, domain or suffixes", c.Scope)
+	}
+	if (c.Scope == "suffixes" || c.Scope == "suffix") && len(c.Suffixes) == 0 {
+		bad("scope suffixes needs suffixes")
+	}
+	if c.MaxPagesPerHost < -1 {
+		bad("max_pages_per_host %d: want > 0 or -1 (unbounded)", c.MaxPagesPerHost)
+	}
+	for dom, target := range c.Resolve {
+		if dom == "" || strings.ContainsAny(dom, "/:@ ") {
+			bad("resolve: bad domain %q", dom)
+		}
+		if err := hostPort(target, true); err != nil {
+			if _, err2 := netip.ParseAddr(target); err2 != nil && !validHostName(target) {
+				bad("resolve[%q] %q: want host, IP, host:port or IP:port", dom, target)
+			}
+		}
+	}
+	if len(c.Resolve) > 0 && !c.AllowPrivate {
+		bad("resolve needs allow_private (overriding resolution is an operator's decision, and the targets are usually private)")
+	}
+	if c.SeedsFile == "" && len(c.Seeds) == 0 {
+		bad("seeds_file or seeds is required (every node is given the same seed list)")
+	}
+	return errors.Join(errs...)
+}
+
+// hostPort checks "host:port"; the host may be empty unless needHost.
+func hostPort(s string, needHost bool) error {
+	h, port, err := net.SplitHostPort(s)
+	if err != nil {
+		return errors.New("want host:port")
+	}
+	if needHost && h == "" {
+		return errors.New("host is empty")
+	}
+	if h != "" && !validHostName(h) {
+		if _, err := netip.ParseAddr(h); err != nil {
+			return fmt.Errorf("bad host %q", h)
+		}
+	}
+	var n int
+	if _, err := fmt.Sscanf(port, "%d", &n); err != nil || n < 0 || n > 65535 || fmt.Sprint(n) != port {
+		return fmt.Errorf("bad port %q", port)
+	}
+	return nil
+}
+
+func validHostName(h string) bool {
+	if h == "" || len(h) > 253 {
+		return false
+	}
+	for _, label := range strings.Split(h, ".") {
+		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
+			return false
+		}
+		for _, r := range label {
+			if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// LookupFunc resolves a host name (net.DefaultResolver.LookupNetIP with
+// network "ip" fits).
+type LookupFunc func(ctx context.Context, network, host string) ([]netip.Addr, error)
+
+// ResolveMap returns Resolve in fetcher.Options.Resolve form ("ip" or
+// "ip:port"), looking up every host name with lookup (once: a restarted
+// container gets a fresh address on its next start). IP literals never
+// reach lookup.
+func (c *Config) ResolveMap(ctx context.Context, lookup LookupFunc) (map[string]string, error) {
+	if len(c.Resolve) == 0 {
+		return nil, nil
+	}
+	out := make(map[string]string, len(c.Resolve))
+	for dom, target := range c.Resolve {
+		host, port, err := net.SplitHostPort(target)
+		if err != nil {
+			host, port = target, ""
+		}
+		ip, err := netip.ParseAddr(host)
+		if err != nil {
+			if lookup == nil {
+				return nil, fmt.Errorf("nodeconfig: resolve[%q]: %q is not an IP and no lookup is available", dom, host)
+			}
+			ips, lerr := lookup(ctx, "ip", host)
+			if lerr != nil {
+				return nil, fmt.Errorf("nodeconfig: resolve[%q]: look up %q: %w", dom, host, lerr)
+			}
+			if len(ips) == 0 {
+				return nil, fmt.Errorf("nodeconfig: resolve[%q]: %q has no address", dom, host)
+			}
+			ip = ips[0]
+			for _, a := range ips { // prefer IPv4: compose networks are v4
+				if a.Unmap().Is4() {
+					ip = a.Unmap()
+					break
+				}
+			}
+		}
+		if port != "" {
+			out[strings.ToLower(strings.TrimSuffix(dom, "."))] = net.JoinHostPort(ip.String(), port)
+		} else {
+			out[strings.ToLower(strings.TrimSuffix(dom, "."))] = ip.String()
+		}
+	}
+	return out, nil
+}
+
+// ReadSeeds returns Seeds followed by the URLs of SeedsFile (one per line,
+// '#' starts a comment, blank lines skipped).
+func (c *Config) ReadSeeds() ([]string, error) {
+	seeds := append([]string(nil), c.Seeds...)
+	if c.SeedsFile != "" {
+		fh, err := os.Open(c.SeedsFile)
+		if err != nil {
+			return nil, fmt.Errorf("nodeconfig: seeds_file: %w", err)
+		}
+		defer fh.Close()
+		sc := bufio.NewScanner(fh)
+		for sc.Scan() {
+			line := sc.Text()
+			if i := strings.IndexByte(line, '#'); i >= 0 {
+				line = line[:i]
+			}
+			if line = strings.TrimSpace(line); line != "" {
+				seeds = append(seeds, line)
+			}
+		}
+		if err := sc.Err(); err != nil {
+			return nil, fmt.Errorf("nodeconfig: seeds_file: %w", err)
+		}
+	}
+	if len(seeds) == 0 {
+		return nil, fmt.Errorf("%w: no seed URLs", ErrInvalid)
+	}
+	return seeds, nil
+}
+
+// MemberOptions builds the options of crawl.StartMember. resolve is the
+// result of ResolveMap and seeds that of ReadSeeds (the scope may be
+// relative to them). It loads the TLS files. The Listener is left nil:
+// the caller binds Listen.
+func (c *Config) MemberOptions(seeds []string, resolve map[string]string) (crawl.MemberOptions, error) {
+	scope, err := crawl.ParseScope(c.Scope)
+	if err != nil {
+		return crawl.MemberOptions{}, err
+	}
+	lf, err := crawl.NewSeedFilter(extract.FilterOptions{
+		MaxRepeatedSegments: c.MaxRepeatedSegments, Scope: scope, Suffixes: c.Suffixes,
+	}, seeds)
+	if err != nil {
+		return crawl.MemberOptions{}, fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	tn, err := tlsutil.Load(c.TLS.CA, c.TLS.Cert, c.TLS.Key)
+	if err != nil {
+		return crawl.MemberOptions{}, fmt.Errorf("nodeconfig: tls: %w", err)
+	}
+	fr := frontier.DefaultOptions()
+	fr.Workers = c.Workers
+	if p := c.Politeness.MinDelay; p != nil {
+		fr.MinDelay = time.Duration(*p)
+	}
+	if p := c.Politeness.MaxDelay; p != nil {
+		fr.MaxDelay = time.Duration(*p)
+	}
+	if p := c.Politeness.Factor; p != nil {
+		fr.Factor = *p
+	}
+	if p := c.Politeness.FailureBackoff; p != nil {
+		fr.FailureBackoff = time.Duration(*p)
+	}
+	if p := c.Politeness.MaxFailureBackoff; p != nil {
+		fr.MaxFailureBackoff = time.Duration(*p)
+	}
+	fo := fetcher.Options{UserAgent: c.UserAgent, AllowPrivate: c.AllowPrivate, Resolve: resolve, BodyCap: c.BodyCap}
+	if c.FetchTimeout != nil {
+		fo.FetchTimeout = time.Duration(*c.FetchTimeout)
+	}
+	algo, size := c.CacheAlgo, *c.CachePerWorker
+	if size == 0 {
+		algo = "none"
+	}
+	maxPages := c.MaxPagesPerHost
+	if maxPages < 0 {
+		maxPages = 0
+	}
+	o := crawl.Options{
+		ID: c.ID, DataDir: c.DataDir, Workers: c.Workers,
+		Fetcher: fo, Frontier: fr,
+		CacheAlgo: algo, CachePerWorker: size,
+		MaxPagesPerHost: maxPages,
+		Filter:          lf,
+		Extract:         extract.Options{MaxBytes: c.BodyCap},
+	}
+	if c.DUEFlush != nil {
+		o.DUEFlushInterval = time.Duration(*c.DUEFlush)
+	}
+	o.EnsureDefaults()
+	if err := o.Validate(); err != nil {
+		return crawl.MemberOptions{}, err
+	}
+	members := make([]hostsplit.Member, len(c.Members))
+	for i, m := range c.Members {
+		members[i] = hostsplit.Member{ID: hostsplit.NodeID(m.ID), Addr: m.Addr}
+	}
+	palgo, psize := c.PeerCacheAlgo, *c.PeerCacheSize
+	if psize == 0 {
+		palgo = "none"
+	}
+	return crawl.MemberOptions{
+		Node: o, Self: c.ID, Members: members, TLS: tn,
+		PeerCacheAlgo: palgo, PeerCacheSize: psize,
+	}, nil
+}

@@ -1,0 +1,153 @@
+package nodeconfig
+
+import (
+	"context"
+	"errors"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+const good = `{
+  "id": "node-1",
+  "health_listen": ":7001",
+  "members": [{"id": "node-0", "addr": "node-0:7000"}, {"id": "node-1", "addr": "node-1:7000"}],
+  "data_dir": "data",
+  "tls": {"ca": "pki/ca.pem", "cert": "pki/node-1.pem", "key": "/abs/node-1-key.pem"},
+  "workers": 16,
+  "cache_per_worker": 0,
+  "politeness": {"min_delay": "0s", "max_delay": "2s", "factor": 5},
+  "allow_private": true,
+  "resolve": {"sim.test": "simweb:8080", "other.test": "10.0.0.9"},
+  "scope": "suffixes", "suffixes": ["sim.test"],
+  "seeds_file": "seeds.txt",
+  "metrics_listen": "0.0.0.0:9100"
+}`
+
+func TestLoadDefaultsAndPaths(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "node.json")
+	if err := os.WriteFile(p, []byte(good), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Load(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Listen != ":7000" {
+		t.Errorf("listen default %q, want :7000 (the member's port)", c.Listen)
+	}
+	if c.DataDir != filepath.Join(dir, "data") || c.TLS.CA != filepath.Join(dir, "pki/ca.pem") || c.TLS.Key != "/abs/node-1-key.pem" {
+		t.Errorf("paths not resolved against the file's dir: %+v %+v", c.DataDir, c.TLS)
+	}
+	if *c.CachePerWorker != 0 || *c.PeerCacheSize != 4096 || c.MaxPagesPerHost != 1000 {
+		t.Errorf("defaults: cache %d peer %d maxpages %d", *c.CachePerWorker, *c.PeerCacheSize, c.MaxPagesPerHost)
+	}
+	if time.Duration(*c.Politeness.MaxDelay) != 2*time.Second {
+		t.Errorf("max_delay %v", *c.Politeness.MaxDelay)
+	}
+}
+
+func TestValidateReportsEveryField(t *testing.T) {
+	c, err := Parse([]byte(`{"id":"x","members":[{"id":"a","addr":"a"},{"id":"a","addr":"b:99999"}],
+		"workers":-1,"cache_per_worker":-2,"politeness":{"min_delay":"2s","max_delay":"1s","factor":-1},
+		"resolve":{"sim.test":"simweb:8080"},"scope":"world","metrics_listen":"nope"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = c.Validate()
+	if !errors.Is(err, ErrInvalid) {
+		t.Fatalf("got %v, want ErrInvalid", err)
+	}
+	for _, want := range []string{"members[0] (a): addr", "duplicate id", "bad port", `id "x" is not in members`,
+		"data_dir is required", "tls:", "workers -1", "cache_per_worker -2", "max_delay 1s < min_delay 2s",
+		"factor -1", `scope "world"`, "resolve needs allow_private", "seeds_file or seeds", "metrics_listen"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q:\n%v", want, err)
+		}
+	}
+}
+
+func TestParseRejects(t *testing.T) {
+	for _, in := range []string{`{"idd":"x"}`, `{"id":"x"} {}`, `{"politeness":{"min_delay":5}}`, `{"politeness":{"min_delay":"5 parsecs"}}`, `[`} {
+		if _, err := Parse([]byte(in)); !errors.Is(err, ErrInvalid) {
+			t.Errorf("Parse(%s) = %v, want ErrInvalid", in, err)
+		}
+	}
+}
+
+func TestResolveMap(t *testing.T) {
+	c, err := Parse([]byte(good))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var asked []string
+	lookup := func(_ context.Context, _, host string) ([]netip.Addr, error) {
+		asked = append(asked, host)
+		if host == "simweb" {
+			return []netip.Addr{netip.MustParseAddr("fd00::5"), netip.MustParseAddr("172.18.0.5")}, nil
+		}
+		return nil, errors.New("no such host")
+	}
+	m, err := c.ResolveMap(context.Background(), lookup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m["sim.test"] != "172.18.0.5:8080" || m["other.test"] != "10.0.0.9" {
+		t.Errorf("ResolveMap = %v", m)
+	}
+	if len(asked) != 1 {
+		t.Errorf("looked up %v; IP literals must not be looked up", asked)
+	}
+	c.Resolve = map[string]string{"x.test": "gone:80"}
+	if _, err := c.ResolveMap(context.Background(), lookup); err == nil || !strings.Contains(err.Error(), "gone") {
+		t.Errorf("a failed lookup: %v", err)
+	}
+}
+
+func TestReadSeeds(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "s.txt")
+	if err := os.WriteFile(p, []byte("# c\nhttp://a.test/\n\n http://b.test/x # tail\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := &Config{Seeds: []string{"http://z.test/"}, SeedsFile: p}
+	s, err := c.ReadSeeds()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(s, " ") != "http://z.test/ http://a.test/ http://b.test/x" {
+		t.Errorf("seeds %q", s)
+	}
+}
+
+func TestMemberOptions(t *testing.T) {
+	c, err := Parse([]byte(good))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.TLS = TLS{CA: "/nonexistent/ca.pem", Cert: "/nonexistent/c.pem", Key: "/nonexistent/k.pem"}
+	c.DataDir = t.TempDir()
+	if _, err := c.MemberOptions([]string{"http://h1.sim.test/"}, nil); err == nil || !strings.Contains(err.Error(), "tls") {
+		t.Errorf("missing TLS files: %v", err)
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	f.Add([]byte(good))
+	f.Add([]byte(`{"id":"a","members":[{"id":"a","addr":":1"}]}`))
+	f.Add([]byte(`{"politeness":{"max_delay":"-1s"}}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		c, err := Parse(b)
+		if err != nil {
+			if !errors.Is(err, ErrInvalid) {
+				t.Fatalf("error %v does not wrap ErrInvalid", err)
+			}
+			return
+		}
+		_ = c.Validate() // must not panic on any decoded value
+	})
+}
