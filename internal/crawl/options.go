@@ -1,0 +1,308 @@
+package crawl
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"net/netip"
+	"strings"
+	"time"
+
+	"golang.org/x/net/publicsuffix"
+
+	"github.com/sextant-crawler/sextant/extract"
+	"github.com/sextant-crawler/sextant/fetcher"
+	"github.com/sextant-crawler/sextant/frontier"
+	"github.com/sextant-crawler/sextant/internal/urlnorm"
+)
+
+// NodeFlags are the command-line flags shared by every command that runs a
+// node (crawl, node, demo): data dir, workers, fetcher, politeness, filter
+// and cache settings. Register them with AddNodeFlags before parsing, then
+// call Options. NodeFlags reads no global state and never exits.
+type NodeFlags struct {
+	fs *flag.FlagSet
+
+	data, id, userAgent, cacheAlgo, scope string
+	workers, cachePerWorker, maxPages     int
+	maxURLLen, maxRepeated                int
+	bodyCap                               int64
+	allowPrivate                          bool
+	minDelay, maxDelay, maxCrawlDelay     time.Duration
+	failBackoff, maxFailBackoff           time.Duration
+	fetchTimeout, dueFlush                time.Duration
+	factor                                float64
+	resolve, suffixes, allow, deny        listFlag
+}
+
+// listFlag is a repeatable (and comma-separated) string flag.
+type listFlag []string
+
+func (l *listFlag) String() string { return strings.Join(*l, ",") }
+
+func (l *listFlag) Set(s string) error {
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			*l = append(*l, p)
+		}
+	}
+	return nil
+}
+
+// AddNodeFlags defines the node flags on fs and returns the handle that
+// turns them into Options once fs is parsed.
+func AddNodeFlags(fs *flag.FlagSet) *NodeFlags {
+	f := &NodeFlags{fs: fs}
+	fr := frontier.DefaultOptions()
+	fs.StringVar(&f.data, "data", "", "data directory (frontier, DUE, crawl.log); reusing it resumes the crawl")
+	fs.StringVar(&f.id, "id", "n0", "node name in logs")
+	fs.IntVar(&f.workers, "workers", 64, "fetching goroutines")
+	fs.BoolVar(&f.allowPrivate, "allow-private", false, "allow connections to loopback, private and link-local addresses (needed for simweb and --resolve to loopback)")
+	fs.Var(&f.resolve, "resolve", "DOMAIN=IP[:PORT]: send DOMAIN and its sub-domains to that address instead of DNS (repeatable; needs --allow-private)")
+	fs.DurationVar(&f.minDelay, "min-delay", fr.MinDelay, "least delay between two requests to one host")
+	fs.DurationVar(&f.maxDelay, "max-delay", fr.MaxDelay, "largest delay between two requests to one host (Crawl-delay may exceed it)")
+	fs.Float64Var(&f.factor, "factor", fr.Factor, "delay = factor × duration of the host's last fetch, clamped to [min-delay, max-delay] (Mercator: 10)")
+	fs.DurationVar(&f.maxCrawlDelay, "max-crawl-delay", fr.MaxCrawlDelay, "cap on a robots.txt Crawl-delay")
+	fs.DurationVar(&f.failBackoff, "failure-backoff", fr.FailureBackoff, "delay after a host's first consecutive failure (doubles per failure)")
+	fs.DurationVar(&f.maxFailBackoff, "max-failure-backoff", fr.MaxFailureBackoff, "cap on the failure back-off")
+	fs.IntVar(&f.maxPages, "max-pages-per-host", 1000, "URLs admitted per host (trap defence); 0 = unbounded")
+	fs.IntVar(&f.cachePerWorker, "cache-per-worker", 512, "entries of each worker's front cache of URL fingerprints (0 = none)")
+	fs.StringVar(&f.cacheAlgo, "cache-algo", "clock", "front cache policy: clock, lru, random, infinite or none")
+	fs.StringVar(&f.scope, "scope", "any", "hosts a crawl may enter: any, host (the seeds' hosts), domain (the seeds' registered domains) or suffixes (see --suffix)")
+	fs.Var(&f.suffixes, "suffix", "domain in scope for --scope suffixes (repeatable)")
+	fs.Var(&f.allow, "allow", "domain always in scope (repeatable)")
+	fs.Var(&f.deny, "deny", "domain never crawled (repeatable; beats --allow)")
+	fs.IntVar(&f.maxURLLen, "max-url-length", 2048, "longest URL crawled, in bytes")
+	fs.IntVar(&f.maxRepeated, "max-repeated-segments", 3, "reject paths repeating a segment more often (-1 = no limit)")
+	fs.Int64Var(&f.bodyCap, "body-cap", 16<<20, "most body bytes fetched and searched for links")
+	fs.StringVar(&f.userAgent, "user-agent", fetcher.DefaultUserAgent, "User-Agent header (keep a contact URL in it)")
+	fs.DurationVar(&f.fetchTimeout, "fetch-timeout", 60*time.Second, "bound on one whole fetch, body included")
+	fs.DurationVar(&f.dueFlush, "due-flush", 500*time.Millisecond, "DUE merge interval")
+	return f
+}
+
+// DataDir is the value of --data.
+func (f *NodeFlags) DataDir() string { return f.data }
+
+// AllowPrivate is the value of --allow-private.
+func (f *NodeFlags) AllowPrivate() bool { return f.allowPrivate }
+
+// Set reports whether the flag name was given on the command line.
+func (f *NodeFlags) Set(name string) bool {
+	set := false
+	f.fs.Visit(func(fl *flag.Flag) {
+		if fl.Name == name {
+			set = true
+		}
+	})
+	return set
+}
+
+// Options builds node Options from the parsed flags. seeds are needed by
+// --scope host and domain (the scope is relative to them). Errors wrap
+// ErrInvalidOptions and name the flag.
+func (f *NodeFlags) Options(seeds []string) (Options, error) {
+	var errs []error
+	bad := func(format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%w: "+format, append([]any{ErrInvalidOptions}, args...)...))
+	}
+	if f.data == "" {
+		bad("--data is required")
+	}
+	if f.bodyCap <= 0 {
+		bad("--body-cap %d must be positive", f.bodyCap)
+	}
+	if f.cachePerWorker < 0 {
+		bad("--cache-per-worker %d < 0", f.cachePerWorker)
+	}
+	algo, size := f.cacheAlgo, f.cachePerWorker
+	if size == 0 {
+		algo = "none"
+	}
+	resolve, err := ParseResolve(f.resolve, f.allowPrivate)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	scope, err := ParseScope(f.scope)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	fo := extract.FilterOptions{
+		MaxURLLength: f.maxURLLen, MaxRepeatedSegments: f.maxRepeated, Scope: scope,
+		Suffixes: f.suffixes, Allow: f.allow, Deny: f.deny,
+	}
+	if scope == extract.ScopeSuffixes && len(f.suffixes) == 0 {
+		bad("--scope suffixes needs at least one --suffix")
+	}
+	var lf LinkFilter
+	if err == nil {
+		if lf, err = NewSeedFilter(fo, seeds); err != nil {
+			errs = append(errs, fmt.Errorf("%w: %v", ErrInvalidOptions, err))
+		}
+	}
+	o := Options{
+		ID: f.id, DataDir: f.data, Workers: f.workers,
+		Fetcher: fetcher.Options{
+			UserAgent: f.userAgent, AllowPrivate: f.allowPrivate, Resolve: resolve,
+			BodyCap: f.bodyCap, FetchTimeout: f.fetchTimeout,
+		},
+		Frontier: frontier.Options{
+			Workers: f.workers, Factor: f.factor, MinDelay: f.minDelay, MaxDelay: f.maxDelay,
+			MaxCrawlDelay: f.maxCrawlDelay, FailureBackoff: f.failBackoff, MaxFailureBackoff: f.maxFailBackoff,
+		},
+		Extract:          extract.Options{MaxBytes: f.bodyCap},
+		DUEFlushInterval: f.dueFlush,
+		CacheAlgo:        algo,
+		CachePerWorker:   size,
+		MaxPagesPerHost:  f.maxPages,
+		Filter:           lf,
+	}
+	if len(errs) > 0 {
+		return o, errors.Join(errs...)
+	}
+	o.EnsureDefaults()
+	if err := o.Validate(); err != nil {
+		return o, err
+	}
+	fe := o.Fetcher
+	fe.EnsureDefaults()
+	if err := fe.Validate(); err != nil {
+		return o, fmt.Errorf("%w: %v", ErrInvalidOptions, err)
+	}
+	fro := o.Frontier
+	fro.EnsureDefaults()
+	if err := fro.Validate(); err != nil {
+		return o, fmt.Errorf("%w: %v", ErrInvalidOptions, err)
+	}
+	return o, nil
+}
+
+// ParseScope parses a --scope value: any, host, domain or suffixes.
+func ParseScope(s string) (extract.Scope, error) {
+	switch s {
+	case "any":
+		return extract.ScopeAny, nil
+	case "host", "same-host":
+		return extract.ScopeSameHost, nil
+	case "domain", "same-domain":
+		return extract.ScopeSameDomain, nil
+	case "suffixes", "suffix":
+		return extract.ScopeSuffixes, nil
+	}
+	return 0, fmt.Errorf("%w: --scope %q: want any, host, domain or suffixes", ErrInvalidOptions, s)
+}
+
+// ParseResolve parses DOMAIN=IP[:PORT] pairs into fetcher.Options.Resolve.
+// The address must be an IP literal. Any override needs allowPrivate: a
+// loopback or private target is refused by the fetcher's guard otherwise,
+// and sending a domain's traffic elsewhere is an operator's decision.
+func ParseResolve(pairs []string, allowPrivate bool) (map[string]string, error) {
+	if len(pairs) == 0 {
+		return nil, nil
+	}
+	var errs []error
+	m := make(map[string]string, len(pairs))
+	for _, p := range pairs {
+		dom, addr, ok := strings.Cut(p, "=")
+		dom = strings.ToLower(strings.TrimSuffix(strings.TrimSpace(dom), "."))
+		addr = strings.TrimSpace(addr)
+		if !ok || dom == "" || addr == "" || strings.ContainsAny(dom, "/:@ ") {
+			errs = append(errs, fmt.Errorf("%w: --resolve %q: want DOMAIN=IP[:PORT]", ErrInvalidOptions, p))
+			continue
+		}
+		ipStr := addr
+		if h, port, err := net.SplitHostPort(addr); err == nil {
+			if _, perr := netip.ParseAddrPort(addr); perr != nil || port == "" {
+				errs = append(errs, fmt.Errorf("%w: --resolve %q: bad port", ErrInvalidOptions, p))
+				continue
+			}
+			ipStr = h
+		}
+		ip, err := netip.ParseAddr(ipStr)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%w: --resolve %q: %q is not an IP address", ErrInvalidOptions, p, ipStr))
+			continue
+		}
+		if !allowPrivate {
+			what := "a public address"
+			if ip.IsLoopback() {
+				what = "a loopback address"
+			} else if ip.IsPrivate() || ip.IsLinkLocalUnicast() {
+				what = "a private address"
+			}
+			errs = append(errs, fmt.Errorf("%w: --resolve %q: %s; pass --allow-private to override resolution", ErrInvalidOptions, p, what))
+			continue
+		}
+		m[dom] = addr
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return m, nil
+}
+
+// seedFilter is a LinkFilter whose host and domain scopes are relative to
+// a fixed set of seeds (the DUE does not carry each URL's seed).
+type seedFilter struct {
+	f       *extract.Filter
+	scope   extract.Scope
+	hosts   map[string]string // host name → seed host
+	domains map[string]string // registered domain → seed host
+	any     string            // some seed host, for the Allow list
+}
+
+// NewSeedFilter returns a LinkFilter applying opts; with ScopeSameHost or
+// ScopeSameDomain a URL is in scope if it is on the host (or registered
+// domain) of any of seeds. MaxDepth must be 0 (depth is not tracked).
+func NewSeedFilter(opts extract.FilterOptions, seeds []string) (LinkFilter, error) {
+	if opts.MaxDepth != 0 {
+		return nil, errors.New("crawl: link depth is not tracked; MaxDepth must be 0")
+	}
+	f, err := extract.NewFilter(opts)
+	if err != nil {
+		return nil, err
+	}
+	sf := &seedFilter{f: f, scope: opts.Scope, hosts: map[string]string{}, domains: map[string]string{}}
+	for _, s := range seeds {
+		u, err := urlnorm.Parse(s)
+		if err != nil || !u.HasHost() {
+			continue
+		}
+		h := u.Hostname()
+		sf.hosts[h] = u.Host()
+		if d, err := publicsuffix.EffectiveTLDPlusOne(h); err == nil {
+			sf.domains[d] = u.Host()
+		} else {
+			sf.domains[h] = u.Host()
+		}
+		if sf.any == "" {
+			sf.any = u.Host()
+		}
+	}
+	if (opts.Scope == extract.ScopeSameHost || opts.Scope == extract.ScopeSameDomain) && sf.any == "" {
+		return nil, errors.New("crawl: scope host or domain needs at least one seed")
+	}
+	return sf, nil
+}
+
+// Allow implements LinkFilter.
+func (s *seedFilter) Allow(u *urlnorm.URL) bool {
+	seed := s.any
+	switch s.scope {
+	case extract.ScopeSameHost:
+		if h, ok := s.hosts[u.Hostname()]; ok {
+			seed = h
+		}
+	case extract.ScopeSameDomain:
+		d, err := publicsuffix.EffectiveTLDPlusOne(u.Hostname())
+		if err != nil {
+			d = u.Hostname()
+		}
+		if h, ok := s.domains[d]; ok {
+			seed = h
+		}
+	}
+	ok, _ := s.f.Allow(u, 0, seed)
+	return ok
+}
