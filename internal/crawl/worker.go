@@ -31,13 +31,13 @@ const (
 // for concurrent use.
 type Metrics struct {
 	Fetches, FetchOK, FetchRedirect, FetchHTTPErr, FetchErr atomic.Uint64
-	RobotsDisallowed, RobotsFetches                          atomic.Uint64
-	Bytes                                                    atomic.Uint64
-	LinksFound, LinksFiltered, LinksLocal, LinksRemote       atomic.Uint64
-	CacheHits, CacheMisses                                   atomic.Uint64
-	ContentDuplicates                                        atomic.Uint64
-	NewURLs, BudgetDropped, Received                         atomic.Uint64
-	FetchNanos                                               atomic.Int64
+	RobotsDisallowed, RobotsFetches                         atomic.Uint64
+	Bytes                                                   atomic.Uint64
+	LinksFound, LinksFiltered, LinksLocal, LinksRemote      atomic.Uint64
+	CacheHits, CacheMisses                                  atomic.Uint64
+	ContentDuplicates                                       atomic.Uint64
+	NewURLs, BudgetDropped, Received                        atomic.Uint64
+	FetchNanos                                              atomic.Int64
 }
 
 type worker struct {
@@ -64,7 +64,7 @@ func (n *Node) newWorker(id int) *worker {
 }
 
 func (w *worker) loop(ctx context.Context) error {
-	for {
+	for ctx.Err() == nil {
 		l, err := w.n.fr.Next(ctx)
 		if err != nil {
 			if ctx.Err() != nil || errors.Is(err, frontier.ErrClosed) {
@@ -88,6 +88,7 @@ func (w *worker) loop(ctx context.Context) error {
 			return fmt.Errorf("crawl: frontier done: %w", derr)
 		}
 	}
+	return nil
 }
 
 // process handles one leased URL and returns the politeness result. An
