@@ -41,6 +41,9 @@ type MemberOptions struct {
 	// BatchMaxAge bounds how long a remote URL waits in a batch buffer
 	// before it is spooled. Default 200 ms.
 	BatchMaxAge time.Duration
+	// FlushInterval is how long a worker's remote URLs may wait for a
+	// shared flush to the spool (group commit). Default 20 ms.
+	FlushInterval time.Duration
 	// FullTrace and CrossTrace receive the fingerprint of every URL
 	// entering the splitter and of every URL bound for a peer (for
 	// `crawler cachesim`). Optional.
@@ -56,6 +59,7 @@ type Member struct {
 	srv   *grpc.Server
 	lis   net.Listener
 	done  chan struct{} // closed when Serve returns
+	gf    *groupFlusher
 	self  hostsplit.NodeID
 }
 
@@ -68,18 +72,93 @@ func (s *sinkRef) Deliver(ctx context.Context, urls []string) error { return s.n
 type splitAdapter struct {
 	sp   *hostsplit.Splitter
 	self hostsplit.NodeID
+	gf   *groupFlusher
 }
 
 func (a splitAdapter) IsLocal(host string) bool { return a.sp.Owner(host) == a.self }
 
-// Route hands remote URLs to the splitter and makes them durable (spooled)
-// before returning, so that a page is marked done only once its links are
-// safe.
+// Route hands remote URLs to the splitter and returns once they are durable
+// (spooled), so that a page is marked done only once its links are safe.
+// Workers share flushes (group commit): batches stay large, which is what
+// makes front coding and compression pay on the wire.
 func (a splitAdapter) Route(ctx context.Context, urls []string) error {
 	if err := a.sp.Route(ctx, urls); err != nil {
 		return err
 	}
-	return a.sp.Flush(ctx)
+	return a.gf.wait(ctx)
+}
+
+// groupFlusher flushes the splitter at most once per interval on behalf of
+// every worker waiting for durability.
+type groupFlusher struct {
+	sp       *hostsplit.Splitter
+	interval time.Duration
+
+	mu      sync.Mutex
+	next    *flushRound // the round new waiters join
+	kick    chan struct{}
+	stop    chan struct{}
+	stopped chan struct{}
+}
+
+type flushRound struct {
+	done chan struct{}
+	err  error
+}
+
+func newGroupFlusher(sp *hostsplit.Splitter, interval time.Duration) *groupFlusher {
+	g := &groupFlusher{sp: sp, interval: interval, next: &flushRound{done: make(chan struct{})},
+		kick: make(chan struct{}, 1), stop: make(chan struct{}), stopped: make(chan struct{})}
+	go g.loop()
+	return g
+}
+
+func (g *groupFlusher) wait(ctx context.Context) error {
+	g.mu.Lock()
+	r := g.next
+	g.mu.Unlock()
+	select {
+	case g.kick <- struct{}{}:
+	default:
+	}
+	select {
+	case <-r.done:
+		return r.err
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-g.stopped:
+		return ErrClosed
+	}
+}
+
+func (g *groupFlusher) loop() {
+	defer close(g.stopped)
+	for {
+		select {
+		case <-g.stop:
+			return
+		case <-g.kick:
+		}
+		// Let more workers join this round.
+		select {
+		case <-g.stop:
+			return
+		case <-time.After(g.interval):
+		}
+		g.mu.Lock()
+		r := g.next
+		g.next = &flushRound{done: make(chan struct{})}
+		g.mu.Unlock()
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		r.err = g.sp.Flush(ctx)
+		cancel()
+		close(r.done)
+	}
+}
+
+func (g *groupFlusher) close() {
+	close(g.stop)
+	<-g.stopped
 }
 
 // StartMember opens the node and the splitter and starts serving gRPC.
@@ -133,8 +212,13 @@ func StartMember(o MemberOptions) (*Member, error) {
 	}
 	m.Split = sp
 	o.Node.ID = o.Self
-	o.Node.Splitter = splitAdapter{sp: sp, self: m.self}
+	if o.FlushInterval == 0 {
+		o.FlushInterval = 20 * time.Millisecond
+	}
+	m.gf = newGroupFlusher(sp, o.FlushInterval)
+	o.Node.Splitter = splitAdapter{sp: sp, self: m.self, gf: m.gf}
 	if m.Node, err = Open(o.Node); err != nil {
+		m.gf.close()
 		sp.Close()
 		return nil, err
 	}
@@ -149,6 +233,7 @@ func StartMember(o MemberOptions) (*Member, error) {
 		}
 		if m.lis, err = net.Listen("tcp", addr); err != nil {
 			m.Node.Close()
+			m.gf.close()
 			sp.Close()
 			return nil, fmt.Errorf("crawl: listen: %w", err)
 		}
@@ -228,6 +313,7 @@ func (m *Member) Close() error {
 		m.srv.Stop()
 	}
 	<-m.done
+	m.gf.close()
 	return errors.Join(m.Split.Close(), m.Node.Close())
 }
 
