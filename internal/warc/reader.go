@@ -1,0 +1,141 @@
+package warc
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+)
+
+// ErrMalformed is returned for input that is not a WARC record.
+var ErrMalformed = errors.New("warc: malformed record")
+
+// MaxHeaderBytes bounds a record's header; MaxBlockBytes bounds the block a
+// Reader holds in memory.
+const (
+	MaxHeaderBytes = 1 << 20
+	MaxBlockBytes  = 1 << 30
+)
+
+// ReadRecord is one record read back.
+type ReadRecord struct {
+	Version string  // "WARC/1.1"
+	Header  []Field // in file order
+	Block   []byte
+}
+
+// Get returns the first value of the named field (case-insensitive).
+func (r *ReadRecord) Get(name string) string {
+	for _, f := range r.Header {
+		if strings.EqualFold(f.Name, name) {
+			return f.Value
+		}
+	}
+	return ""
+}
+
+// Reader reads records from a plain or gzip (multi-member) WARC stream.
+// Not safe for concurrent use.
+type Reader struct {
+	br       *bufio.Reader
+	maxBlock int64
+}
+
+// NewReader returns a Reader of r; gzip input is detected by its magic.
+func NewReader(r io.Reader) (*Reader, error) {
+	br := bufio.NewReader(r)
+	magic, _ := br.Peek(2)
+	if len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrMalformed, err)
+		}
+		br = bufio.NewReader(zr)
+	}
+	return &Reader{br: br, maxBlock: MaxBlockBytes}, nil
+}
+
+// Next returns the next record, or io.EOF after the last.
+func (r *Reader) Next() (*ReadRecord, error) {
+	// Skip blank lines between records.
+	var line string
+	var err error
+	for {
+		line, err = r.line()
+		if err != nil {
+			if err == io.EOF && line == "" {
+				return nil, io.EOF
+			}
+			if err == io.EOF {
+				return nil, fmt.Errorf("%w: truncated version line", ErrMalformed)
+			}
+			return nil, err
+		}
+		if line != "" {
+			break
+		}
+	}
+	if !strings.HasPrefix(line, "WARC/") {
+		return nil, fmt.Errorf("%w: version line %.40q", ErrMalformed, line)
+	}
+	rec := &ReadRecord{Version: line}
+	total := len(line)
+	for {
+		l, err := r.line()
+		if err != nil {
+			return nil, fmt.Errorf("%w: truncated header: %v", ErrMalformed, err)
+		}
+		if l == "" {
+			break
+		}
+		total += len(l)
+		if total > MaxHeaderBytes {
+			return nil, fmt.Errorf("%w: header over %d bytes", ErrMalformed, MaxHeaderBytes)
+		}
+		if (l[0] == ' ' || l[0] == '\t') && len(rec.Header) > 0 { // continuation
+			rec.Header[len(rec.Header)-1].Value += " " + strings.TrimSpace(l)
+			continue
+		}
+		name, value, ok := strings.Cut(l, ":")
+		if !ok || name == "" {
+			return nil, fmt.Errorf("%w: header line %.40q", ErrMalformed, l)
+		}
+		rec.Header = append(rec.Header, Field{strings.TrimSpace(name), strings.TrimSpace(value)})
+	}
+	cl := rec.Get("Content-Length")
+	n, err := strconv.ParseInt(cl, 10, 64)
+	if err != nil || n < 0 {
+		return nil, fmt.Errorf("%w: Content-Length %q", ErrMalformed, cl)
+	}
+	if n > r.maxBlock {
+		return nil, fmt.Errorf("%w: block of %d bytes", ErrMalformed, n)
+	}
+	var buf bytes.Buffer
+	if _, err := io.CopyN(&buf, r.br, n); err != nil {
+		return nil, fmt.Errorf("%w: truncated block: %v", ErrMalformed, err)
+	}
+	rec.Block = buf.Bytes()
+	return rec, nil
+}
+
+// line reads one line without its CRLF (or LF).
+func (r *Reader) line() (string, error) {
+	var b []byte
+	for {
+		frag, isPrefix, err := r.br.ReadLine()
+		b = append(b, frag...)
+		if len(b) > MaxHeaderBytes {
+			return "", fmt.Errorf("%w: line over %d bytes", ErrMalformed, MaxHeaderBytes)
+		}
+		if err != nil {
+			return string(b), err
+		}
+		if !isPrefix {
+			return string(b), nil
+		}
+	}
+}
