@@ -104,7 +104,7 @@ func TestScriptRendersUnderNode(t *testing.T) {
 	}
 	var got struct {
 		Err, Pages, Rate, CacheText, Peers, Delayed, Cluster, Polls string
-		RatePaths, SizePaths, Bars, MrcPaths                      int
+		RatePaths, SizePaths, Bars, MrcPaths                        int
 	}
 	if err := json.Unmarshal(out, &got); err != nil {
 		t.Fatalf("%v: %s", err, out)
