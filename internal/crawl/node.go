@@ -235,14 +235,27 @@ func (n *Node) Deliver(ctx context.Context, urls []string) error {
 }
 
 // Idle reports whether this node has nothing to do: no queued URL, no fetch
-// in flight and nothing buffered in the DUE. Call Flush first to turn
-// buffered candidates into frontier URLs.
+// in flight and nothing buffered or being merged in the DUE. Call Flush first
+// to turn buffered candidates into frontier URLs. The parts are read one after
+// another, so Idle also compares their activity counters before and after:
+// any URL that moved between them in the meantime makes it false.
 func (n *Node) Idle() bool {
-	if !n.fr.Idle() || n.busy.Load() != 0 {
+	before := n.activity()
+	if n.busy.Load() != 0 || !n.fr.Idle() {
 		return false
 	}
 	st := n.due.Stats()
-	return st.BufferEntries == 0 && st.PendingBatches == 0
+	if st.BufferEntries != 0 || st.MergingEntries != 0 || st.PendingBatches != 0 {
+		return false
+	}
+	return n.busy.Load() == 0 && n.fr.Idle() && n.activity() == before
+}
+
+// activity is a sum of monotonic counters that grows whenever a URL enters
+// or leaves the DUE or the frontier.
+func (n *Node) activity() uint64 {
+	fs, ds := n.fr.Stats(), n.due.Stats()
+	return fs.Added + fs.Leased + fs.Completed + fs.Requeued + ds.Added + ds.Emitted + ds.Batches + n.metrics.Received.Load()
 }
 
 // Flush merges the DUE buffer now and hands new URLs to the frontier.

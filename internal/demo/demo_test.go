@@ -1,0 +1,58 @@
+package demo
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sextant-crawler/sextant/simweb"
+)
+
+// The demo on a small web: two nodes crawl exactly the oracle's set, and the
+// report (text and JSON) carries the figures the README promises.
+func TestDemoSmallWebMatchesOracle(t *testing.T) {
+	dir := t.TempDir()
+	var out bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	jsonPath := filepath.Join(dir, "report.json")
+	rep, err := Run(ctx, Options{Web: simweb.SmallConfig(), Nodes: 2, Workers: 8, DataDir: filepath.Join(dir, "data"),
+		ReportJSON: jsonPath, Progress: 2 * time.Second}, &out)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	t.Log(out.String())
+	if !rep.OracleMatch || rep.FetchedTwice != 0 {
+		t.Fatalf("oracle match %v, fetched twice %d: %s", rep.OracleMatch, rep.FetchedTwice, rep.OracleDiff)
+	}
+	if len(rep.PerNode) != 2 || rep.PerNode[0].Fetches == 0 || rep.PerNode[1].Fetches == 0 {
+		t.Fatalf("per-node figures: %+v", rep.PerNode)
+	}
+	if rep.LocalShare <= 0 || rep.LocalShare >= 1 || rep.WireBytesPerURL <= 0 || rep.DUEBytesPerURL <= 0 {
+		t.Errorf("implausible report figures: %+v", rep)
+	}
+	for _, want := range []string{"EQUALS the oracle's set", "cross-machine", "pages/s", "node-1"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	b, err := os.ReadFile(jsonPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Report
+	if err := json.Unmarshal(b, &back); err != nil || back.Fetches != rep.Fetches {
+		t.Fatalf("JSON report: %v, fetches %d want %d", err, back.Fetches, rep.Fetches)
+	}
+}
+
+func TestDemoRejectsBadOptions(t *testing.T) {
+	if _, err := Run(context.Background(), Options{Nodes: 99}, &bytes.Buffer{}); err == nil {
+		t.Fatal("99 nodes accepted")
+	}
+}
