@@ -25,7 +25,7 @@ func init() {
 }
 
 func runNode(ctx context.Context, env *cmdEnv, args []string) error {
-	f := newFlags(env, "node", `--config FILE [--exit-when-done]
+	f := newFlags(env, "node", `--config FILE [--id ID] [--exit-when-done]
 
 Runs one node of a Sextant cluster as described by FILE (JSON; see
 deploy/README.md and internal/nodeconfig): node id, gRPC listen address,
@@ -41,14 +41,19 @@ does not restart in a loop) until SIGTERM or Ctrl-C, unless
 are requeued, spooled batches stay on disk, and a restart with the same
 data dir resumes.`)
 	cfgPath := f.String("config", "", "node config file (JSON)")
+	id := f.String("id", "", "this node's id, overriding the file's (one file for every member; \"{id}\" in its paths is replaced)")
+	probe := f.String("healthcheck", "", "only GET this URL and exit 0 on a response with status < 500, 1 otherwise (the container health check: the image has no shell or curl)")
 	exitDone := f.Bool("exit-when-done", false, "exit when the cluster's crawl has terminated instead of serving metrics until SIGTERM")
 	if err := f.parse(args); err != nil {
 		return err
 	}
+	if *probe != "" {
+		return healthcheck(ctx, *probe)
+	}
 	if *cfgPath == "" {
 		return usagef("--config is required")
 	}
-	cfg, err := nodeconfig.Load(*cfgPath)
+	cfg, err := nodeconfig.LoadAs(*cfgPath, *id)
 	if err != nil {
 		if errors.Is(err, nodeconfig.ErrInvalid) {
 			return usagef("%s", oneLine(err))
@@ -56,6 +61,25 @@ data dir resumes.`)
 		return err
 	}
 	return runNodeConfig(ctx, env, cfg, *exitDone, nil)
+}
+
+// healthcheck GETs url with a short timeout.
+func healthcheck(ctx context.Context, url string) error {
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return usagef("--healthcheck %q: %v", url, err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	if resp.StatusCode >= 500 {
+		return fmt.Errorf("%s: %s", url, resp.Status)
+	}
+	return nil
 }
 
 func oneLine(err error) string {

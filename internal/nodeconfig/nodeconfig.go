@@ -163,12 +163,18 @@ type Config struct {
 // Load reads, defaults and validates a config file. Relative paths are
 // taken relative to the file's directory. Unknown fields are errors (a
 // misspelt option must not be silently ignored).
-func Load(path string) (*Config, error) {
+func Load(path string) (*Config, error) { return LoadAs(path, "") }
+
+// LoadAs is Load with the node id set to id (unless id is empty) before
+// defaults and validation, so that one file serves every member (a
+// Kubernetes ConfigMap, a compose file): every "{id}" in data_dir and the
+// tls paths is replaced by the id.
+func LoadAs(path, id string) (*Config, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	c, err := Parse(b)
+	c, err := parse(b, id)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -181,7 +187,9 @@ func Load(path string) (*Config, error) {
 
 // Parse decodes a config (no path resolution, no validation beyond JSON
 // syntax and unknown fields) and fills defaults.
-func Parse(b []byte) (*Config, error) {
+func Parse(b []byte) (*Config, error) { return parse(b, "") }
+
+func parse(b []byte, id string) (*Config, error) {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	var c Config
@@ -190,6 +198,12 @@ func Parse(b []byte) (*Config, error) {
 	}
 	if dec.More() {
 		return nil, fmt.Errorf("%w: trailing data after the JSON object", ErrInvalid)
+	}
+	if id != "" {
+		c.ID = id
+	}
+	for _, p := range []*string{&c.DataDir, &c.TLS.CA, &c.TLS.Cert, &c.TLS.Key} {
+		*p = strings.ReplaceAll(*p, "{id}", c.ID)
 	}
 	c.EnsureDefaults()
 	return &c, nil

@@ -151,3 +151,22 @@ func FuzzParse(f *testing.F) {
 		_ = c.Validate() // must not panic on any decoded value
 	})
 }
+
+func TestLoadAsExpandsID(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "shared.json")
+	shared := strings.Replace(strings.Replace(good, `"pki/node-1.pem"`, `"/pki/{id}.pem"`, 1), `"data"`, `"/data/{id}"`, 1)
+	if err := os.WriteFile(p, []byte(shared), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := LoadAs(p, "node-0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.ID != "node-0" || c.TLS.Cert != "/pki/node-0.pem" || c.DataDir != "/data/node-0" {
+		t.Errorf("LoadAs: id %q cert %q data %q", c.ID, c.TLS.Cert, c.DataDir)
+	}
+	if _, err := LoadAs(p, "node-7"); err == nil || !strings.Contains(err.Error(), "not in members") {
+		t.Errorf("an id outside the membership: %v", err)
+	}
+}
