@@ -108,6 +108,12 @@ func (o *Options) Validate() error {
 	return nil
 }
 
+// Economy is a cheaper setting for the crawl's hot path: a quarter of the
+// default sampling in the fixed-rate tier, the miniature simulations and the
+// time-sampled small distances (see docs/bench/operator.md for its cost and
+// accuracy next to the defaults).
+var Economy = Options{FineRate: 1.0 / 64, FineSamples: 2048, MiniRate: 1.0 / 256, TimeSample: 1024}
+
 // Point is one point of a miss-ratio curve: the miss ratio of a cache of K
 // entries.
 type Point struct {
@@ -243,24 +249,28 @@ func (e *Estimator) Observe(fp uint64) {
 		e.scanRing(fp)
 	}
 	h := hash32(fp)
+	if h >= e.tB && h >= e.tC && (len(e.mini) == 0 || h >= e.mini[0].t) {
+		return // the common case: not in any sample
+	}
 	if h < e.tB {
 		e.observeB(fp)
 	}
 	if h < e.tC {
 		e.observeC(fp, h)
 	}
-	for i := range e.mini {
+	for i := range e.mini { // thresholds descend
 		m := &e.mini[i]
-		if h < m.t {
-			if !m.clock.Seen(fp) {
-				m.mClock++
-			}
-			if !m.random.Seen(fp) {
-				m.mRandom++
-			}
-			if !m.lru.Seen(fp) {
-				m.mLRU++
-			}
+		if h >= m.t {
+			break
+		}
+		if !m.clock.Seen(fp) {
+			m.mClock++
+		}
+		if !m.random.Seen(fp) {
+			m.mRandom++
+		}
+		if !m.lru.Seen(fp) {
+			m.mLRU++
 		}
 	}
 }

@@ -138,56 +138,62 @@ func TestAccuracy(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			e, err := New(Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, fp := range trace {
-				e.Observe(fp)
-			}
-			for _, algo := range []string{LRU, CLOCK, RANDOM} {
-				est, err := e.Curve(algo)
+			for cname, o := range configs {
+				e, err := New(o)
 				if err != nil {
 					t.Fatal(err)
 				}
-				var sum, worst, sumMini float64
-				np, nMini := 0, 0
-				for _, x := range exact {
-					if x.Algo != algo {
-						continue
-					}
-					got := est[np]
-					if got.K != x.K {
-						t.Fatalf("%s point %d: K %d, want %d", algo, np, got.K, x.K)
-					}
-					d := math.Abs(got.MissRatio - x.MissRate)
-					sum += d
-					worst = max(worst, d)
-					if x.K >= 1<<9 {
-						sumMini += d
-						nMini++
-					}
-					np++
-					if testing.Verbose() {
-						t.Logf("%s k=2^%-2d exact %.4f est %.4f", algo, np-1, x.MissRate, got.MissRatio)
-					}
+				for _, fp := range trace {
+					e.Observe(fp)
 				}
-				mae, maeMini := sum/float64(np), sumMini/float64(nMini)
-				t.Logf("%s %s: n=%d MAE %.4f (k ≥ 2^9: %.4f) max %.4f over %d points (SHARDS rate %.5f)",
-					name, algo, n, mae, maeMini, worst, np, e.Rate())
-				// LRU over the whole range; CLOCK and RANDOM where the
-				// miniature simulations run (below 2^9 they are the LRU
-				// estimate, see the package doc).
-				if algo == LRU && mae > 0.01 {
-					t.Errorf("%s %s: MAE %.4f > 0.01", name, algo, mae)
-				}
-				if algo != LRU && maeMini > 0.02 {
-					t.Errorf("%s %s: MAE %.4f > 0.02 over k ≥ 2^9", name, algo, maeMini)
+				for _, algo := range []string{LRU, CLOCK, RANDOM} {
+					est, err := e.Curve(algo)
+					if err != nil {
+						t.Fatal(err)
+					}
+					var sum, worst, sumMini float64
+					np, nMini := 0, 0
+					for _, x := range exact {
+						if x.Algo != algo {
+							continue
+						}
+						got := est[np]
+						if got.K != x.K {
+							t.Fatalf("%s point %d: K %d, want %d", algo, np, got.K, x.K)
+						}
+						d := math.Abs(got.MissRatio - x.MissRate)
+						sum += d
+						worst = max(worst, d)
+						if x.K >= 1<<9 {
+							sumMini += d
+							nMini++
+						}
+						np++
+						if testing.Verbose() {
+							t.Logf("%s k=2^%-2d exact %.4f est %.4f", algo, np-1, x.MissRate, got.MissRatio)
+						}
+					}
+					mae, maeMini := sum/float64(np), sumMini/float64(nMini)
+					t.Logf("%s %s %s: n=%d MAE %.4f (k ≥ 2^9: %.4f) max %.4f over %d points (SHARDS rate %.5f, %d bytes)",
+						name, cname, algo, n, mae, maeMini, worst, np, e.Rate(), e.Bytes())
+					// LRU over the whole range; CLOCK and RANDOM where the
+					// miniature simulations run (below 2^9 they are the LRU
+					// estimate, see the package doc).
+					if algo == LRU && mae > 0.01 {
+						t.Errorf("%s %s %s: MAE %.4f > 0.01", name, cname, algo, mae)
+					}
+					if algo != LRU && maeMini > 0.02 {
+						t.Errorf("%s %s %s: MAE %.4f > 0.02 over k ≥ 2^9", name, cname, algo, maeMini)
+					}
 				}
 			}
 		})
 	}
 }
+
+// configs are the estimator settings the accuracy test and the benchmarks
+// measure: the defaults and Economy.
+var configs = map[string]Options{"default": {}, "economy": Economy}
 
 func TestAdvice(t *testing.T) {
 	curve := []Point{{1, 1}, {2, 0.9}, {4, 0.5}, {8, 0.3}, {16, 0.25}, {32, 0.24}, {64, 0.15}, {128, 0.14}}
