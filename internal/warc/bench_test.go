@@ -1,0 +1,58 @@
+package warc
+
+import (
+	"bytes"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"testing"
+
+	"github.com/klauspost/compress/gzip"
+)
+
+// body20k is a 20 KB HTML-like body (the median simweb page), compressible
+// like real HTML.
+func body20k() []byte {
+	rng := rand.New(rand.NewPCG(1, 1))
+	words := []string{"<p>", "</p>", "<a href=\"/x\">", "</a>", "crawler", "the", "web", "page", "link", "sextant", "\n"}
+	var b bytes.Buffer
+	for b.Len() < 20<<10 {
+		b.WriteString(words[rng.IntN(len(words))])
+		b.WriteByte(' ')
+	}
+	return b.Bytes()[:20<<10]
+}
+
+// BenchmarkWriteFetch writes request+response records of a 20 KB body.
+func BenchmarkWriteFetch(b *testing.B) {
+	body := body20k()
+	w, err := NewWriter(Options{Dir: b.TempDir(), MaxSize: 64 << 20})
+	if err != nil {
+		b.Fatal(err)
+	}
+	h := http.Header{"Content-Type": {"text/html"}}
+	b.SetBytes(int64(len(body)))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := w.WriteFetch(Fetch{URL: "http://h1.sim.test/p", StatusCode: 200, Header: h, Body: section(body)}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	w.Close()
+	b.ReportMetric(float64(w.Stats().Bytes)/float64(b.N), "bytes/fetch")
+}
+
+// BenchmarkGzipBaseline is the baseline: gzip (the same klauspost
+// implementation and level the Writer uses) of the same body alone, the
+// least any compressed WARC writer must do.
+func BenchmarkGzipBaseline(b *testing.B) {
+	body := body20k()
+	zw := gzip.NewWriter(io.Discard)
+	b.SetBytes(int64(len(body)))
+	for i := 0; i < b.N; i++ {
+		zw.Reset(io.Discard)
+		zw.Write(body)
+		zw.Close()
+	}
+}
