@@ -87,7 +87,7 @@ func TestWriteFetchReadByGowarc(t *testing.T) {
 				bodies[u] = body
 				mu.Unlock()
 				_, err := w.WriteFetch(Fetch{
-					URL: u, IP: "127.0.0.1", StatusCode: 200,
+					URL: u, IP: "127.0.0.1", StatusCode: 200, Status: "200 OK",
 					RequestHeader: http.Header{"User-Agent": {"sextant-test"}},
 					Header: http.Header{
 						"Content-Type": {"text/html"}, "Content-Encoding": {"gzip"},

@@ -170,7 +170,7 @@ type Fetch struct {
 
 	Proto      string // default "HTTP/1.1"
 	StatusCode int
-	Status     string // reason phrase, e.g. "OK"; default http.StatusText
+	Status     string // "OK" or http.Response.Status ("200 OK"); default http.StatusText
 	Header     http.Header
 	Body       *io.SectionReader // decoded body; nil for none
 	// Raw: Body is exactly the bytes on the wire; keep the headers as they
@@ -198,7 +198,8 @@ func (w *Writer) WriteFetch(f Fetch) (string, error) {
 	if proto == "" {
 		proto = "HTTP/1.1"
 	}
-	reason := f.Status
+	// Status may be the reason phrase or net/http's "200 OK".
+	reason := strings.TrimPrefix(f.Status, strconv.Itoa(f.StatusCode)+" ")
 	if reason == "" {
 		reason = http.StatusText(f.StatusCode)
 	}
