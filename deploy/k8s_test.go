@@ -1,0 +1,246 @@
+package deploy
+
+import (
+	"bytes"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/sextant-crawler/sextant/internal/nodeconfig"
+)
+
+// manifests parses every document of every k8s/*.yaml file with the
+// Kubernetes API types (strictly: an unknown field is an error).
+type manifests struct {
+	sts       []appsv1.StatefulSet
+	services  []corev1.Service
+	configMap []corev1.ConfigMap
+	secrets   []corev1.Secret
+}
+
+func loadManifests(t *testing.T) manifests {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join("k8s", "*.yaml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no manifests in k8s/: %v", err)
+	}
+	var m manifests
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, doc := range bytes.Split(b, []byte("\n---\n")) {
+			var meta struct {
+				APIVersion string `json:"apiVersion"`
+				Kind       string `json:"kind"`
+			}
+			if err := yaml.Unmarshal(doc, &meta); err != nil {
+				t.Fatalf("%s doc %d: %v", f, i, err)
+			}
+			var target any
+			switch meta.APIVersion + " " + meta.Kind {
+			case "apps/v1 StatefulSet":
+				m.sts = append(m.sts, appsv1.StatefulSet{})
+				target = &m.sts[len(m.sts)-1]
+			case "v1 Service":
+				m.services = append(m.services, corev1.Service{})
+				target = &m.services[len(m.services)-1]
+			case "v1 ConfigMap":
+				m.configMap = append(m.configMap, corev1.ConfigMap{})
+				target = &m.configMap[len(m.configMap)-1]
+			case "v1 Secret":
+				m.secrets = append(m.secrets, corev1.Secret{})
+				target = &m.secrets[len(m.secrets)-1]
+			default:
+				t.Fatalf("%s doc %d: unexpected %s %s", f, i, meta.APIVersion, meta.Kind)
+			}
+			if err := yaml.UnmarshalStrict(doc, target); err != nil {
+				t.Fatalf("%s doc %d (%s): %v", f, i, meta.Kind, err)
+			}
+		}
+	}
+	if len(m.sts) != 1 || len(m.services) != 1 || len(m.configMap) != 1 || len(m.secrets) != 1 {
+		t.Fatalf("want one StatefulSet, Service, ConfigMap and Secret; got %d, %d, %d, %d",
+			len(m.sts), len(m.services), len(m.configMap), len(m.secrets))
+	}
+	return m
+}
+
+func port(t *testing.T, addr string) string {
+	t.Helper()
+	_, p, err := net.SplitHostPort(addr)
+	if err != nil {
+		t.Fatalf("%q: %v", addr, err)
+	}
+	return p
+}
+
+// TestK8sManifests checks that the StatefulSet, the headless Service, the
+// ConfigMap's node config and the Secret agree: node count, member
+// addresses, ports, probes and volume wiring.
+func TestK8sManifests(t *testing.T) {
+	m := loadManifests(t)
+	sts, svc, cm, sec := m.sts[0], m.services[0], m.configMap[0], m.secrets[0]
+
+	raw, ok := cm.Data["node.json"]
+	if !ok {
+		t.Fatal("ConfigMap has no node.json")
+	}
+	dir := t.TempDir()
+	cfgPath := filepath.Join(dir, "node.json")
+	if err := os.WriteFile(cfgPath, []byte(raw), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	base, err := nodeconfig.Parse([]byte(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	replicas := int(*sts.Spec.Replicas)
+	if len(base.Members) != replicas {
+		t.Errorf("StatefulSet has %d replicas, the ConfigMap %d members", replicas, len(base.Members))
+	}
+	if svc.Spec.ClusterIP != corev1.ClusterIPNone || sts.Spec.ServiceName != svc.Name {
+		t.Errorf("the StatefulSet's serviceName %q must name the headless Service %q (clusterIP %q)", sts.Spec.ServiceName, svc.Name, svc.Spec.ClusterIP)
+	}
+	for k, v := range sts.Spec.Selector.MatchLabels {
+		if svc.Spec.Selector[k] != v || sts.Spec.Template.Labels[k] != v {
+			t.Errorf("label %s=%s not shared by the selector, the Service and the pod template", k, v)
+		}
+	}
+	if len(sts.Spec.Template.Spec.Containers) != 1 {
+		t.Fatalf("want one container")
+	}
+	ctr := sts.Spec.Template.Spec.Containers[0]
+	cports := map[string]int32{}
+	for _, p := range ctr.Ports {
+		cports[p.Name] = p.ContainerPort
+	}
+	grpcPort := port(t, base.Listen)
+	if fmt.Sprint(cports["grpc"]) != grpcPort {
+		t.Errorf("container grpc port %d, config listen %s", cports["grpc"], base.Listen)
+	}
+	for _, p := range svc.Spec.Ports {
+		if fmt.Sprint(p.Port) != fmt.Sprint(cports[p.Name]) || p.TargetPort.String() != p.Name {
+			t.Errorf("Service port %s: %d → %s, container has %d", p.Name, p.Port, p.TargetPort.String(), cports[p.Name])
+		}
+	}
+	// Node ids and addresses: pod node-i, reached as node-i.<service>.
+	for i, mem := range base.Members {
+		wantID := fmt.Sprintf("%s-%d", sts.Name, i)
+		if mem.ID != wantID {
+			t.Errorf("member %d id %q; the pod ordinal gives %q", i, mem.ID, wantID)
+		}
+		if want := fmt.Sprintf("%s.%s:%s", wantID, svc.Name, grpcPort); mem.Addr != want {
+			t.Errorf("member %s addr %q, want %q", mem.ID, mem.Addr, want)
+		}
+	}
+	args := strings.Join(ctr.Args, " ")
+	if !strings.Contains(args, "--id $(POD_NAME)") {
+		t.Errorf("args %q do not pass the pod name as --id", args)
+	}
+	podName := false
+	for _, e := range ctr.Env {
+		if e.Name == "POD_NAME" && e.ValueFrom != nil && e.ValueFrom.FieldRef != nil && e.ValueFrom.FieldRef.FieldPath == "metadata.name" {
+			podName = true
+		}
+	}
+	if !podName {
+		t.Error("POD_NAME is not taken from metadata.name")
+	}
+	// Probes.
+	rp := ctr.ReadinessProbe
+	if rp == nil || rp.GRPC == nil || base.HealthListen == "" || fmt.Sprint(rp.GRPC.Port) != port(t, base.HealthListen) || fmt.Sprint(cports["health"]) != port(t, base.HealthListen) {
+		t.Errorf("readiness must be a grpc probe on health_listen %q (container health port %d)", base.HealthListen, cports["health"])
+	}
+	lp := ctr.LivenessProbe
+	if lp == nil || lp.HTTPGet == nil || lp.HTTPGet.Path != "/healthz" || lp.HTTPGet.Port.String() != "metrics" || fmt.Sprint(cports["metrics"]) != port(t, base.MetricsListen) {
+		t.Errorf("liveness must GET /healthz on the metrics port %q", base.MetricsListen)
+	}
+	if g := sts.Spec.Template.Spec.TerminationGracePeriodSeconds; g == nil || *g < 30 {
+		t.Error("terminationGracePeriodSeconds must leave time for a graceful stop (≥ 30 s)")
+	}
+	if ctr.Resources.Requests.Cpu().IsZero() || ctr.Resources.Requests.Memory().IsZero() {
+		t.Error("resource requests missing")
+	}
+	// Volumes: mounts resolve to the ConfigMap, the Secret, the PVC.
+	mounts := map[string]string{}
+	for _, vm := range ctr.VolumeMounts {
+		mounts[vm.Name] = vm.MountPath
+	}
+	vols := map[string]corev1.Volume{}
+	for _, v := range sts.Spec.Template.Spec.Volumes {
+		vols[v.Name] = v
+	}
+	claims := map[string]bool{}
+	for _, c := range sts.Spec.VolumeClaimTemplates {
+		claims[c.Name] = true
+	}
+	for name := range mounts {
+		if _, ok := vols[name]; !ok && !claims[name] {
+			t.Errorf("volume mount %s has no volume or claim template", name)
+		}
+	}
+	under := func(path, volName string) bool {
+		mp, ok := mounts[volName]
+		return ok && strings.HasPrefix(path, mp+"/")
+	}
+	cfgVol := ""
+	for name, v := range vols {
+		if v.ConfigMap != nil && v.ConfigMap.Name == cm.Name {
+			cfgVol = name
+		}
+	}
+	if cfgVol == "" || !strings.Contains(args, mounts[cfgVol]+"/node.json") {
+		t.Errorf("the ConfigMap %s is not mounted where --config points (%s)", cm.Name, args)
+	}
+	if !under(base.SeedsFile, cfgVol) || cm.Data[filepath.Base(base.SeedsFile)] == "" {
+		t.Errorf("seeds_file %s is not a key of the mounted ConfigMap", base.SeedsFile)
+	}
+	pkiVol := ""
+	for name, v := range vols {
+		if v.Secret != nil && v.Secret.SecretName == sec.Name {
+			pkiVol = name
+		}
+	}
+	if pkiVol == "" {
+		t.Fatalf("the Secret %s is not mounted", sec.Name)
+	}
+	dataMount := ""
+	for name := range claims {
+		if mp, ok := mounts[name]; ok {
+			dataMount = mp
+		}
+	}
+	for i := range base.Members {
+		id := base.Members[i].ID
+		c, err := nodeconfig.LoadAs(cfgPath, id)
+		if err != nil {
+			t.Fatalf("node.json for %s: %v", id, err)
+		}
+		if c.DataDir != dataMount {
+			t.Errorf("%s: data_dir %s is not the PVC mount %s", id, c.DataDir, dataMount)
+		}
+		for _, p := range []string{c.TLS.CA, c.TLS.Cert, c.TLS.Key} {
+			key := filepath.Base(p)
+			if !under(p, pkiVol) {
+				t.Errorf("%s: %s is not under the Secret mount %s", id, p, mounts[pkiVol])
+			}
+			if _, ok := sec.StringData[key]; !ok {
+				if _, ok := sec.Data[key]; !ok {
+					t.Errorf("%s: the Secret lacks %s", id, key)
+				}
+			}
+		}
+	}
+	if _, ok := mounts["tmp"]; !ok || ctr.SecurityContext == nil || ctr.SecurityContext.ReadOnlyRootFilesystem == nil {
+		t.Error("a read-only root needs an emptyDir on /tmp (spilled bodies)")
+	}
+}
