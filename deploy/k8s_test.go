@@ -2,10 +2,13 @@ package deploy
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"net"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -242,5 +245,70 @@ func TestK8sManifests(t *testing.T) {
 	}
 	if _, ok := mounts["tmp"]; !ok || ctr.SecurityContext == nil || ctr.SecurityContext.ReadOnlyRootFilesystem == nil {
 		t.Error("a read-only root needs an emptyDir on /tmp (spilled bodies)")
+	}
+}
+
+// TestDashboardAndPrometheus checks that the Grafana dashboard is valid
+// JSON whose queries name only metrics the node exports, and that the
+// Prometheus config scrapes every compose node.
+func TestDashboardAndPrometheus(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("grafana", "sextant-dashboard.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dash struct {
+		Panels []struct {
+			Title   string `json:"title"`
+			Targets []struct {
+				Expr string `json:"expr"`
+			} `json:"targets"`
+		} `json:"panels"`
+	}
+	if err := json.Unmarshal(b, &dash); err != nil {
+		t.Fatal(err)
+	}
+	src, err := os.ReadFile(filepath.Join("..", "cmd", "crawler", "metrics.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	re := regexp.MustCompile(`sextant_[a-z_]+`)
+	if len(dash.Panels) == 0 {
+		t.Fatal("no panels")
+	}
+	for _, p := range dash.Panels {
+		for _, tg := range p.Targets {
+			for _, name := range re.FindAllString(tg.Expr, -1) {
+				if !strings.Contains(string(src), `"`+strings.TrimPrefix(name, "sextant_")+`"`) {
+					t.Errorf("panel %q queries %s, which the node does not export", p.Title, name)
+				}
+			}
+		}
+	}
+	var prom struct {
+		ScrapeConfigs []struct {
+			StaticConfigs []struct {
+				Targets []string `json:"targets"`
+			} `json:"static_configs"`
+		} `json:"scrape_configs"`
+	}
+	pb, err := os.ReadFile("prometheus.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.Unmarshal(pb, &prom); err != nil {
+		t.Fatal(err)
+	}
+	compose, _ := os.ReadFile("compose.yaml")
+	var targets []string
+	for _, sc := range prom.ScrapeConfigs {
+		for _, st := range sc.StaticConfigs {
+			targets = append(targets, st.Targets...)
+		}
+	}
+	for i := range 3 {
+		pub := fmt.Sprintf("127.0.0.1:910%d", i+1)
+		if !slices.Contains(targets, pub) || !strings.Contains(string(compose), pub+":9100") {
+			t.Errorf("node-%d's published metrics port %s is not both in compose.yaml and scraped", i, pub)
+		}
 	}
 }

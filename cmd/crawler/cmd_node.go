@@ -218,12 +218,13 @@ func runNodeConfig(ctx context.Context, env *cmdEnv, cfg *nodeconfig.Config, exi
 	return m.Close()
 }
 
-func printNodeSummary(env *cmdEnv, st crawl.Stats, sp interface {
-	LocalShare() float64
-	TrafficReduction() float64
-}) {
+func printNodeSummary(env *cmdEnv, st crawl.Stats, sp interface{ TrafficReduction() float64 }) {
+	local := 0.0
+	if n := st.LinksLocal + st.LinksRemote; n > 0 {
+		local = float64(st.LinksLocal) / float64(n)
+	}
 	fmt.Fprintf(env.stdout, "node %s: fetched %d (ok %d, redirect %d, http error %d, error %d, robots disallowed %d), %s; front cache hit rate %.3f\n",
 		st.ID, st.Fetches, st.FetchOK, st.FetchRedirect, st.FetchHTTPErr, st.FetchErr, st.RobotsDisallowed, fmt.Sprintf("%.1f MiB", float64(st.Bytes)/(1<<20)), st.CacheHitRate())
 	fmt.Fprintf(env.stdout, "node %s: links local share %.3f, cross-machine traffic reduction by the peer cache %.3f, received %d URLs from peers\n",
-		st.ID, sp.LocalShare(), sp.TrafficReduction(), st.Received)
+		st.ID, local, sp.TrafficReduction(), st.Received)
 }

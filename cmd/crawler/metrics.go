@@ -43,7 +43,6 @@ var (
 	mDUEMergeSecs  = desc("due_merge_seconds_total", "Time spent in DUE merges.", "node")
 	mCacheHits     = desc("cache_hits_total", "Cache hits by cache (front: per-worker URL cache; peer: splitter cache per peer; robots; dns).", "node", "cache", "peer")
 	mCacheMisses   = desc("cache_misses_total", "Cache misses by cache, as for sextant_cache_hits_total.", "node", "cache", "peer")
-	mSplitLocal    = desc("splitter_local_urls_total", "URLs the splitter kept (this node owns their host).", "node")
 	mSplitDisc     = desc("splitter_urls_discovered_total", "URLs routed to a peer (before its cache).", "node", "peer")
 	mSplitSupp     = desc("splitter_urls_suppressed_total", "URLs for a peer dropped by the peer cache.", "node", "peer")
 	mSplitSent     = desc("splitter_urls_sent_total", "URLs sent to a peer in batches.", "node", "peer")
@@ -61,7 +60,7 @@ var (
 func (c *statsCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{mFetches, mRobotsDenied, mRobotsFetches, mBytes, mFetchWire, mFetchSeconds,
 		mLinks, mNewURLs, mContentDups, mFrontier, mInFlight, mHosts, mPolite, mDUEEntries, mDUEBytes, mDUEBuffer,
-		mDUEMerges, mDUEMergeSecs, mCacheHits, mCacheMisses, mSplitLocal, mSplitDisc, mSplitSupp, mSplitSent,
+		mDUEMerges, mDUEMergeSecs, mCacheHits, mCacheMisses, mSplitDisc, mSplitSupp, mSplitSent,
 		mSplitRecv, mWireBytes, mRawBytes, mStreamErrs, mSpoolBatches, mSpoolURLs, mBuffered, mDone} {
 		ch <- d
 	}
@@ -111,7 +110,6 @@ func (c *statsCollector) Collect(ch chan<- prometheus.Metric) {
 	counter(mCacheMisses, float64(st.Fetcher.DNSMisses), "dns", "")
 	if c.split != nil {
 		sp := c.split()
-		counter(mSplitLocal, float64(sp.DiscoveredLocal))
 		for _, p := range sp.Peers {
 			if p.Peer == sp.Self {
 				continue
