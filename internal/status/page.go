@@ -43,7 +43,8 @@ svg text{font-size:11px;fill:#444}
 const NS="http://www.w3.org/2000/svg";
 const COLORS=["#1f77b4","#d62728","#2ca02c","#ff7f0e","#9467bd","#8c564b"];
 function el(tag,attrs,text){const e=document.createElementNS(NS,tag);for(const k in attrs)e.setAttribute(k,attrs[k]);if(text!==undefined)e.textContent=text;return e}
-function fmt(x){if(x===undefined||x===null)return "–";if(Math.abs(x)>=1e9)return (x/1e9).toFixed(2)+"G";if(Math.abs(x)>=1e6)return (x/1e6).toFixed(2)+"M";if(Math.abs(x)>=1e4)return (x/1e3).toFixed(1)+"k";return (Math.round(x*100)/100).toString()}
+function fmt(x){if(x===undefined||x===null)return "–";if(Math.abs(x)>=1e9)return (x/1e9).toFixed(2)+"G";if(Math.abs(x)>=1e6)return (x/1e6).toFixed(2)+"M";if(Math.abs(x)>=1e4)return (x/1e3).toFixed(1)+"k";if(Math.abs(x)>=100)return Math.round(x).toString();return (Math.round(x*100)/100).toString()}
+function saves(x){return x<0?"costs "+fmt(-x)+" more URLs/s":"saves "+fmt(x)+" URLs/s"}
 // lineChart draws series [{name,pts:[[x,y]...]}] into svg; opts.logx: x is log2.
 function lineChart(svg,series,opts){
  while(svg.firstChild)svg.removeChild(svg.firstChild);
@@ -57,7 +58,7 @@ function lineChart(svg,series,opts){
  svg.appendChild(el("line",{x1:L,y1:T,x2:L,y2:H-B,stroke:"#999"}));
  for(let i=0;i<=4;i++){const y=y0+(y1-y0)*i/4;svg.appendChild(el("text",{x:2,y:Y(y)+4},fmt(y)));svg.appendChild(el("line",{x1:L,y1:Y(y),x2:W-R,y2:Y(y),stroke:"#eee"}))}
  const nt=opts.logx?Math.min(6,Math.round(x1-x0)):4;
- for(let i=0;i<=nt;i++){const x=x0+(x1-x0)*i/nt;svg.appendChild(el("text",{x:X(x)-10,y:H-6},opts.logx?"2^"+Math.round(x):opts.xfmt?opts.xfmt(x):fmt(x)))}
+ for(let i=0;i<=nt;i++){const x=x0+(x1-x0)*i/nt;svg.appendChild(el("text",{x:X(x)-(i===nt?24:10),y:H-6},opts.logx?"2^"+Math.round(x):opts.xfmt?opts.xfmt(x):fmt(x)))}
  series.forEach((s,i)=>{
   const d=s.pts.map((p,j)=>(j?"L":"M")+X(p[0]).toFixed(1)+","+Y(p[1]).toFixed(1)).join("");
   svg.appendChild(el("path",{d:d,fill:"none",stroke:COLORS[i%COLORS.length],"stroke-width":1.6,"class":"series","data-name":s.name}));
@@ -89,7 +90,7 @@ function caches(box,cs){
   const series=Object.keys(c.curves||{}).sort().map(a=>({name:a,pts:c.curves[a].map(p=>[Math.log2(p.k),p.missRatio])}));
   lineChart(svg,series,{logx:true,y0:0,y1:1,mark:c.size>0?Math.log2(c.size*(c.advice?c.advice.workers:1)):undefined});
   if(c.advice){const p=document.createElement("div");const a=c.advice;
-   p.textContent="now miss "+(100*a.currentMiss).toFixed(1)+"% ("+fmt(a.sentPerSec)+" URLs/s sent) · knee "+fmt(a.kneePerWorker)+"/worker saves "+fmt(a.kneeSavedPerSec)+" URLs/s · "+(a.reached20?("20% miss at "+fmt(a.k20PerWorker)+"/worker saves "+fmt(a.k20SavedPerSec)+" URLs/s"):"20% miss not reached");
+   p.textContent="now miss "+(100*a.currentMiss).toFixed(1)+"% ("+fmt(a.sentPerSec)+" URLs/s sent) · knee "+fmt(a.kneePerWorker)+"/worker "+saves(a.kneeSavedPerSec)+" · "+(a.reached20?("20% miss at "+fmt(a.k20PerWorker)+"/worker "+saves(a.k20SavedPerSec)):"20% miss not reached");
    card.appendChild(p)}
   box.appendChild(card)});
 }
