@@ -19,7 +19,9 @@
 //     whose sample set is bounded by evicting the least recently used
 //     sampled fingerprint (any distance it would have had is ≥ FineSamples,
 //     beyond the tier's range), so its distances are exact within the sample.
-//   - tier C (larger k): fixed-size SHARDS (SHARDS_adj with s_max =
+//   - tier C (larger k, and every k > 64 while its rate is still above
+//     FineRate, e.g. exact while the stream has ≤ MaxSamples distinct
+//     fingerprints): fixed-size SHARDS (SHARDS_adj with s_max =
 //     MaxSamples): the rate starts at 1 and is lowered as the sample set
 //     grows by evicting the fingerprints with the largest hashes. Each sampled
 //     reference is weighted by 1/R at the time it was seen.

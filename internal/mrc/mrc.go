@@ -392,7 +392,7 @@ func (e *Estimator) Curve(algo string) ([]Point, error) {
 		switch {
 		case k <= smallK && e.samplesA > 0:
 			mr = float64(sufA[k]) / float64(e.samplesA)
-		case k <= e.maxKB/2:
+		case k <= e.maxKB/2 && e.Rate() < e.o.FineRate:
 			mr = (float64(e.missB) + float64(sufB[i+1])) / (n * e.o.FineRate)
 		default:
 			mr = (e.missC + sufC[i+1]) / n

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"strconv"
+	"sync"
 	"testing"
 
 	"github.com/sextant-crawler/sextant/cache"
@@ -194,6 +195,81 @@ func TestAccuracy(t *testing.T) {
 // configs are the estimator settings the accuracy test and the benchmarks
 // measure: the defaults and Economy.
 var configs = map[string]Options{"default": {}, "economy": Economy}
+
+// TestExactWhileSmall: while the stream has no more distinct fingerprints
+// than MaxSamples, the fixed-size tier samples everything, so the LRU curve
+// above the time-sampled range is exact.
+func TestExactWhileSmall(t *testing.T) {
+	trace, err := cache.Generate(cache.GenOptions{Universe: 3000, NewProb: 0.0001, Seed: 5}, 200000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exact, err := cache.Simulate(context.Background(), trace, cache.SimOptions{Algos: []string{cache.AlgoLRU}, Procs: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := New(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, fp := range trace {
+		e.Observe(fp)
+	}
+	if e.Rate() != 1 {
+		t.Fatalf("rate %g: the trace has more than MaxSamples distinct fingerprints", e.Rate())
+	}
+	est, _ := e.Curve(LRU)
+	for i, x := range exact {
+		d := math.Abs(est[i].MissRatio - x.MissRate)
+		if x.K > smallK && d > 1e-9 {
+			t.Errorf("k=%d: est %.6f exact %.6f", x.K, est[i].MissRatio, x.MissRate)
+		}
+		if x.K <= smallK && d > 0.03 {
+			t.Errorf("k=%d (time-sampled): est %.4f exact %.4f", x.K, est[i].MissRatio, x.MissRate)
+		}
+	}
+}
+
+// TestSharedConcurrent drives Shared from several goroutines while curves
+// are read (run with -race).
+func TestSharedConcurrent(t *testing.T) {
+	s, err := NewShared(Economy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for g := 0; g < 4; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			gen, _ := cache.NewGenerator(cache.GenOptions{Seed: uint64(g + 1)})
+			batch := make([]uint64, 0, 64)
+			for i := 0; i < 20000; i++ {
+				s.Observe(gen.Next())
+				batch = append(batch, gen.Next())
+				if len(batch) == cap(batch) {
+					s.ObserveBatch(batch)
+					batch = batch[:0]
+				}
+				if i%5000 == 0 {
+					if _, err := s.Curve(CLOCK); err != nil {
+						t.Error(err)
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	// each goroutine: 20000 singles + 312 full batches of 64 (the last
+	// partial batch is never sent)
+	if n, want := s.Requests(), uint64(4*(20000+20000/64*64)); n != want {
+		t.Errorf("%d requests observed, want %d", n, want)
+	}
+	c, _ := s.Curve(LRU)
+	if len(c) != 26 || c[0].MissRatio < c[25].MissRatio {
+		t.Errorf("curve %v", c)
+	}
+}
 
 func TestAdvice(t *testing.T) {
 	curve := []Point{{1, 1}, {2, 0.9}, {4, 0.5}, {8, 0.3}, {16, 0.25}, {32, 0.24}, {64, 0.15}, {128, 0.14}}
