@@ -34,6 +34,7 @@ Run 'crawler simweb' to only serve the web.`)
 	data := f.String("data", "", "data directory to keep (default: a temporary one, removed at the end)")
 	report := f.String("report-json", "", "also write the final report as JSON to this file")
 	every := f.Duration("progress", time.Second, "progress interval")
+	traces := f.Bool("traces", false, "write each node's full and cross fingerprint traces (DATA/node-i/{full,cross}.trace) for 'crawler cachesim'; needs --data")
 	if err := f.parse(args); err != nil {
 		return err
 	}
@@ -44,7 +45,10 @@ Run 'crawler simweb' to only serve the web.`)
 	}
 	cfg.NoPathologies = *noPath
 	o := demo.Options{Web: cfg, Nodes: *nodes, Workers: *workers, CachePerWorker: *cacheW, PeerCache: *peerCache,
-		DataDir: *data, ReportJSON: *report, Progress: *every, Live: isTerminal(env.stdout)}
+		DataDir: *data, ReportJSON: *report, Progress: *every, Live: isTerminal(env.stdout), Traces: *traces}
+	if *traces && *data == "" {
+		return usagef("--traces needs --data (the traces would be removed with a temporary directory)")
+	}
 	if err := o.Validate(); err != nil {
 		return usagef("%v", err)
 	}

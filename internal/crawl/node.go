@@ -75,6 +75,10 @@ type Options struct {
 	// Filter and Splitter: see their types.
 	Filter   LinkFilter
 	Splitter Splitter
+	// FullTrace, if set, receives the fingerprint of every URL entering the
+	// host splitter (every link that passed the filter), for `crawler
+	// cachesim`. It is called from many workers at once.
+	FullTrace func(fp uint64)
 	// CrawlLog receives one line per fetch attempt; nil writes
 	// DataDir/crawl.log.
 	CrawlLog *CrawlLog

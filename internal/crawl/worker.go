@@ -214,11 +214,14 @@ func (w *worker) route(ctx context.Context, links []string) error {
 				continue
 			}
 		}
+		fp := fingerprint.URL(s)
+		if n.opts.FullTrace != nil {
+			n.opts.FullTrace(fp)
+		}
 		if n.opts.Splitter != nil && !n.opts.Splitter.IsLocal(hostOf(s)) {
 			w.remote = append(w.remote, s)
 			continue
 		}
-		fp := fingerprint.URL(s)
 		if w.fc != nil {
 			if w.fc.Seen(fp) {
 				n.metrics.CacheHits.Add(1)

@@ -52,6 +52,11 @@ type Options struct {
 	Live bool
 	// ReportJSON, if set, receives the final report as JSON.
 	ReportJSON string
+	// Traces writes each node's full trace (every URL entering its host
+	// splitter) and cross subtrace (URLs bound for peers) in the cache
+	// trace format to DataDir/node-i/{full,cross}.trace, for `crawler
+	// cachesim`. Set DataDir too, or the traces are removed with it.
+	Traces bool
 }
 
 // EnsureDefaults fills zero fields.
@@ -169,7 +174,13 @@ func Run(ctx context.Context, o Options, out io.Writer) (*Report, error) {
 	fmt.Fprintf(out, "simweb: %d hosts *.%s on %s; the oracle expects %d URLs (+%d trap hosts)\n",
 		web.NumHosts(), web.Domain(), srv.Addr(), oracle.Size(), len(oracle.TrapHosts))
 
-	members, err := startMembers(o, web, srv)
+	var traces []*traceFile
+	defer func() {
+		for _, t := range traces {
+			t.close()
+		}
+	}()
+	members, err := startMembers(o, web, srv, &traces)
 	if err != nil {
 		return nil, err
 	}
@@ -207,6 +218,12 @@ func Run(ctx context.Context, o Options, out io.Writer) (*Report, error) {
 	if ctx.Err() != nil {
 		fmt.Fprintln(out, "\ninterrupted: the crawl state is in", o.DataDir)
 	}
+	for _, t := range traces {
+		if err := t.close(); err != nil {
+			return nil, err
+		}
+	}
+	traces = nil
 	rep := buildReport(o, members, elapsed, oracle, web)
 	writeText(out, rep)
 	if o.ReportJSON != "" {
@@ -218,7 +235,7 @@ func Run(ctx context.Context, o Options, out io.Writer) (*Report, error) {
 	return rep, nil
 }
 
-func startMembers(o Options, web *simweb.Web, srv *simweb.Server) ([]*crawl.Member, error) {
+func startMembers(o Options, web *simweb.Web, srv *simweb.Server, traces *[]*traceFile) ([]*crawl.Member, error) {
 	ids := make([]string, o.Nodes)
 	for i := range ids {
 		ids[i] = fmt.Sprintf("node-%d", i)
@@ -247,9 +264,14 @@ func startMembers(o Options, web *simweb.Web, srv *simweb.Server) ([]*crawl.Memb
 	for i := range ids {
 		cert, key := tlsutil.NodeFiles(pki, ids[i])
 		tn, err := tlsutil.Load(filepath.Join(pki, "ca.pem"), cert, key)
+		var full, cross func(uint64)
+		if err == nil && o.Traces {
+			full, cross, err = openTraces(filepath.Join(o.DataDir, ids[i]), traces)
+		}
 		if err == nil {
 			var m *crawl.Member
 			m, err = crawl.StartMember(crawl.MemberOptions{
+				CrossTrace: cross, // the full trace is the node's: it sees local links too
 				Node: crawl.Options{
 					DataDir: filepath.Join(o.DataDir, ids[i]),
 					Workers: o.Workers,
@@ -260,6 +282,7 @@ func startMembers(o Options, web *simweb.Web, srv *simweb.Server) ([]*crawl.Memb
 					CachePerWorker:   o.CachePerWorker,
 					MaxPagesPerHost:  1000,
 					Filter:           crawl.Filter{F: filter},
+					FullTrace:        full,
 				},
 				Self: ids[i], Members: members, TLS: tn, Listener: lis[i], PeerCacheSize: o.PeerCache,
 			})
@@ -277,6 +300,23 @@ func startMembers(o Options, web *simweb.Web, srv *simweb.Server) ([]*crawl.Memb
 		return nil, err
 	}
 	return out, nil
+}
+
+func openTraces(dir string, traces *[]*traceFile) (full, cross func(uint64), err error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, nil, err
+	}
+	ft, err := createTrace(filepath.Join(dir, "full.trace"))
+	if err != nil {
+		return nil, nil, err
+	}
+	*traces = append(*traces, ft)
+	ct, err := createTrace(filepath.Join(dir, "cross.trace"))
+	if err != nil {
+		return nil, nil, err
+	}
+	*traces = append(*traces, ct)
+	return ft.add, ct.add, nil
 }
 
 func progress(ctx context.Context, o Options, out io.Writer, ms []*crawl.Member, start time.Time, expect int, finished <-chan struct{}) {
