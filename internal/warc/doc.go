@@ -5,7 +5,8 @@
 //
 // A Writer owns a directory and writes files named
 // <Prefix>-<YYYYMMDDhhmmss>-<serial>.warc.gz, each opened with a warcinfo
-// record and closed (renamed from .warc.gz.open) when it passes MaxSize or
+// record (which every other record of the file names in WARC-Warcinfo-ID)
+// and closed (renamed from .warc.gz.open) when it passes MaxSize or
 // when the Writer closes. Every record is its own gzip member, so a file
 // can be read from any record's offset (what CDX indexes rely on).
 //

@@ -142,6 +142,9 @@ func TestWriteFetchReadByGowarc(t *testing.T) {
 			if got := r.h.Get("WARC-Block-Digest"); got != sha1b32(r.content) {
 				t.Errorf("block digest %s, want %s", got, sha1b32(r.content))
 			}
+			if i > 0 && r.h.Get("WARC-Warcinfo-ID") != recs[0].h.Get("WARC-Record-ID") {
+				t.Errorf("record %d: WARC-Warcinfo-ID %q, warcinfo is %q", i, r.h.Get("WARC-Warcinfo-ID"), recs[0].h.Get("WARC-Record-ID"))
+			}
 			if r.h.Get("WARC-Record-ID") == "" || r.h.Get("WARC-Date") == "" {
 				t.Errorf("record without ID or date: %v", r.h)
 			}

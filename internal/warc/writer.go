@@ -116,6 +116,7 @@ type Writer struct {
 	cw     countWriter
 	gz     *gzip.Writer
 	name   string // final name of the current file
+	infoID string // record ID of the current file's warcinfo
 	serial int
 	closed bool
 	files  []string
@@ -402,6 +403,9 @@ func (w *Writer) writeLocked(p *pending) error {
 	for _, f := range p.fields {
 		fmt.Fprintf(bw, "%s: %s\r\n", f.Name, f.Value)
 	}
+	if p.typ != "warcinfo" && w.infoID != "" && !hasField(p.fields, "WARC-Warcinfo-ID") {
+		fmt.Fprintf(bw, "WARC-Warcinfo-ID: %s\r\n", w.infoID)
+	}
 	size := int64(len(p.head)) + p.body.Size()
 	fmt.Fprintf(bw, "WARC-Block-Digest: %s\r\nContent-Length: %d\r\n\r\n", p.blockDigest, size)
 	bw.Write(p.head)
@@ -468,7 +472,12 @@ func (w *Writer) openLocked() error {
 	if err := p.digest(); err != nil {
 		return err
 	}
-	return w.writeLocked(&p)
+	w.infoID = ""
+	if err := w.writeLocked(&p); err != nil {
+		return err
+	}
+	w.infoID = p.id
+	return nil
 }
 
 func (w *Writer) closeFileLocked() error {
