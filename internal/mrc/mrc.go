@@ -449,3 +449,16 @@ func (h *hashHeap) Pop() any {
 	*h = old[:len(old)-1]
 	return x
 }
+
+// Curves returns the LRU, CLOCK and RANDOM curves keyed by algorithm (the
+// shape status.Cache.Curves takes); nil before any request.
+func (e *Estimator) Curves() map[string][]Point {
+	if e.requests == 0 {
+		return nil
+	}
+	out := make(map[string][]Point, 3)
+	for _, a := range []string{LRU, CLOCK, RANDOM} {
+		out[a], _ = e.Curve(a)
+	}
+	return out
+}

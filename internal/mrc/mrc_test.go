@@ -265,6 +265,9 @@ func TestSharedConcurrent(t *testing.T) {
 	if n, want := s.Requests(), uint64(4*(20000+20000/64*64)); n != want {
 		t.Errorf("%d requests observed, want %d", n, want)
 	}
+	if cs := s.Curves(); len(cs) != 3 || len(cs[RANDOM]) != 26 {
+		t.Errorf("Curves: %d algorithms", len(cs))
+	}
 	c, _ := s.Curve(LRU)
 	if len(c) != 26 || c[0].MissRatio < c[25].MissRatio {
 		t.Errorf("curve %v", c)

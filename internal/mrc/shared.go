@@ -47,3 +47,10 @@ func (s *Shared) Requests() uint64 {
 	defer s.mu.Unlock()
 	return s.e.Requests()
 }
+
+// Curves returns every algorithm's curve (see Estimator.Curves).
+func (s *Shared) Curves() map[string][]Point {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.e.Curves()
+}
