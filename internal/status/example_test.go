@@ -32,13 +32,12 @@ func Example() {
 		}
 	}
 	src := status.SourceFunc(func() status.Snapshot {
-		lru, _ := est.Curve(mrc.LRU)
-		clock, _ := est.Curve(mrc.CLOCK)
-		adv := mrc.MakeAdvice(clock, 1024, 1, 5000)
+		curves := est.Curves()
+		adv := mrc.MakeAdvice(curves[mrc.CLOCK], 1024, 1, 5000) // the policy in use
 		return status.Snapshot{
 			Node: "node1", Time: time.Now(), Pages: 42,
 			Caches: []status.Cache{{Name: "due-front", Size: 1024, Lookups: lookups, Hits: hits,
-				Curves: map[string][]mrc.Point{mrc.LRU: lru, mrc.CLOCK: clock}, Advice: &adv}},
+				Curves: curves, Advice: &adv}},
 		}
 	})
 	h, err := status.New(status.Options{Source: src})
