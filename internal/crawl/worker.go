@@ -206,6 +206,7 @@ func (w *worker) route(ctx context.Context, links []string) error {
 	n := w.n
 	w.local, w.remote = w.local[:0], w.remote[:0]
 	n.metrics.LinksFound.Add(uint64(len(links)))
+	var local uint64 // local links, before the front cache
 	for _, s := range links {
 		if n.opts.Filter != nil {
 			u, err := urlnorm.Parse(s)
@@ -222,6 +223,7 @@ func (w *worker) route(ctx context.Context, links []string) error {
 			w.remote = append(w.remote, s)
 			continue
 		}
+		local++
 		if w.fc != nil {
 			if w.fc.Seen(fp) {
 				n.metrics.CacheHits.Add(1)
@@ -231,7 +233,7 @@ func (w *worker) route(ctx context.Context, links []string) error {
 		}
 		w.local = append(w.local, due.Entry{FP: fp, URL: s})
 	}
-	n.metrics.LinksLocal.Add(uint64(len(w.local)))
+	n.metrics.LinksLocal.Add(local)
 	n.metrics.LinksRemote.Add(uint64(len(w.remote)))
 	if len(w.local) > 0 {
 		if err := n.due.AddBatch(w.local); err != nil {

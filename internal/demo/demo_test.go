@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sextant-crawler/sextant/cache"
 	"github.com/sextant-crawler/sextant/simweb"
 )
 
@@ -22,7 +23,7 @@ func TestDemoSmallWebMatchesOracle(t *testing.T) {
 	defer cancel()
 	jsonPath := filepath.Join(dir, "report.json")
 	rep, err := Run(ctx, Options{Web: simweb.SmallConfig(), Nodes: 2, Workers: 8, DataDir: filepath.Join(dir, "data"),
-		ReportJSON: jsonPath, Progress: 2 * time.Second}, &out)
+		ReportJSON: jsonPath, Progress: 2 * time.Second, Traces: true}, &out)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
@@ -39,6 +40,21 @@ func TestDemoSmallWebMatchesOracle(t *testing.T) {
 	for _, want := range []string{"EQUALS the oracle's set", "cross-machine", "pages/s", "node-1"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("report lacks %q", want)
+		}
+	}
+	// The traces hold every filtered link (full) and the URLs bound for the
+	// peer (cross), readable by cachesim's reader.
+	for i, n := range rep.PerNode {
+		full, err := cache.ReadTraceFile(filepath.Join(dir, "data", n.ID, "full.trace"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cross, err := cache.ReadTraceFile(filepath.Join(dir, "data", n.ID, "cross.trace"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if uint64(len(cross)) != n.RemoteDiscovered || uint64(len(full)) != n.LinksLocal+n.LinksRemote {
+			t.Errorf("node %d: full trace %d (want %d), cross %d (want %d)", i, len(full), n.LinksLocal+n.LinksRemote, len(cross), n.RemoteDiscovered)
 		}
 	}
 	b, err := os.ReadFile(jsonPath)
