@@ -182,7 +182,7 @@ func crawlOnce(ctx context.Context, env *cmdEnv, opts crawl.Options, seeds []str
 			}
 		}
 	}()
-	runErr := n.RunGraceful(rctx, true)
+	runErr := n.Run(rctx, true)
 	close(done)
 	wg.Wait()
 	st := n.Stats()
