@@ -35,6 +35,7 @@ Run 'crawler simweb' to only serve the web.`)
 	report := f.String("report-json", "", "also write the final report as JSON to this file")
 	every := f.Duration("progress", time.Second, "progress interval")
 	traces := f.Bool("traces", false, "write each node's full and cross fingerprint traces (DATA/node-i/{full,cross}.trace) for 'crawler cachesim'; needs --data")
+	warcDir := f.String("warc-dir", "", "archive every fetch as WARC/1.1 files in this directory (off by default)")
 	if err := f.parse(args); err != nil {
 		return err
 	}
@@ -45,7 +46,7 @@ Run 'crawler simweb' to only serve the web.`)
 	}
 	cfg.NoPathologies = *noPath
 	o := demo.Options{Web: cfg, Nodes: *nodes, Workers: *workers, CachePerWorker: *cacheW, PeerCache: *peerCache,
-		DataDir: *data, ReportJSON: *report, Progress: *every, Live: isTerminal(env.stdout), Traces: *traces}
+		DataDir: *data, ReportJSON: *report, Progress: *every, Live: isTerminal(env.stdout), Traces: *traces, WARCDir: *warcDir}
 	if *traces && *data == "" {
 		return usagef("--traces needs --data (the traces would be removed with a temporary directory)")
 	}

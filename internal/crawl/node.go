@@ -20,6 +20,7 @@ import (
 	"github.com/sextant-crawler/sextant/frontier"
 	"github.com/sextant-crawler/sextant/internal/fingerprint"
 	"github.com/sextant-crawler/sextant/internal/urlnorm"
+	"github.com/sextant-crawler/sextant/internal/warc"
 )
 
 // Sentinel errors.
@@ -34,6 +35,11 @@ var (
 type Splitter interface {
 	IsLocal(host string) bool
 	Route(ctx context.Context, urls []string) error
+}
+
+// WARCWriter archives fetched responses (internal/warc.Writer is one).
+type WARCWriter interface {
+	WriteFetch(f warc.Fetch) (string, error)
 }
 
 // LinkFilter decides whether a discovered URL may be crawled at all
@@ -75,6 +81,9 @@ type Options struct {
 	// Filter and Splitter: see their types.
 	Filter   LinkFilter
 	Splitter Splitter
+	// WARC, if set, receives every fetched response (request and response
+	// records); the node does not close it.
+	WARC WARCWriter
 	// FullTrace, if set, receives the fingerprint of every URL entering the
 	// host splitter (every link that passed the filter), for `crawler
 	// cachesim`. It is called from many workers at once.
@@ -390,6 +399,7 @@ type Stats struct {
 	LinksFound, LinksFiltered, LinksLocal, LinksRemote      uint64
 	CacheHits, CacheMisses                                  uint64
 	ContentDuplicates                                       uint64
+	WARCRecords, WARCErrors                                 uint64
 	NewURLs, BudgetDropped, Received                        uint64
 	FetchTime                                               time.Duration
 
@@ -426,6 +436,7 @@ func (n *Node) Stats() Stats {
 		LinksLocal: m.LinksLocal.Load(), LinksRemote: m.LinksRemote.Load(),
 		CacheHits: m.CacheHits.Load(), CacheMisses: m.CacheMisses.Load(),
 		ContentDuplicates: m.ContentDuplicates.Load(), NewURLs: m.NewURLs.Load(),
+		WARCRecords: m.WARCRecords.Load(), WARCErrors: m.WARCErrors.Load(),
 		BudgetDropped: m.BudgetDropped.Load(), Received: m.Received.Load(),
 		FetchTime: time.Duration(m.FetchNanos.Load()),
 		Frontier:  n.fr.Stats(), DUE: n.due.Stats(), Fetcher: n.ft.Stats(),

@@ -15,6 +15,7 @@ import (
 	"github.com/sextant-crawler/sextant/frontier"
 	"github.com/sextant-crawler/sextant/internal/fingerprint"
 	"github.com/sextant-crawler/sextant/internal/urlnorm"
+	"github.com/sextant-crawler/sextant/internal/warc"
 )
 
 // Outcomes written to the crawl log. Only outcomes with a request sent
@@ -36,6 +37,7 @@ type Metrics struct {
 	LinksFound, LinksFiltered, LinksLocal, LinksRemote      atomic.Uint64
 	CacheHits, CacheMisses                                  atomic.Uint64
 	ContentDuplicates                                       atomic.Uint64
+	WARCRecords, WARCErrors                                 atomic.Uint64
 	NewURLs, BudgetDropped, Received                        atomic.Uint64
 	FetchNanos                                              atomic.Int64
 }
@@ -133,6 +135,16 @@ func (w *worker) process(ctx context.Context, l frontier.Lease) (frontier.Result
 		return frontier.Result{Duration: d, CrawlDelay: rules.CrawlDelay(), Failed: true}, nil
 	}
 	defer resp.Close()
+	if n.opts.WARC != nil {
+		_, werr := n.opts.WARC.WriteFetch(warc.Fetch{URL: l.URL, Date: start, StatusCode: resp.Status,
+			Header: resp.Header, Body: resp.Body.NewReader()})
+		if werr != nil {
+			n.metrics.WARCErrors.Add(1)
+			n.opts.Logf("crawl: warc: %v", werr)
+		} else {
+			n.metrics.WARCRecords.Add(1)
+		}
+	}
 	n.metrics.FetchNanos.Add(int64(resp.Duration))
 	n.metrics.Bytes.Add(uint64(resp.Bytes))
 	e := LogEntry{Time: time.Now(), Node: n.opts.ID, URL: l.URL, Status: resp.Status, Bytes: resp.Bytes,

@@ -25,6 +25,7 @@ import (
 	"github.com/sextant-crawler/sextant/hostsplit"
 	"github.com/sextant-crawler/sextant/internal/crawl"
 	"github.com/sextant-crawler/sextant/internal/tlsutil"
+	"github.com/sextant-crawler/sextant/internal/warc"
 	"github.com/sextant-crawler/sextant/simweb"
 )
 
@@ -57,6 +58,9 @@ type Options struct {
 	// trace format to DataDir/node-i/{full,cross}.trace, for `crawler
 	// cachesim`. Set DataDir too, or the traces are removed with it.
 	Traces bool
+	// WARCDir, if set, makes every node archive its fetches as WARC/1.1
+	// files WARCDir/<node>-*.warc.gz. Off by default.
+	WARCDir string
 }
 
 // EnsureDefaults fills zero fields.
@@ -180,7 +184,13 @@ func Run(ctx context.Context, o Options, out io.Writer) (*Report, error) {
 			t.close()
 		}
 	}()
-	members, err := startMembers(o, web, srv, &traces)
+	var warcs []*warc.Writer
+	defer func() {
+		for _, w := range warcs {
+			w.Close()
+		}
+	}()
+	members, err := startMembers(o, web, srv, &traces, &warcs)
 	if err != nil {
 		return nil, err
 	}
@@ -224,6 +234,12 @@ func Run(ctx context.Context, o Options, out io.Writer) (*Report, error) {
 		}
 	}
 	traces = nil
+	for _, w := range warcs {
+		if err := w.Close(); err != nil {
+			return nil, fmt.Errorf("demo: warc: %w", err)
+		}
+	}
+	warcs = nil
 	rep := buildReport(o, members, elapsed, oracle, web)
 	writeText(out, rep)
 	if o.ReportJSON != "" {
@@ -235,7 +251,7 @@ func Run(ctx context.Context, o Options, out io.Writer) (*Report, error) {
 	return rep, nil
 }
 
-func startMembers(o Options, web *simweb.Web, srv *simweb.Server, traces *[]*traceFile) ([]*crawl.Member, error) {
+func startMembers(o Options, web *simweb.Web, srv *simweb.Server, traces *[]*traceFile, warcs *[]*warc.Writer) ([]*crawl.Member, error) {
 	ids := make([]string, o.Nodes)
 	for i := range ids {
 		ids[i] = fmt.Sprintf("node-%d", i)
@@ -268,6 +284,17 @@ func startMembers(o Options, web *simweb.Web, srv *simweb.Server, traces *[]*tra
 		if err == nil && o.Traces {
 			full, cross, err = openTraces(filepath.Join(o.DataDir, ids[i]), traces)
 		}
+		var ww crawl.WARCWriter
+		if err == nil && o.WARCDir != "" {
+			var w *warc.Writer
+			if err = os.MkdirAll(o.WARCDir, 0o755); err == nil {
+				w, err = warc.NewWriter(warc.Options{Dir: o.WARCDir, Prefix: ids[i]})
+			}
+			if err == nil {
+				*warcs = append(*warcs, w)
+				ww = w
+			}
+		}
 		if err == nil {
 			var m *crawl.Member
 			m, err = crawl.StartMember(crawl.MemberOptions{
@@ -283,6 +310,7 @@ func startMembers(o Options, web *simweb.Web, srv *simweb.Server, traces *[]*tra
 					MaxPagesPerHost:  1000,
 					Filter:           crawl.Filter{F: filter},
 					FullTrace:        full,
+					WARC:             ww,
 				},
 				Self: ids[i], Members: members, TLS: tn, Listener: lis[i], PeerCacheSize: o.PeerCache,
 			})

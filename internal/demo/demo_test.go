@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/sextant-crawler/sextant/cache"
+	"github.com/sextant-crawler/sextant/internal/warc"
 	"github.com/sextant-crawler/sextant/simweb"
 )
 
@@ -23,7 +25,7 @@ func TestDemoSmallWebMatchesOracle(t *testing.T) {
 	defer cancel()
 	jsonPath := filepath.Join(dir, "report.json")
 	rep, err := Run(ctx, Options{Web: simweb.SmallConfig(), Nodes: 2, Workers: 8, DataDir: filepath.Join(dir, "data"),
-		ReportJSON: jsonPath, Progress: 2 * time.Second, Traces: true}, &out)
+		ReportJSON: jsonPath, Progress: 2 * time.Second, Traces: true, WARCDir: filepath.Join(dir, "warc")}, &out)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
@@ -56,6 +58,39 @@ func TestDemoSmallWebMatchesOracle(t *testing.T) {
 		if uint64(len(cross)) != n.RemoteDiscovered || uint64(len(full)) != n.LinksLocal+n.LinksRemote {
 			t.Errorf("node %d: full trace %d (want %d), cross %d (want %d)", i, len(full), n.LinksLocal+n.LinksRemote, len(cross), n.RemoteDiscovered)
 		}
+	}
+	// Every fetch that got a response is archived as a response record.
+	files, _ := filepath.Glob(filepath.Join(dir, "warc", "*.warc.gz"))
+	responses := 0
+	for _, name := range files {
+		f, err := os.Open(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := warc.NewReader(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for {
+			rec, err := r.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			if rec.Get("WARC-Type") == "response" {
+				responses++
+			}
+		}
+		f.Close()
+	}
+	var withResponse uint64
+	for _, n := range rep.PerNode {
+		withResponse += n.Fetches - n.FetchErrors
+	}
+	if uint64(responses) != withResponse || responses == 0 {
+		t.Errorf("WARC holds %d response records in %d files, want %d", responses, len(files), withResponse)
 	}
 	b, err := os.ReadFile(jsonPath)
 	if err != nil {
