@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# The Docker fault suite of issue 7 (deploy/fault_test.go): builds the
+# FROM-scratch image, runs simweb + 3 nodes, kills, partitions and
+# rolling-restarts nodes mid-crawl, and checks the crawl logs against
+# simweb's oracle. CI=true makes a missing Docker a failure, not a skip.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export CI=${CI:-true}
+SEXTANT_DOCKER=1 go test -count=1 -timeout 15m -run TestFaults -v ./deploy
