@@ -84,6 +84,10 @@ type Options struct {
 	// WARC, if set, receives every fetched response (request and response
 	// records); the node does not close it.
 	WARC WARCWriter
+	// FrontObserver, if set, sees every fingerprint looked up in the
+	// per-worker front caches (e.g. a live miss-ratio curve estimator). It
+	// is called from many workers at once.
+	FrontObserver func(fp uint64)
 	// FullTrace, if set, receives the fingerprint of every URL entering the
 	// host splitter (every link that passed the filter), for `crawler
 	// cachesim`. It is called from many workers at once.

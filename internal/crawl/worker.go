@@ -236,6 +236,9 @@ func (w *worker) route(ctx context.Context, links []string) error {
 			continue
 		}
 		local++
+		if n.opts.FrontObserver != nil {
+			n.opts.FrontObserver(fp)
+		}
 		if w.fc != nil {
 			if w.fc.Seen(fp) {
 				n.metrics.CacheHits.Add(1)

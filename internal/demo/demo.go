@@ -61,6 +61,14 @@ type Options struct {
 	// WARCDir, if set, makes every node archive its fetches as WARC/1.1
 	// files WARCDir/<node>-*.warc.gz. Off by default.
 	WARCDir string
+	// StatusAddr is where the live status pages (one per node, with live
+	// miss-ratio curves) are served; default "127.0.0.1:0"; "off" disables
+	// them. It must be a loopback address unless the operator chooses
+	// otherwise.
+	StatusAddr string
+	// StatusReady, if set, is called with the status page's URL once the
+	// crawl runs.
+	StatusReady func(url string)
 }
 
 // EnsureDefaults fills zero fields.
@@ -82,6 +90,9 @@ func (o *Options) EnsureDefaults() {
 	}
 	if o.Progress == 0 {
 		o.Progress = time.Second
+	}
+	if o.StatusAddr == "" {
+		o.StatusAddr = "127.0.0.1:0"
 	}
 }
 
@@ -190,7 +201,13 @@ func Run(ctx context.Context, o Options, out io.Writer) (*Report, error) {
 			w.Close()
 		}
 	}()
-	members, err := startMembers(o, web, srv, &traces, &warcs)
+	cs := make([]*curves, o.Nodes)
+	for i := range cs {
+		if cs[i], err = newCurves(); err != nil {
+			return nil, err
+		}
+	}
+	members, err := startMembers(o, web, srv, &traces, &warcs, cs)
 	if err != nil {
 		return nil, err
 	}
@@ -205,6 +222,16 @@ func Run(ctx context.Context, o Options, out io.Writer) (*Report, error) {
 	}
 	fmt.Fprintf(out, "; %d workers each; data in %s\n", o.Workers, o.DataDir)
 
+	statusURL := ""
+	if o.StatusAddr != "off" {
+		sp, err := startStatus(o.StatusAddr, o, members, cs)
+		if err != nil {
+			return nil, err
+		}
+		defer sp.close()
+		statusURL = sp.URL()
+		fmt.Fprintf(out, "status pages with live miss-ratio curves: %s\n", statusURL)
+	}
 	start := time.Now()
 	for _, m := range members {
 		if err := m.Seed(ctx, web.Seeds()); err != nil {
@@ -216,6 +243,9 @@ func Run(ctx context.Context, o Options, out io.Writer) (*Report, error) {
 	for i, m := range members {
 		wg.Add(1)
 		go func() { defer wg.Done(); errs[i] = m.Run(ctx) }()
+	}
+	if o.StatusReady != nil && statusURL != "" {
+		o.StatusReady(statusURL) // the crawl is running; the callback must return promptly
 	}
 	finished := make(chan struct{})
 	go func() { wg.Wait(); close(finished) }()
@@ -251,7 +281,7 @@ func Run(ctx context.Context, o Options, out io.Writer) (*Report, error) {
 	return rep, nil
 }
 
-func startMembers(o Options, web *simweb.Web, srv *simweb.Server, traces *[]*traceFile, warcs *[]*warc.Writer) ([]*crawl.Member, error) {
+func startMembers(o Options, web *simweb.Web, srv *simweb.Server, traces *[]*traceFile, warcs *[]*warc.Writer, cs []*curves) ([]*crawl.Member, error) {
 	ids := make([]string, o.Nodes)
 	for i := range ids {
 		ids[i] = fmt.Sprintf("node-%d", i)
@@ -280,9 +310,14 @@ func startMembers(o Options, web *simweb.Web, srv *simweb.Server, traces *[]*tra
 	for i := range ids {
 		cert, key := tlsutil.NodeFiles(pki, ids[i])
 		tn, err := tlsutil.Load(filepath.Join(pki, "ca.pem"), cert, key)
-		var full, cross func(uint64)
+		var full, crossTrace func(uint64)
 		if err == nil && o.Traces {
-			full, cross, err = openTraces(filepath.Join(o.DataDir, ids[i]), traces)
+			full, crossTrace, err = openTraces(filepath.Join(o.DataDir, ids[i]), traces)
+		}
+		crossCurve := cs[i].cross.Observe
+		cross := crossCurve
+		if crossTrace != nil {
+			cross = func(fp uint64) { crossTrace(fp); crossCurve(fp) }
 		}
 		var ww crawl.WARCWriter
 		if err == nil && o.WARCDir != "" {
@@ -311,6 +346,7 @@ func startMembers(o Options, web *simweb.Web, srv *simweb.Server, traces *[]*tra
 					Filter:           crawl.Filter{F: filter},
 					FullTrace:        full,
 					WARC:             ww,
+					FrontObserver:    cs[i].front.Observe,
 				},
 				Self: ids[i], Members: members, TLS: tn, Listener: lis[i], PeerCacheSize: o.PeerCache,
 			})

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -24,7 +26,20 @@ func TestDemoSmallWebMatchesOracle(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	jsonPath := filepath.Join(dir, "report.json")
-	rep, err := Run(ctx, Options{Web: simweb.SmallConfig(), Nodes: 2, Workers: 8, DataDir: filepath.Join(dir, "data"),
+	var statusJSON map[string]any
+	ready := func(url string) {
+		time.Sleep(1500 * time.Millisecond) // let the handler take a sample or two
+		resp, err := http.Get(url + "node-0/status.json?cluster=1")
+		if err != nil {
+			t.Errorf("status page: %v", err)
+			return
+		}
+		defer resp.Body.Close()
+		if err := json.NewDecoder(resp.Body).Decode(&statusJSON); err != nil {
+			t.Errorf("status.json: %v", err)
+		}
+	}
+	rep, err := Run(ctx, Options{StatusReady: ready, Web: simweb.SmallConfig(), Nodes: 2, Workers: 8, DataDir: filepath.Join(dir, "data"),
 		ReportJSON: jsonPath, Progress: 2 * time.Second, Traces: true, WARCDir: filepath.Join(dir, "warc")}, &out)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
@@ -43,6 +58,11 @@ func TestDemoSmallWebMatchesOracle(t *testing.T) {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("report lacks %q", want)
 		}
+	}
+	// The live status page answered while the crawl ran, with both caches
+	// and their miss-ratio curves.
+	if js := fmt.Sprint(statusJSON); !strings.Contains(js, "node-0") || !strings.Contains(js, "per-peer splitter caches") || !strings.Contains(js, "curves") {
+		t.Errorf("status.json lacks the node, the caches or their curves: %.300s", js)
 	}
 	// The traces hold every filtered link (full) and the URLs bound for the
 	// peer (cross), readable by cachesim's reader.
