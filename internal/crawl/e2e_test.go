@@ -1,8 +1,6 @@
 package crawl
 
 import (
-	"context"
-	"path/filepath"
 	"sort"
 	"testing"
 	"time"
@@ -68,49 +66,4 @@ func fetchedURLs(t *testing.T, logs ...string) (set []string, dups []string) {
 	sort.Strings(set)
 	sort.Strings(dups)
 	return set, dups
-}
-
-func TestSingleNodeCrawlMatchesOracle(t *testing.T) {
-	web, err := simweb.New(simweb.SmallConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := simweb.Start(web, simweb.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	oracle, err := web.Oracle(web.Seeds(), simweb.Rules{BodyCap: 1 << 20})
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	n, err := Open(testNodeOptions(t, dir, srv, web.Domain()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	if err := n.Seed(ctx, web.Seeds()); err != nil {
-		t.Fatal(err)
-	}
-	if err := n.Run(ctx, true); err != nil {
-		t.Fatal(err)
-	}
-	st := n.Stats()
-	if err := n.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if ctx.Err() != nil {
-		t.Fatalf("crawl did not finish: %+v", st)
-	}
-	t.Logf("fetches %d (ok %d, redirect %d, http-err %d, err %d), robots disallowed %d, cache hit rate %.2f, %.0f pages/s",
-		st.Fetches, st.FetchOK, st.FetchRedirect, st.FetchHTTPErr, st.FetchErr, st.RobotsDisallowed, st.CacheHitRate(), st.PagesPerSecond())
-	got, dups := fetchedURLs(t, filepath.Join(dir, "crawl.log"))
-	if len(dups) > 0 {
-		t.Errorf("%d URLs fetched more than once, e.g. %v", len(dups), dups[:min(5, len(dups))])
-	}
-	if err := oracle.Check(got); err != nil {
-		t.Errorf("fetched set differs from the oracle's (%d fetched, oracle %d): %v", len(got), oracle.Size(), err)
-	}
 }

@@ -57,10 +57,13 @@ type Options struct {
 	DataDir string
 	// Workers is the number of fetching goroutines. Default 64.
 	Workers int
-	// Fetcher, Frontier and Extract configure those parts.
+	// Fetcher, Frontier and Extract configure those parts. The node makes
+	// frontier completions durable (Frontier.SyncDone) unless LazyDone is
+	// set: then a kill -9 may re-fetch pages completed just before it.
 	Fetcher  fetcher.Options
 	Frontier frontier.Options
 	Extract  extract.Options
+	LazyDone bool
 	// DUEBuffer is the number of buffered candidates that triggers a DUE
 	// merge; DUEFlushInterval merges at least this often. Defaults 1<<18
 	// and 500 ms (a crawl must not starve waiting for merges).
@@ -118,6 +121,9 @@ func (o *Options) EnsureDefaults() {
 	}
 	if o.CachePerWorker == 0 && o.CacheAlgo != "none" {
 		o.CachePerWorker = 512
+	}
+	if !o.LazyDone {
+		o.Frontier.SyncDone = true
 	}
 	if o.Frontier.Workers == 0 {
 		o.Frontier.Workers = o.Workers
