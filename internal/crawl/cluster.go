@@ -261,7 +261,10 @@ func (m *Member) Seed(ctx context.Context, seeds []string) error {
 }
 
 // Run crawls until the whole cluster has terminated (every frontier empty,
-// nothing buffered, spooled or travelling) or ctx is cancelled.
+// nothing buffered, spooled or travelling) or ctx is cancelled. Members see
+// termination at slightly different moments and confirm it by asking each
+// other, so after Run returns keep the member serving (do not Close it) for
+// a grace period of a few status rounds, or until told to stop.
 func (m *Member) Run(ctx context.Context) error {
 	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()

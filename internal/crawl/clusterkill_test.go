@@ -1,0 +1,254 @@
+package crawl
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sextant-crawler/sextant/extract"
+	"github.com/sextant-crawler/sextant/fetcher"
+	"github.com/sextant-crawler/sextant/frontier"
+	"github.com/sextant-crawler/sextant/hostsplit"
+	"github.com/sextant-crawler/sextant/internal/tlsutil"
+	"github.com/sextant-crawler/sextant/simweb"
+)
+
+// Environment of a cluster node child run by TestClusterKillNine.
+const (
+	ckRootEnv  = "SEXTANT_CLUSTERKILL_ROOT"  // data root with pki/
+	ckIndexEnv = "SEXTANT_CLUSTERKILL_INDEX" // this node's index
+	ckAddrsEnv = "SEXTANT_CLUSTERKILL_ADDRS" // comma-separated gRPC addresses
+	ckWebEnv   = "SEXTANT_CLUSTERKILL_WEB"   // simweb listener
+	ckWorkers  = 6
+)
+
+// TestClusterKillChild is one node of the cluster of TestClusterKillNine.
+// It does nothing in a normal run.
+func TestClusterKillChild(t *testing.T) {
+	root := os.Getenv(ckRootEnv)
+	if root == "" {
+		t.Skip("child of TestClusterKillNine only")
+	}
+	idx, _ := strconv.Atoi(os.Getenv(ckIndexEnv))
+	addrs := strings.Split(os.Getenv(ckAddrsEnv), ",")
+	web, err := simweb.New(simweb.SmallConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	members := make([]hostsplit.Member, len(addrs))
+	ids := make([]string, len(addrs))
+	for i, a := range addrs {
+		ids[i] = fmt.Sprintf("node-%d", i)
+		members[i] = hostsplit.Member{ID: hostsplit.NodeID(ids[i]), Addr: a}
+	}
+	pki := filepath.Join(root, "pki")
+	cert, key := tlsutil.NodeFiles(pki, ids[idx])
+	tn, err := tlsutil.Load(filepath.Join(pki, "ca.pem"), cert, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lf, err := NewSeedFilter(extract.FilterOptions{Scope: extract.ScopeSuffixes, Suffixes: []string{web.Domain()}, MaxRepeatedSegments: -1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := StartMember(MemberOptions{
+		Node: Options{
+			DataDir: filepath.Join(root, ids[idx]), Workers: ckWorkers,
+			Fetcher: fetcher.Options{AllowPrivate: true, Resolve: map[string]string{web.Domain(): os.Getenv(ckWebEnv)},
+				FetchTimeout: 3 * time.Second, BodyCap: killBodyCap},
+			Frontier: frontier.Options{MinDelay: 0, Factor: 2, MaxDelay: 50 * time.Millisecond,
+				FailureBackoff: 10 * time.Millisecond, MaxFailureBackoff: 100 * time.Millisecond},
+			DUEFlushInterval: 50 * time.Millisecond,
+			MaxPagesPerHost:  1000,
+			Filter:           lf,
+		},
+		Self: ids[idx], Members: members, TLS: tn, PeerCacheSize: 1024,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
+	defer cancel()
+	if err := m.Seed(ctx, web.Seeds()); err != nil {
+		t.Fatal(err)
+	}
+	runErr := m.Run(ctx)
+	if ctx.Err() != nil { // stuck: report the cluster's view
+		sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
+		sts, err := m.Split.ClusterStatus(sctx)
+		scancel()
+		for _, st := range sts {
+			t.Logf("%s idle=%v frontier=%d inflight=%d buffered=%d channels=%+v", st.Node, st.Idle, st.FrontierSize, st.InFlight, st.BufferedURLs, st.Channels)
+		}
+		t.Logf("cluster status: %v; local idle=%v due=%+v", err, m.Node.Idle(), m.Node.due.Stats())
+	}
+	// Keep serving Status a little: peers that have not yet seen two
+	// all-idle rounds need this node to answer them (a node of a real
+	// cluster stays up until SIGTERM).
+	time.Sleep(3 * time.Second)
+	if err := m.Close(); err != nil {
+		t.Error(err)
+	}
+	if runErr != nil || ctx.Err() != nil {
+		t.Fatalf("node %d: run %v, ctx %v", idx, runErr, ctx.Err())
+	}
+}
+
+// Issue 6: a 3-node cluster (separate processes, mTLS gRPC) crawls simweb
+// while one node is SIGKILLed at random moments and restarted on its data
+// dir: the union of fetched URLs equals the oracle's set, and repeated
+// fetches stay within the URLs in flight at the kills.
+func TestClusterKillNine(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short")
+	}
+	web, err := simweb.New(simweb.SmallConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := simweb.Start(web, simweb.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	oracle, err := web.Oracle(web.Seeds(), simweb.Rules{BodyCap: killBodyCap})
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	const n = 3
+	ids := []string{"node-0", "node-1", "node-2"}
+	if err := tlsutil.WriteCluster(filepath.Join(root, "pki"), ids, []string{"127.0.0.1", "localhost"}, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	addrs := make([]string, n)
+	for i := range addrs { // reserve free loopback ports for the children
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		addrs[i] = l.Addr().String()
+		l.Close()
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := func(i int) (*exec.Cmd, chan error, *strings.Builder) {
+		c := exec.Command(exe, "-test.run=^TestClusterKillChild$", "-test.count=1", "-test.timeout=5m")
+		c.Env = append(os.Environ(), ckRootEnv+"="+root, ckIndexEnv+"="+strconv.Itoa(i),
+			ckAddrsEnv+"="+strings.Join(addrs, ","), ckWebEnv+"="+srv.Addr())
+		var out strings.Builder
+		c.Stdout, c.Stderr = &out, &out
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- c.Wait() }()
+		return c, done, &out
+	}
+	cmds := make([]*exec.Cmd, n)
+	dones := make([]chan error, n)
+	outs := make([]*strings.Builder, n)
+	for i := range cmds {
+		cmds[i], dones[i], outs[i] = start(i)
+	}
+	seed := uint64(time.Now().UnixNano())
+	rng := rand.New(rand.NewPCG(seed, 11))
+	t.Logf("kill schedule seed %d", seed)
+	kills := 0
+	for trial := 0; trial < 2; trial++ {
+		victim := rng.IntN(n)
+		delay := time.Duration(500+rng.IntN(2500)) * time.Millisecond
+		select {
+		case err := <-dones[victim]:
+			dones[victim] <- err // finished already: the crawl is over
+			continue
+		case <-time.After(delay):
+		}
+		if err := cmds[victim].Process.Kill(); err != nil {
+			t.Fatal(err)
+		}
+		<-dones[victim]
+		kills++
+		t.Logf("trial %d: SIGKILL node-%d after %v", trial, victim, delay)
+		time.Sleep(time.Duration(200+rng.IntN(800)) * time.Millisecond) // down for a while
+		cmds[victim], dones[victim], outs[victim] = start(victim)
+	}
+	deadline := time.After(4 * time.Minute)
+	for i := range cmds {
+		select {
+		case err := <-dones[i]:
+			if err != nil {
+				t.Errorf("node-%d: %v\n%.2000s", i, err, outs[i].String())
+			}
+		case <-deadline:
+			for _, c := range cmds {
+				c.Process.Kill()
+			}
+			t.Errorf("node-%d did not finish", i)
+		}
+	}
+	fetched, extra, dups := serverFetched(web, srv)
+	var rest []string
+	perTrap := map[string]int{}
+	for _, u := range fetched {
+		trap := ""
+		for _, h := range oracle.TrapHosts {
+			if strings.HasPrefix(u, "http://"+h+"/") {
+				trap = h
+			}
+		}
+		if trap == "" {
+			rest = append(rest, u)
+		} else {
+			perTrap[trap]++
+		}
+	}
+	if err := oracle.Check(rest); err != nil {
+		t.Errorf("after %d kills the fetched set (trap hosts aside) differs from the oracle's: %v", kills, err)
+	}
+	for h, c := range perTrap { // the budget restarts with a killed process (known gap)
+		if c > oracle.Rules.MaxPagesPerHost*(kills+1) {
+			t.Errorf("trap host %s: %d URLs over %d runs", h, c, kills+1)
+		}
+	}
+	if extra > ckWorkers*kills {
+		t.Errorf("%d repeated fetches after %d kills, want ≤ %d: %v", extra, kills, ckWorkers*kills, dups[:min(10, len(dups))])
+	}
+	t.Logf("%d kills, %d URLs fetched (oracle %d + traps), %d repeated", kills, len(fetched), oracle.Size(), extra)
+}
+
+// serverFetched returns the URLs simweb served (robots.txt and its redirect
+// hops aside, hosts of the web only), the number of repeated requests and
+// the repeated URLs.
+func serverFetched(web *simweb.Web, srv *simweb.Server) (fetched []string, extra int, dups []string) {
+	count := map[string]int{}
+	for host, reqs := range srv.Log() {
+		if _, ok := web.HostIndex(host); !ok {
+			continue
+		}
+		for _, r := range reqs {
+			if r.Path == "/robots.txt" || strings.HasPrefix(r.Path, "/robots/") {
+				continue
+			}
+			count["http://"+host+r.Path]++
+		}
+	}
+	for u, c := range count {
+		fetched = append(fetched, u)
+		if c > 1 {
+			dups = append(dups, fmt.Sprintf("%s×%d", u, c))
+			extra += c - 1
+		}
+	}
+	return fetched, extra, dups
+}
