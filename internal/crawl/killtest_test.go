@@ -2,7 +2,6 @@ package crawl
 
 import (
 	"context"
-	"fmt"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -144,31 +143,11 @@ func TestKillNineResumes(t *testing.T) {
 		t.Fatalf("final run: %v\n%s", err, outb)
 	}
 
-	// What the server saw, robots.txt (and its redirect hops) excluded.
-	count := map[string]int{}
-	for host, reqs := range srv.Log() {
-		if _, ok := web.HostIndex(host); !ok {
-			// --resolve sends every *.sim.test name to the server, which
-			// answers 421 for names the web lacks; DialContext (what the
-			// oracle assumes) would fail to connect instead.
-			continue
-		}
-		for _, r := range reqs {
-			if r.Path == "/robots.txt" || strings.HasPrefix(r.Path, "/robots/") {
-				continue
-			}
-			count["http://"+host+r.Path]++
-		}
-	}
-	var fetched, dups []string
-	extra := 0
-	for u, c := range count {
-		fetched = append(fetched, u)
-		if c > 1 {
-			dups = append(dups, fmt.Sprintf("%s×%d", u, c))
-			extra += c - 1
-		}
-	}
+	// What the server saw, robots.txt (and its redirect hops) excluded;
+	// --resolve sends every *.sim.test name to the server, which answers 421
+	// for names the web lacks (DialContext, what the oracle assumes, would
+	// fail to connect instead), so only the web's hosts count.
+	fetched, extra, dups := serverFetched(web, srv)
 	if err := oracle.Check(fetched); err != nil {
 		// The per-host budget (extract.HostBudget in the node) is kept in
 		// memory and restarts from zero with the process, so a trap host
