@@ -310,7 +310,7 @@ func TestBytesPerEntry(t *testing.T) {
 
 func TestSharedConcurrent(t *testing.T) {
 	for _, algo := range []string{AlgoClock, AlgoRandom, AlgoLRU} {
-		s, err := NewShared(algo, 1000, 8)
+		s, err := NewShared(algo, 2000, 8)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -334,11 +334,12 @@ func TestSharedConcurrent(t *testing.T) {
 		if st.Hits != hits || st.Hits+st.Misses != 20000 {
 			t.Errorf("%s: stats %+v, workers counted %d hits", algo, st, hits)
 		}
-		if s.Len() > s.Cap() || s.Cap() < 1000 {
+		if s.Len() > s.Cap() || s.Cap() < 2000 {
 			t.Errorf("%s: len %d cap %d", algo, s.Len(), s.Cap())
 		}
-		// 4 workers × 300 distinct items in 1000+ slots spread over 8
-		// shards: most requests hit.
+		// 4 workers × 300 distinct items in 2000+ slots spread over 8
+		// shards (≈150 items for 250 slots each): most requests hit,
+		// whatever the interleaving (with 1000 slots LRU could thrash).
 		if st.MissRate() > 0.3 {
 			t.Errorf("%s: miss rate %.2f", algo, st.MissRate())
 		}
