@@ -462,7 +462,9 @@ func buildReport(o Options, ms []*crawl.Member, elapsed time.Duration, oracle *s
 	r.PagesPerSecond = float64(r.Fetches) / elapsed.Seconds()
 	r.FrontCacheHit = ratio(hits, hits+misses)
 	r.LocalShare = ratio(local, local+remote)
-	r.TrafficReduction = 1 - ratio(sent, disc)
+	if disc > 0 {
+		r.TrafficReduction = 1 - ratio(sent, disc)
+	}
 	r.WireBytesPerURL = ratio(wire, sent)
 	r.WireRatio = ratio(wire, raw)
 	if dueEntries > 0 {
@@ -499,8 +501,12 @@ func writeText(w io.Writer, r *Report) {
 	fmt.Fprintf(w, "throughput      %.0f pages/s cluster-wide\n", r.PagesPerSecond)
 	fmt.Fprintf(w, "links           %.1f%% local, %.1f%% to peers\n", 100*r.LocalShare, 100*(1-r.LocalShare))
 	fmt.Fprintf(w, "front caches    %.1f%% hit rate (per-worker, before the DUE)\n", 100*r.FrontCacheHit)
-	fmt.Fprintf(w, "cross-machine   traffic reduced by %.1f%% (per-peer caches + batch dedup); %.1f wire bytes per URL sent (%.0f%% of raw)\n",
-		100*r.TrafficReduction, r.WireBytesPerURL, 100*r.WireRatio)
+	if r.Nodes > 1 {
+		fmt.Fprintf(w, "cross-machine   traffic reduced by %.1f%% (per-peer caches + batch dedup); %.1f wire bytes per URL sent (%.0f%% of raw)\n",
+			100*r.TrafficReduction, r.WireBytesPerURL, 100*r.WireRatio)
+	} else {
+		fmt.Fprintln(w, "cross-machine   none (one node)")
+	}
 	fmt.Fprintf(w, "DUE             %.2f disk bytes per URL\n", r.DUEBytesPerURL)
 	fmt.Fprintf(w, "%-8s %8s %8s %8s %8s %9s %9s %9s %8s\n", "node", "fetches", "pages/s", "cache", "local", "remote", "suppr.", "sent", "recv")
 	for _, n := range r.PerNode {
