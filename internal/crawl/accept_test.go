@@ -16,19 +16,7 @@ import (
 // disallowed URL, no URL twice, traps within budget, every pathology host
 // logged, and the crawl ends.
 func TestAcceptSimwebPoliteness(t *testing.T) {
-	web, err := simweb.New(simweb.SmallConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := simweb.Start(web, simweb.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	oracle, err := web.Oracle(web.Seeds(), simweb.Rules{BodyCap: 1 << 20})
-	if err != nil {
-		t.Fatal(err)
-	}
+	web, srv, oracle := smallWeb(t, 1<<20)
 	dir := t.TempDir()
 	opts := testNodeOptions(t, dir, srv, web.Domain())
 	n, err := Open(opts)

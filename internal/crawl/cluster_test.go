@@ -55,19 +55,7 @@ func startCluster(t *testing.T, root string, n int, srv *simweb.Server, domain s
 }
 
 func TestThreeNodeCrawlMatchesOracle(t *testing.T) {
-	web, err := simweb.New(simweb.SmallConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := simweb.Start(web, simweb.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	oracle, err := web.Oracle(web.Seeds(), simweb.Rules{BodyCap: 1 << 20})
-	if err != nil {
-		t.Fatal(err)
-	}
+	web, srv, oracle := smallWeb(t, 1<<20)
 	root := t.TempDir()
 	ms := startCluster(t, root, 3, srv, web.Domain())
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)

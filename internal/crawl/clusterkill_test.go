@@ -110,19 +110,7 @@ func TestClusterKillNine(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short")
 	}
-	web, err := simweb.New(simweb.SmallConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := simweb.Start(web, simweb.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	oracle, err := web.Oracle(web.Seeds(), simweb.Rules{BodyCap: killBodyCap})
-	if err != nil {
-		t.Fatal(err)
-	}
+	web, srv, oracle := smallWeb(t, killBodyCap)
 	root := t.TempDir()
 	const n = 3
 	ids := []string{"node-0", "node-1", "node-2"}

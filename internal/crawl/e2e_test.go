@@ -67,3 +67,23 @@ func fetchedURLs(t *testing.T, logs ...string) (set []string, dups []string) {
 	sort.Strings(dups)
 	return set, dups
 }
+
+// smallWeb serves simweb.SmallConfig on loopback until the test ends and
+// returns it with its oracle for the given body cap.
+func smallWeb(t *testing.T, bodyCap int64) (*simweb.Web, *simweb.Server, *simweb.OracleResult) {
+	t.Helper()
+	web, err := simweb.New(simweb.SmallConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := simweb.Start(web, simweb.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	oracle, err := web.Oracle(web.Seeds(), simweb.Rules{BodyCap: bodyCap})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return web, srv, oracle
+}

@@ -83,19 +83,7 @@ func TestKillNineResumes(t *testing.T) {
 	if os.Getenv("SEXTANT_LONG") != "" {
 		trials = 6
 	}
-	web, err := simweb.New(simweb.SmallConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := simweb.Start(web, simweb.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	oracle, err := web.Oracle(web.Seeds(), simweb.Rules{BodyCap: killBodyCap})
-	if err != nil {
-		t.Fatal(err)
-	}
+	web, srv, oracle := smallWeb(t, killBodyCap)
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
