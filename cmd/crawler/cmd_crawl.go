@@ -1,11 +1,9 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"sync"
 	"time"
@@ -99,26 +97,12 @@ embedded synthetic web on loopback and crawls it from its seeds (it implies
 	return crawlOnce(ctx, env, opts, seeds, *maxFetches, *dur, *every)
 }
 
-// readSeeds reads one URL per line, skipping blank lines and '#' comments.
+// readSeeds reads the seeds file (see crawl.ReadSeedsFile); an empty one is
+// a usage error.
 func readSeeds(path string) ([]string, error) {
-	fh, err := os.Open(path)
+	seeds, err := crawl.ReadSeedsFile(path)
 	if err != nil {
 		return nil, err
-	}
-	defer fh.Close()
-	var seeds []string
-	sc := bufio.NewScanner(fh)
-	for sc.Scan() {
-		line := sc.Text()
-		if i := strings.IndexByte(line, '#'); i >= 0 {
-			line = line[:i]
-		}
-		if line = strings.TrimSpace(line); line != "" {
-			seeds = append(seeds, line)
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("read seeds: %w", err)
 	}
 	if len(seeds) == 0 {
 		return nil, usagef("--seeds %s: no URLs", path)

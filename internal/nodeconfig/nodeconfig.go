@@ -20,7 +20,6 @@
 package nodeconfig
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -454,24 +453,11 @@ func (c *Config) ResolveMap(ctx context.Context, lookup LookupFunc) (map[string]
 func (c *Config) ReadSeeds() ([]string, error) {
 	seeds := append([]string(nil), c.Seeds...)
 	if c.SeedsFile != "" {
-		fh, err := os.Open(c.SeedsFile)
+		more, err := crawl.ReadSeedsFile(c.SeedsFile)
 		if err != nil {
 			return nil, fmt.Errorf("nodeconfig: seeds_file: %w", err)
 		}
-		defer fh.Close()
-		sc := bufio.NewScanner(fh)
-		for sc.Scan() {
-			line := sc.Text()
-			if i := strings.IndexByte(line, '#'); i >= 0 {
-				line = line[:i]
-			}
-			if line = strings.TrimSpace(line); line != "" {
-				seeds = append(seeds, line)
-			}
-		}
-		if err := sc.Err(); err != nil {
-			return nil, fmt.Errorf("nodeconfig: seeds_file: %w", err)
-		}
+		seeds = append(seeds, more...)
 	}
 	if len(seeds) == 0 {
 		return nil, fmt.Errorf("%w: no seed URLs", ErrInvalid)
