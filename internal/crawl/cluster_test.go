@@ -3,14 +3,11 @@ package crawl
 import (
 	"context"
 	"fmt"
-	"net"
 	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/sextant-crawler/sextant/hostsplit"
-	"github.com/sextant-crawler/sextant/internal/tlsutil"
 	"github.com/sextant-crawler/sextant/simweb"
 )
 
@@ -18,34 +15,15 @@ import (
 // cluster CA, each in its own data dir under root.
 func startCluster(t *testing.T, root string, n int, srv *simweb.Server, domain string) []*Member {
 	t.Helper()
-	ids := make([]string, n)
-	for i := range ids {
-		ids[i] = fmt.Sprintf("node-%d", i)
-	}
-	pki := filepath.Join(root, "pki")
-	if err := tlsutil.WriteCluster(pki, ids, []string{"127.0.0.1", "localhost"}, time.Hour); err != nil {
+	members, seats, err := LoopbackCluster(filepath.Join(root, "pki"), n)
+	if err != nil {
 		t.Fatal(err)
 	}
-	lis := make([]net.Listener, n)
-	members := make([]hostsplit.Member, n)
-	for i := range lis {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		lis[i] = l
-		members[i] = hostsplit.Member{ID: hostsplit.NodeID(ids[i]), Addr: l.Addr().String()}
-	}
 	out := make([]*Member, n)
-	for i := range out {
-		cert, key := tlsutil.NodeFiles(pki, ids[i])
-		tn, err := tlsutil.Load(filepath.Join(pki, "ca.pem"), cert, key)
-		if err != nil {
-			t.Fatal(err)
-		}
-		o := testNodeOptions(t, filepath.Join(root, ids[i]), srv, domain)
+	for i, seat := range seats {
+		o := testNodeOptions(t, filepath.Join(root, seat.ID), srv, domain)
 		o.Workers = 8
-		m, err := StartMember(MemberOptions{Node: o, Self: ids[i], Members: members, TLS: tn, Listener: lis[i], PeerCacheSize: 1024})
+		m, err := StartMember(MemberOptions{Node: o, Self: seat.ID, Members: members, TLS: seat.TLS, Listener: seat.Listener, PeerCacheSize: 1024})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -22,9 +22,7 @@ import (
 	"github.com/sextant-crawler/sextant/extract"
 	"github.com/sextant-crawler/sextant/fetcher"
 	"github.com/sextant-crawler/sextant/frontier"
-	"github.com/sextant-crawler/sextant/hostsplit"
 	"github.com/sextant-crawler/sextant/internal/crawl"
-	"github.com/sextant-crawler/sextant/internal/tlsutil"
 	"github.com/sextant-crawler/sextant/internal/warc"
 	"github.com/sextant-crawler/sextant/simweb"
 )
@@ -282,25 +280,14 @@ func Run(ctx context.Context, o Options, out io.Writer) (*Report, error) {
 }
 
 func startMembers(o Options, web *simweb.Web, srv *simweb.Server, traces *[]*traceFile, warcs *[]*warc.Writer, cs []*curves) ([]*crawl.Member, error) {
-	ids := make([]string, o.Nodes)
-	for i := range ids {
-		ids[i] = fmt.Sprintf("node-%d", i)
+	members, seats, err := crawl.LoopbackCluster(filepath.Join(o.DataDir, "pki"), o.Nodes)
+	if err != nil {
+		return nil, err
 	}
-	pki := filepath.Join(o.DataDir, "pki")
-	if _, err := os.Stat(filepath.Join(pki, "ca.pem")); err != nil {
-		if err := tlsutil.WriteCluster(pki, ids, []string{"127.0.0.1", "localhost"}, 24*time.Hour); err != nil {
-			return nil, err
-		}
-	}
-	lis := make([]net.Listener, o.Nodes)
-	members := make([]hostsplit.Member, o.Nodes)
-	for i := range lis {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, err
-		}
-		lis[i] = l
-		members[i] = hostsplit.Member{ID: hostsplit.NodeID(ids[i]), Addr: l.Addr().String()}
+	lis := make([]net.Listener, len(seats))
+	ids := make([]string, len(seats))
+	for i, s := range seats {
+		lis[i], ids[i] = s.Listener, s.ID
 	}
 	filter, err := extract.NewFilter(extract.FilterOptions{Scope: extract.ScopeSuffixes, Suffixes: []string{web.Domain()}, MaxRepeatedSegments: -1})
 	if err != nil {
@@ -308,8 +295,7 @@ func startMembers(o Options, web *simweb.Web, srv *simweb.Server, traces *[]*tra
 	}
 	var out []*crawl.Member
 	for i := range ids {
-		cert, key := tlsutil.NodeFiles(pki, ids[i])
-		tn, err := tlsutil.Load(filepath.Join(pki, "ca.pem"), cert, key)
+		tn := seats[i].TLS
 		var full, crossTrace func(uint64)
 		if err == nil && o.Traces {
 			full, crossTrace, err = openTraces(filepath.Join(o.DataDir, ids[i]), traces)
