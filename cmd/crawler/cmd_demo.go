@@ -27,9 +27,11 @@ Run 'crawler simweb' to only serve the web.`)
 	nodes := f.Int("nodes", 3, "number of cluster nodes")
 	workers := f.Int("workers", 32, "fetch workers per node")
 	hosts := f.Int("hosts", 0, "hosts in the synthetic web (0: the default web)")
+	pages := f.Int("pages", 0, "approximate number of articles in the synthetic web (0: the default web's); spread over --hosts")
 	seed := f.Uint64("seed", 0, "seed of the synthetic web")
 	noPath := f.Bool("no-pathologies", false, "build the web without pathological hosts")
 	cacheW := f.Int("cache-per-worker", 512, "front cache entries per worker (CLOCK)")
+	cacheShared := f.Bool("cache-shared", false, "one front cache per node of cache-per-worker × workers entries, shared by its workers")
 	peerCache := f.Int("peer-cache", 4096, "per-peer splitter cache entries (CLOCK)")
 	data := f.String("data", "", "data directory to keep (default: a temporary one, removed at the end)")
 	report := f.String("report-json", "", "also write the final report as JSON to this file")
@@ -42,11 +44,17 @@ Run 'crawler simweb' to only serve the web.`)
 	}
 	cfg := simweb.DefaultConfig()
 	cfg.Seed = *seed
+	if *hosts < 0 || *pages < 0 {
+		return usagef("--hosts and --pages must not be negative")
+	}
 	if *hosts > 0 {
 		cfg.Hosts = *hosts
 	}
+	if *pages > 0 {
+		cfg.PagesPerHost = float64(*pages) / float64(cfg.Hosts)
+	}
 	cfg.NoPathologies = *noPath
-	o := demo.Options{Web: cfg, Nodes: *nodes, Workers: *workers, CachePerWorker: *cacheW, PeerCache: *peerCache,
+	o := demo.Options{Web: cfg, Nodes: *nodes, Workers: *workers, CachePerWorker: *cacheW, CacheShared: *cacheShared, PeerCache: *peerCache,
 		DataDir: *data, ReportJSON: *report, Progress: *every, Live: isTerminal(env.stdout), Traces: *traces, WARCDir: *warcDir, StatusAddr: *statusAddr}
 	if *traces && *data == "" {
 		return usagef("--traces needs --data (the traces would be removed with a temporary directory)")

@@ -75,6 +75,11 @@ type Options struct {
 	// with CacheAlgo "none" disables it.
 	CacheAlgo      string
 	CachePerWorker int
+	// CacheShared replaces the per-worker caches by one cache of
+	// CachePerWorker × Workers entries shared by every worker (sharded and
+	// locked, see cache.NewShared): the same memory, one pool. Whether that
+	// pays is the caching study's per-worker-vs-global question.
+	CacheShared bool
 	// MaxPagesPerHost bounds the URLs admitted to the frontier per host
 	// (trap defence); 0 means no bound. Beyond SoftPagesPerHost (0: none)
 	// a host's URLs are admitted at low priority, so a trap host is slowed
@@ -167,6 +172,7 @@ type Node struct {
 	own  bool // log opened by the node
 
 	budget *extract.HostBudget
+	shared cache.Cache // the front cache every worker uses when Options.CacheShared
 
 	contentMu   sync.Mutex
 	contentSeen map[uint64]struct{}
@@ -187,6 +193,11 @@ func Open(opts Options) (*Node, error) {
 	}
 	n := &Node{opts: opts, contentSeen: make(map[uint64]struct{}), started: time.Now()}
 	var err error
+	if opts.CacheShared && opts.CacheAlgo != "none" && opts.CachePerWorker > 0 {
+		if n.shared, err = cache.NewShared(opts.CacheAlgo, opts.CachePerWorker*opts.Workers, 0); err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrInvalidOptions, err)
+		}
+	}
 	if n.budget, err = extract.NewHostBudget(extract.BudgetOptions{Soft: opts.SoftPagesPerHost, Hard: opts.MaxPagesPerHost}); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalidOptions, err)
 	}

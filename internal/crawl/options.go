@@ -26,6 +26,7 @@ type NodeFlags struct {
 
 	data, id, userAgent, cacheAlgo, scope string
 	workers, cachePerWorker, maxPages     int
+	cacheShared                           bool
 	maxURLLen, maxRepeated                int
 	bodyCap                               int64
 	allowPrivate                          bool
@@ -68,6 +69,7 @@ func AddNodeFlags(fs *flag.FlagSet) *NodeFlags {
 	fs.DurationVar(&f.maxFailBackoff, "max-failure-backoff", fr.MaxFailureBackoff, "cap on the failure back-off")
 	fs.IntVar(&f.maxPages, "max-pages-per-host", 1000, "URLs admitted per host (trap defence); 0 = unbounded")
 	fs.IntVar(&f.cachePerWorker, "cache-per-worker", 512, "entries of each worker's front cache of URL fingerprints (0 = none)")
+	fs.BoolVar(&f.cacheShared, "cache-shared", false, "one front cache of cache-per-worker × workers entries shared by all workers, instead of one per worker")
 	fs.StringVar(&f.cacheAlgo, "cache-algo", "clock", "front cache policy: clock, lru, random, infinite or none")
 	fs.StringVar(&f.scope, "scope", "any", "hosts a crawl may enter: any, host (the seeds' hosts), domain (the seeds' registered domains) or suffixes (see --suffix)")
 	fs.Var(&f.suffixes, "suffix", "domain in scope for --scope suffixes (repeatable)")
@@ -155,6 +157,7 @@ func (f *NodeFlags) Options(seeds []string) (Options, error) {
 		DUEFlushInterval: f.dueFlush,
 		CacheAlgo:        algo,
 		CachePerWorker:   size,
+		CacheShared:      f.cacheShared,
 		MaxPagesPerHost:  f.maxPages,
 		Filter:           lf,
 	}

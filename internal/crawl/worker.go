@@ -59,7 +59,10 @@ func (n *Node) newWorker(id int) *worker {
 		panic(err) // options were validated in Open
 	}
 	w := &worker{n: n, id: id, ex: ex, sniff: make([]byte, 512)}
-	if n.opts.CacheAlgo != "none" && n.opts.CachePerWorker > 0 {
+	switch {
+	case n.shared != nil:
+		w.fc = n.shared
+	case n.opts.CacheAlgo != "none" && n.opts.CachePerWorker > 0:
 		w.fc, _ = cache.New(n.opts.CacheAlgo, n.opts.CachePerWorker)
 	}
 	return w

@@ -41,6 +41,9 @@ type Options struct {
 	// CachePerWorker and PeerCache size the front caches; defaults 512
 	// and 4096 entries.
 	CachePerWorker, PeerCache int
+	// CacheShared gives each node one front cache of CachePerWorker ×
+	// Workers entries shared by its workers instead of one per worker.
+	CacheShared bool
 	// DataDir holds the nodes' data dirs and the PKI; default a temporary
 	// directory removed at the end.
 	DataDir string
@@ -328,6 +331,7 @@ func startMembers(o Options, web *simweb.Web, srv *simweb.Server, traces *[]*tra
 						FailureBackoff: 50 * time.Millisecond, MaxFailureBackoff: time.Second},
 					DUEFlushInterval: 200 * time.Millisecond,
 					CachePerWorker:   o.CachePerWorker,
+					CacheShared:      o.CacheShared,
 					MaxPagesPerHost:  1000,
 					Filter:           crawl.Filter{F: filter},
 					FullTrace:        full,
