@@ -263,6 +263,14 @@ func TestFaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// SEXTANT_FAULT_KEEP=DIR keeps the nodes' crawl logs for a post-mortem.
+	logDir := os.Getenv("SEXTANT_FAULT_KEEP")
+	keep := logDir != ""
+	if !keep {
+		logDir = t.TempDir()
+	} else if err := os.MkdirAll(logDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	count := map[string]int{}
 	times := map[string][]time.Time{} // fetch times of each URL
 	owner := map[string]string{}
@@ -270,8 +278,20 @@ func TestFaults(t *testing.T) {
 	retries := 0
 	kills := 1
 	for _, id := range c.ids {
-		dst := filepath.Join(t.TempDir(), id+".log")
+		dst := filepath.Join(logDir, id+".log")
 		c.must("cp", c.name(id)+":/data/crawl.log", dst)
+		if keep {
+			// The whole data dir and the final metrics, for a post-mortem.
+			c.must("cp", c.name(id)+":/data", filepath.Join(logDir, id+"-data"))
+			if m, ok := c.metrics(id); ok {
+				var lines []string
+				for k, v := range m {
+					lines = append(lines, fmt.Sprintf("%s %v", k, v))
+				}
+				sort.Strings(lines)
+				os.WriteFile(filepath.Join(logDir, id+".metrics"), []byte(strings.Join(lines, "\n")+"\n"), 0o644)
+			}
+		}
 		entries, bad := readLog(t, dst)
 		if bad > kills {
 			t.Errorf("%s: %d malformed crawl log lines (at most one per kill expected)", id, bad)
