@@ -39,8 +39,9 @@
 // TraceWriter and TraceReader read and write the binary fingerprint trace the
 // host splitter logs (see the format in trace.go); Generator makes a synthetic
 // Zipf + recency stream; Simulate runs every policy at every cache size over a
-// trace (LRU for all sizes in one pass by Mattson stack distances, MIN per size
-// with next-use indices and a heap, the others per size in parallel; or,
+// trace (LRU for all sizes in one pass by Mattson stack distances, MIN for all
+// sizes in one pass by the OPT stack kept as one heap per level between
+// sizes, CLOCK and RANDOM per size in parallel; or,
 // approximately, on a spatial sample of the fingerprints with SampleRate), and
 // Recommend turns the curve into the operator's answer. The simulator is
 // deterministic for a given trace and options.

@@ -166,9 +166,10 @@ func (m *meter) tick(n int) error {
 // Simulate runs every algorithm of o at every cache size over trace and
 // returns one Result per (algorithm, size), ordered as o.Algos then by size.
 // LRU is computed for all sizes in one pass (Mattson stack distances over a
-// Fenwick tree), STATIC and INFINITE from frequency counts, MIN per size with
-// next-use indices and a heap, CLOCK and RANDOM per size with the production
-// caches; per-size runs go in parallel on o.Procs goroutines. At sizes with
+// Fenwick tree), MIN for all sizes in one pass (the OPT stack with one heap per
+// level between sizes, see minstack.go), STATIC and INFINITE from frequency
+// counts, CLOCK and RANDOM per size with the production caches; the two
+// one-pass curves and the per-size runs go in parallel on o.Procs goroutines. At sizes with
 // room for every distinct fingerprint no policy evicts, so those points are
 // the number of distinct fingerprints without a run. Traces must have fewer
 // than 2³²−1 requests.
@@ -221,17 +222,23 @@ func Simulate(ctx context.Context, trace []uint64, o SimOptions) ([]Result, erro
 			return 0, err
 		}})
 	}
-	var next []uint32
+	var minCurve []uint64
 	if has(AlgoMIN) {
-		next = nextUses(ids, d)
-		m.total += int64(n)
-		_ = m.tick(0) // counted with densify below
-		m.done.Add(int64(n))
+		m.total += 2 * int64(n) // next uses, then the pass
+		jobs = append(jobs, job{algo: AlgoMIN, k: -1, run: func() (uint64, error) {
+			next := nextUses(ids, d)
+			if err := m.tick(n); err != nil {
+				return 0, err
+			}
+			var err error
+			minCurve, err = minStackMisses(ids, next, d, o.Ks, m)
+			return 0, err
+		}})
 	}
 	ks := slices.Clone(o.Ks)
 	slices.Reverse(ks) // big sizes first: they take longest
 	for _, k := range ks {
-		for _, a := range []string{AlgoMIN, AlgoClock, AlgoRandom} {
+		for _, a := range []string{AlgoClock, AlgoRandom} {
 			if !has(a) {
 				continue
 			}
@@ -241,10 +248,6 @@ func Simulate(ctx context.Context, trace []uint64, o SimOptions) ([]Result, erro
 			}
 			var c func() Cache
 			switch a {
-			case AlgoMIN:
-				jobs = append(jobs, job{a, k, func() (uint64, error) { return minMisses(ids, next, d, k, m) }})
-				m.total += int64(n)
-				continue
 			case AlgoClock:
 				c = func() Cache { return NewClock(k) }
 			case AlgoRandom:
@@ -290,6 +293,11 @@ func Simulate(ctx context.Context, trace []uint64, o SimOptions) ([]Result, erro
 	if lru != nil {
 		for i, v := range lru {
 			misses[AlgoLRU][o.Ks[i]] = v
+		}
+	}
+	if minCurve != nil {
+		for i, v := range minCurve {
+			misses[AlgoMIN][o.Ks[i]] = v
 		}
 	}
 
@@ -467,7 +475,8 @@ func nextUses(ids []uint32, d int) []uint32 {
 	return next
 }
 
-// minMisses simulates Belady's MIN with k entries: on a miss with the cache
+// minMisses simulates Belady's MIN with k entries (one size; Simulate uses
+// minStackMisses, the tests use this as its reference): on a miss with the cache
 // full, evict the entry whose next request is farthest away. The cache is a
 // max-heap of (next use, id) packed in a uint64, with each id's heap index.
 func minMisses(ids []uint32, next []uint32, d, k int, m *meter) (uint64, error) {
