@@ -147,7 +147,7 @@ func (s *pebbleSet) close() error    { return s.db.Close() }
 
 type countSink struct{ n uint64 }
 
-func (c *countSink) Deliver(_ uint64, urls []string) error { c.n += uint64(len(urls)); return nil }
+func (c *countSink) Deliver(_ uint64, urls []due.Entry) error { c.n += uint64(len(urls)); return nil }
 
 type dueSet struct {
 	d    *due.DUE

@@ -21,7 +21,7 @@ type flakySink struct {
 	rng *rand.Rand
 }
 
-func (s *flakySink) Deliver(seq uint64, urls []string) error {
+func (s *flakySink) Deliver(seq uint64, urls []Entry) error {
 	s.mu.Lock()
 	fail := s.rng.IntN(5) == 0
 	s.mu.Unlock()
@@ -75,7 +75,7 @@ func (c *crashInjector) MaybeError(op errorfs.Op) error {
 
 // crashWorkload offers cands to a DUE on fs from index `from`; it returns the
 // index of the first candidate not acknowledged.
-func crashWorkload(fs vfs.FS, sink Sink, cands []string, from int, flushEvery int, acked *atomic.Int64) (int, error) {
+func crashWorkload(fs vfs.FS, sink Sink, cands []Entry, from int, flushEvery int, acked *atomic.Int64) (int, error) {
 	d, err := Open("db", Options{FS: fs, Sink: sink, BufferEntries: 40, FlushInterval: -1,
 		BlockEntries: 16, RunRatio: 2, MaxRuns: 3})
 	if err != nil {
@@ -83,7 +83,7 @@ func crashWorkload(fs vfs.FS, sink Sink, cands []string, from int, flushEvery in
 	}
 	i := from
 	for ; i < len(cands); i++ {
-		if err = d.Add(fingerprint.URL(cands[i]), cands[i]); err != nil {
+		if err = d.AddBatch(cands[i : i+1]); err != nil {
 			break
 		}
 		acked.Store(int64(i + 1))
@@ -113,11 +113,11 @@ func crashWorkload(fs vfs.FS, sink Sink, cands []string, from int, flushEvery in
 // not acknowledged, and compares the frontier's stream with the oracle.
 func TestCrashAtEveryOperation(t *testing.T) {
 	s := newStream(7)
-	var cands []string
+	var cands []Entry
 	var or oracle
 	for range 300 {
 		u := s.next()
-		cands = append(cands, u)
+		cands = append(cands, Entry{FP: fingerprint.URL(u), URL: u})
 		or.add(u)
 	}
 	// A clean run counts the operations.

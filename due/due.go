@@ -18,6 +18,16 @@ import (
 type Entry struct {
 	FP  uint64
 	URL string
+	// Depth is the URL's link depth (seeds 0), stored with the URL in the
+	// log and delivered with it; the DUE does not interpret it. When the
+	// same URL is offered at several depths, the first offer wins.
+	Depth uint16
+	// SeenOnly marks a fingerprint to be recorded in the seen-set (durably,
+	// like any entry) but never delivered to the Sink: a later entry with
+	// the same fingerprint is then a duplicate. Use it to hand over URLs
+	// that were already fetched elsewhere. The first offer of a fingerprint
+	// decides: a normal entry buffered before a seen-only one is delivered.
+	SeenOnly bool
 }
 
 // DUE is a disk-based duplicate URL eliminator. All methods are safe for
@@ -36,7 +46,7 @@ type DUE struct {
 	mergeMu   sync.Mutex
 	man       manifest
 	runs      []*run
-	batchURLs map[uint64][]string
+	batchURLs map[uint64][]Entry
 
 	// syncMu is held by the log writer that leads a group commit, and by
 	// log rotation. Lock order: mergeMu, syncMu, mu.
@@ -71,6 +81,7 @@ type Stats struct {
 	DroppedInBuffer uint64 // duplicates of a buffered candidate
 	DroppedOnDisk   uint64 // buffered candidates found in the disk set at merge
 	Emitted         uint64 // new URLs put into batches
+	SeenOnly        uint64 // seen-only entries new to the disk set (recorded, not delivered)
 	Batches         uint64 // batches delivered (Deliver returned nil)
 	PendingBatches  int    // batches committed but not yet delivered
 	DeliverErrors   uint64
@@ -107,7 +118,7 @@ func Open(dir string, opts Options) (*DUE, error) {
 		opts:      opts,
 		dir:       dir,
 		fs:        opts.FS,
-		batchURLs: map[uint64][]string{},
+		batchURLs: map[uint64][]Entry{},
 		mergeCh:   make(chan struct{}, 1),
 		closeCh:   make(chan struct{}),
 	}
@@ -159,7 +170,7 @@ func (d *DUE) fail(err error) error {
 // cannot lose it. Add blocks while the buffer is full and the previous
 // buffer is still being merged (back-pressure).
 func (d *DUE) Add(fp uint64, url string) error {
-	e := [1]Entry{{fp, url}}
+	e := [1]Entry{{FP: fp, URL: url}}
 	return d.AddBatch(e[:])
 }
 
@@ -168,7 +179,7 @@ func (d *DUE) Add(fp uint64, url string) error {
 func (d *DUE) AddBatch(es []Entry) error {
 	d.mu.Lock()
 	for i := range es {
-		if err := d.addLocked(es[i].FP, es[i].URL); err != nil {
+		if err := d.addLocked(&es[i]); err != nil {
 			d.mu.Unlock()
 			return err
 		}
@@ -181,7 +192,8 @@ func (d *DUE) AddBatch(es []Entry) error {
 	return d.commit(lsn)
 }
 
-func (d *DUE) addLocked(fp uint64, url string) error {
+func (d *DUE) addLocked(e *Entry) error {
+	fp := e.FP
 	if err := d.usableLocked(); err != nil {
 		return err
 	}
@@ -208,7 +220,7 @@ func (d *DUE) addLocked(fp uint64, url string) error {
 		s.DroppedInBuffer++
 		return nil
 	}
-	d.mu.pend.add(fp, url)
+	d.mu.pend.add(e)
 	d.mu.appended++
 	if d.mu.active.len() >= d.opts.BufferEntries {
 		d.kick()

@@ -21,12 +21,13 @@ type frontierSink struct {
 	mu      sync.Mutex
 	last    uint64
 	urls    []string
+	entries []Entry
 	calls   int
 	ignored int
 	fail    error // returned (and batch not applied) while set
 }
 
-func (s *frontierSink) Deliver(seq uint64, urls []string) error {
+func (s *frontierSink) Deliver(seq uint64, batch []Entry) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.calls++
@@ -38,7 +39,13 @@ func (s *frontierSink) Deliver(seq uint64, urls []string) error {
 		return nil
 	}
 	s.last = seq
-	s.urls = append(s.urls, urls...)
+	for _, e := range batch {
+		if e.SeenOnly {
+			return fmt.Errorf("seen-only entry %q delivered", e.URL)
+		}
+		s.urls = append(s.urls, e.URL)
+	}
+	s.entries = append(s.entries, batch...)
 	return nil
 }
 

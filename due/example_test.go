@@ -12,12 +12,14 @@ import (
 // in one transaction, ignoring any seq it has already applied.
 type printSink struct{ last uint64 }
 
-func (s *printSink) Deliver(seq uint64, urls []string) error {
+func (s *printSink) Deliver(seq uint64, batch []due.Entry) error {
 	if seq <= s.last {
 		return nil // a re-delivery after a crash
 	}
 	s.last = seq
-	fmt.Println(seq, urls)
+	for _, e := range batch {
+		fmt.Print(seq, " ", e.URL, " depth ", e.Depth, "\n")
+	}
 	return nil
 }
 
@@ -37,18 +39,26 @@ func Example() {
 			panic(err)
 		}
 	}
+	// A URL fetched elsewhere: recorded as seen, never delivered.
+	if err := d.AddBatch([]due.Entry{{FP: fingerprint.URL("http://d.test/"), URL: "http://d.test/", SeenOnly: true}}); err != nil {
+		panic(err)
+	}
 	if err := d.Flush(); err != nil {
 		panic(err)
 	}
 	d.Add(fingerprint.URL("http://b.test/"), "http://b.test/")
-	d.Add(fingerprint.URL("http://c.test/"), "http://c.test/")
+	d.AddBatch([]due.Entry{
+		{FP: fingerprint.URL("http://c.test/"), URL: "http://c.test/", Depth: 2},
+		{FP: fingerprint.URL("http://d.test/"), URL: "http://d.test/", Depth: 2},
+	})
 	if err := d.Flush(); err != nil {
 		panic(err)
 	}
 	st := d.Stats()
 	fmt.Println(st.EntriesOnDisk, st.DroppedInBuffer, st.DroppedOnDisk)
 	// Output:
-	// 1 [http://a.test/ http://b.test/]
-	// 2 [http://c.test/]
-	// 3 1 1
+	// 1 http://a.test/ depth 0
+	// 1 http://b.test/ depth 0
+	// 2 http://c.test/ depth 2
+	// 4 1 2
 }

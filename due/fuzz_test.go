@@ -28,7 +28,8 @@ func FuzzDecodeManifest(f *testing.F) {
 }
 
 func FuzzDecodeBatch(f *testing.F) {
-	f.Add(encodeBatch(3, []string{"http://a.test/x", "http://a.test/y", "http://b.test/"}), uint64(3), uint64(3))
+	f.Add(encodeBatch(3, []Entry{{FP: 1, URL: "http://a.test/x"}, {FP: 2, URL: "http://a.test/y", Depth: 3},
+		{FP: 3, URL: "http://b.test/", Depth: 65535}}), uint64(3), uint64(3))
 	f.Add(encodeBatch(1, nil), uint64(1), uint64(0))
 	f.Fuzz(func(t *testing.T, b []byte, seq, n uint64) {
 		urls, err := decodeBatch(b, seq, n)
@@ -48,14 +49,17 @@ func FuzzDecodeBatch(f *testing.F) {
 func FuzzLogRecords(f *testing.F) {
 	var c chunk
 	c.reset()
-	c.add(7, "http://a.test/")
-	c.add(9, "")
+	c.add(&Entry{FP: 7, URL: "http://a.test/"})
+	c.add(&Entry{FP: 9, URL: "", Depth: 300, SeenOnly: true})
 	f.Add(c.buf[chunkHeaderLen:])
 	f.Fuzz(func(t *testing.T, p []byte) {
 		var re chunk
 		re.reset()
-		err := eachRecord(p, func(fp uint64, url []byte) error {
-			re.add(fp, string(url))
+		var es []Entry
+		err := eachRecord(p, func(r *record) error {
+			e := Entry{FP: r.fp, URL: string(r.url), Depth: r.depth, SeenOnly: r.seenOnly}
+			es = append(es, e)
+			re.add(&e)
 			return nil
 		})
 		if err != nil {
@@ -65,7 +69,14 @@ func FuzzLogRecords(f *testing.F) {
 			return
 		}
 		var n int
-		if err := eachRecord(re.buf[chunkHeaderLen:], func(uint64, []byte) error { n++; return nil }); err != nil || n != re.n {
+		err = eachRecord(re.buf[chunkHeaderLen:], func(r *record) error {
+			if n >= len(es) || (Entry{FP: r.fp, URL: string(r.url), Depth: r.depth, SeenOnly: r.seenOnly}) != es[n] {
+				t.Fatalf("round trip: record %d differs", n)
+			}
+			n++
+			return nil
+		})
+		if err != nil || n != re.n {
 			t.Fatalf("round trip: %v, %d of %d records", err, n, re.n)
 		}
 	})

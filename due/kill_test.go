@@ -46,9 +46,13 @@ func (s fileSink) last() uint64 {
 	return last
 }
 
-func (s fileSink) Deliver(seq uint64, urls []string) error {
+func (s fileSink) Deliver(seq uint64, batch []Entry) error {
 	if seq <= s.last() {
 		return nil
+	}
+	urls := make([]string, len(batch))
+	for i, e := range batch {
+		urls[i] = e.URL
 	}
 	p := filepath.Join(s.dir, fmt.Sprintf("f-%d", seq))
 	if err := os.WriteFile(p+".tmp", []byte(strings.Join(urls, "\n")), 0o644); err != nil {

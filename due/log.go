@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 )
@@ -13,7 +14,8 @@ import (
 // The buffer log is a sequence of chunks, one per group commit:
 //
 //	u32 payload length | u32 CRC-32C of payload | records
-//	record = u64 fingerprint | uvarint URL length | URL bytes
+//	record = u64 fingerprint | uvarint meta | uvarint URL length | URL bytes
+//	meta   = depth<<1 | seen-only flag
 //
 // Only the newest log may end in a torn chunk (a crash during a write); it is
 // cut off on recovery. A bad chunk anywhere else is corruption.
@@ -32,11 +34,29 @@ func (c *chunk) reset() {
 	c.buf, c.n = c.buf[:chunkHeaderLen], 0
 }
 
-func (c *chunk) add(fp uint64, url string) {
-	c.buf = binary.LittleEndian.AppendUint64(c.buf, fp)
-	c.buf = binary.AppendUvarint(c.buf, uint64(len(url)))
-	c.buf = append(c.buf, url...)
+func (c *chunk) add(e *Entry) {
+	c.buf = binary.LittleEndian.AppendUint64(c.buf, e.FP)
+	c.buf = binary.AppendUvarint(c.buf, e.meta())
+	c.buf = binary.AppendUvarint(c.buf, uint64(len(e.URL)))
+	c.buf = append(c.buf, e.URL...)
 	c.n++
+}
+
+// meta packs the depth and the seen-only flag of a log record.
+func (e *Entry) meta() uint64 {
+	m := uint64(e.Depth) << 1
+	if e.SeenOnly {
+		m |= 1
+	}
+	return m
+}
+
+// record is one decoded log record; URL aliases the read buffer.
+type record struct {
+	fp       uint64
+	depth    uint16
+	seenOnly bool
+	url      []byte
 }
 
 func (c *chunk) len() int { return len(c.buf) - chunkHeaderLen }
@@ -70,7 +90,7 @@ func (l *logFile) write(c *chunk) error {
 // returns the length of the valid prefix and whether the file ended in a
 // torn chunk (a chunk that is incomplete or fails its checksum and reaches
 // the end of the file). A bad chunk followed by more data is ErrCorrupt.
-func readLog(fs vfs.FS, path string, fn func(fp uint64, url []byte) error) (valid int64, torn bool, err error) {
+func readLog(fs vfs.FS, path string, fn func(r *record) error) (valid int64, torn bool, err error) {
 	f, err := fs.Open(path)
 	if err != nil {
 		return 0, false, fmt.Errorf("due: open log: %w", err)
@@ -119,21 +139,30 @@ func readLog(fs vfs.FS, path string, fn func(fp uint64, url []byte) error) (vali
 
 var errBadRecord = errors.New("bad record")
 
-func eachRecord(p []byte, fn func(fp uint64, url []byte) error) error {
+func eachRecord(p []byte, fn func(r *record) error) error {
+	var r record
+	bad := fmt.Errorf("%w: %w", ErrCorrupt, errBadRecord)
 	for len(p) > 0 {
-		if len(p) < 9 {
-			return fmt.Errorf("%w: %w", ErrCorrupt, errBadRecord)
+		if len(p) < 10 {
+			return bad
 		}
-		fp := binary.LittleEndian.Uint64(p)
-		n, k := binary.Uvarint(p[8:])
-		if k <= 0 || n > uint64(len(p)-8-k) {
-			return fmt.Errorf("%w: %w", ErrCorrupt, errBadRecord)
+		r.fp = binary.LittleEndian.Uint64(p)
+		p = p[8:]
+		m, k := binary.Uvarint(p)
+		if k <= 0 || m>>1 > math.MaxUint16 {
+			return bad
 		}
-		s := 8 + k
-		if err := fn(fp, p[s:s+int(n)]); err != nil {
+		r.depth, r.seenOnly = uint16(m>>1), m&1 != 0
+		p = p[k:]
+		n, k := binary.Uvarint(p)
+		if k <= 0 || n > uint64(len(p)-k) {
+			return bad
+		}
+		r.url = p[k : k+int(n)]
+		if err := fn(&r); err != nil {
 			return err
 		}
-		p = p[s+int(n):]
+		p = p[k+int(n):]
 	}
 	return nil
 }

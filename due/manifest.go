@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"math"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 )
@@ -16,10 +17,13 @@ import (
 //	           | nruns (num count size)… | npending (seq num count)…
 //	           | u32 CRC-32C of all preceding bytes
 const (
-	manifestMagic = "SXDUEMF1"
-	batchMagic    = "SXDUEBT1"
-	manifestName  = "MANIFEST"
-	lockName      = "LOCK"
+	manifestMagic = "SXDUEMF2"
+	batchMagic    = "SXDUEBT2"
+	// manifestMagicV1 marks a directory written before log records and
+	// batches carried depth and the seen-only flag.
+	manifestMagicV1 = "SXDUEMF1"
+	manifestName    = "MANIFEST"
+	lockName        = "LOCK"
 )
 
 type runMeta struct {
@@ -70,6 +74,9 @@ func decodeManifest(b []byte) (manifest, error) {
 	var m manifest
 	bad := func(what string) (manifest, error) {
 		return manifest{}, fmt.Errorf("%w: manifest %s", ErrCorrupt, what)
+	}
+	if len(b) >= len(manifestMagicV1) && string(b[:len(manifestMagicV1)]) == manifestMagicV1 {
+		return manifest{}, fmt.Errorf("%w: manifest of format 1 (logs without depth); this version reads format 2 only: start from an empty directory", ErrCorrupt)
 	}
 	if len(b) < len(manifestMagic)+4 || string(b[:len(manifestMagic)]) != manifestMagic {
 		return bad("magic")
@@ -156,16 +163,20 @@ func readFile(fs vfs.FS, path string) ([]byte, error) {
 }
 
 // encodeBatch encodes a delivery batch: the URLs in arrival order, each
-// front-coded against the previous one.
+// front-coded against the previous one, with fingerprint and depth.
 //
-//	"SXDUEBT1" | u64 seq | uvarint n | (uvarint shared, uvarint len, bytes)…
+//	"SXDUEBT2" | u64 seq | uvarint n | (u64 fp, uvarint depth, uvarint shared, uvarint len, bytes)…
 //	| u32 CRC-32C of all preceding bytes
-func encodeBatch(seq uint64, urls []string) []byte {
+func encodeBatch(seq uint64, urls []Entry) []byte {
 	b := []byte(batchMagic)
 	b = binary.LittleEndian.AppendUint64(b, seq)
 	b = binary.AppendUvarint(b, uint64(len(urls)))
 	prev := ""
-	for _, u := range urls {
+	for i := range urls {
+		e := &urls[i]
+		u := e.URL
+		b = binary.LittleEndian.AppendUint64(b, e.FP)
+		b = binary.AppendUvarint(b, uint64(e.Depth))
 		s := 0
 		for s < len(u) && s < len(prev) && u[s] == prev[s] {
 			s++
@@ -178,8 +189,8 @@ func encodeBatch(seq uint64, urls []string) []byte {
 	return binary.LittleEndian.AppendUint32(b, crc(b))
 }
 
-func decodeBatch(b []byte, wantSeq, wantCount uint64) ([]string, error) {
-	bad := func(what string) ([]string, error) {
+func decodeBatch(b []byte, wantSeq, wantCount uint64) ([]Entry, error) {
+	bad := func(what string) ([]Entry, error) {
 		return nil, fmt.Errorf("%w: batch %d %s", ErrCorrupt, wantSeq, what)
 	}
 	if len(b) < len(batchMagic)+12 || string(b[:len(batchMagic)]) != batchMagic {
@@ -199,9 +210,19 @@ func decodeBatch(b []byte, wantSeq, wantCount uint64) ([]string, error) {
 		return bad("count")
 	}
 	p = p[k:]
-	urls := make([]string, 0, n)
+	urls := make([]Entry, 0, n)
 	var prev []byte
 	for i := uint64(0); i < n; i++ {
+		if len(p) < 8 {
+			return bad("entry")
+		}
+		fp := binary.LittleEndian.Uint64(p)
+		p = p[8:]
+		depth, k0 := binary.Uvarint(p)
+		if k0 <= 0 || depth > math.MaxUint16 {
+			return bad("entry")
+		}
+		p = p[k0:]
 		s, k1 := binary.Uvarint(p)
 		if k1 <= 0 || s > uint64(len(prev)) {
 			return bad("entry")
@@ -215,7 +236,7 @@ func decodeBatch(b []byte, wantSeq, wantCount uint64) ([]string, error) {
 		u := make([]byte, 0, int(s+l))
 		u = append(append(u, prev[:s]...), p[:l]...)
 		p = p[l:]
-		urls = append(urls, string(u))
+		urls = append(urls, Entry{FP: fp, URL: string(u), Depth: uint16(depth)})
 		prev = u
 	}
 	if len(p) != 0 {

@@ -14,8 +14,9 @@ import (
 //     holds no buffered key are not read); the rest are new;
 //  2. write a new run: the new fingerprints merged with the newest runs
 //     chosen by the tiering rule; fsync;
-//  3. read the frozen logs in order and write the URLs of new entries, in
-//     arrival order, as batch file with the next seq; fsync;
+//  3. read the frozen logs in order and write the URLs of new entries
+//     (except seen-only ones), in arrival order, as batch file with the
+//     next seq; fsync;
 //  4. fsync the directory, then replace the MANIFEST (new runs, log floor
 //     past the frozen logs, batch pending) — the commit point;
 //  5. delete the replaced runs and the frozen logs.
@@ -87,14 +88,17 @@ func (d *DUE) mergeFrozen() error {
 		}
 		cleanup()
 	}
-	var urls []string
+	var urls []Entry
+	var seenOnly int
 	if len(fresh) > 0 {
 		var err error
-		urls, err = d.collectURLs(fb, fresh, logs)
+		urls, seenOnly, err = d.collectURLs(fb, fresh, logs)
 		if err != nil {
 			closeNew()
 			return err
 		}
+	}
+	if len(urls) > 0 {
 		num := d.nextFile.Add(1) - 1
 		p := d.path(num, "batch")
 		created = append(created, p)
@@ -138,6 +142,7 @@ func (d *DUE) mergeFrozen() error {
 	s := &d.mu.stats
 	s.DroppedOnDisk += dups
 	s.Emitted += uint64(len(urls))
+	s.SeenOnly += uint64(seenOnly)
 	s.Merges++
 	s.MergeTime += dur
 	s.LastMerge = dur
@@ -218,29 +223,33 @@ func (d *DUE) writeRun(path string, fresh []uint64, runs []*run) (int64, uint64,
 	}
 }
 
-// collectURLs reads the frozen logs and returns the URLs of the fresh
-// fingerprints in arrival order.
-func (d *DUE) collectURLs(fb *buffer, fresh []uint64, logs []uint64) ([]string, error) {
+// collectURLs reads the frozen logs and returns the entries of the fresh
+// fingerprints in arrival order, without the seen-only ones (counted).
+func (d *DUE) collectURLs(fb *buffer, fresh []uint64, logs []uint64) ([]Entry, int, error) {
 	isNew := make([]bool, fb.len())
 	for _, fp := range fresh {
 		i := fb.lookup(fp)
 		if i < 0 {
-			return nil, fmt.Errorf("due: fingerprint %#x missing from buffer", fp)
+			return nil, 0, fmt.Errorf("due: fingerprint %#x missing from buffer", fp)
 		}
 		isNew[i] = true
 	}
-	urls := make([]string, 0, len(fresh))
-	rec := 0
+	urls := make([]Entry, 0, len(fresh))
+	rec, seenOnly := 0, 0
 	for _, n := range logs {
-		_, torn, err := readLog(d.fs, d.path(n, "log"), func(fp uint64, url []byte) error {
+		_, torn, err := readLog(d.fs, d.path(n, "log"), func(r *record) error {
 			i := rec
-			if i >= len(fb.fps) || fb.fps[i] != fp {
-				i = fb.lookup(fp)
+			if i >= len(fb.fps) || fb.fps[i] != r.fp {
+				i = fb.lookup(r.fp)
 			}
 			rec++
 			if i >= 0 && isNew[i] {
 				isNew[i] = false
-				urls = append(urls, string(url))
+				if r.seenOnly {
+					seenOnly++
+				} else {
+					urls = append(urls, Entry{FP: r.fp, URL: string(r.url), Depth: r.depth})
+				}
 			}
 			return nil
 		})
@@ -248,13 +257,13 @@ func (d *DUE) collectURLs(fb *buffer, fresh []uint64, logs []uint64) ([]string, 
 			err = fmt.Errorf("%w: log %06d ends in a torn chunk", ErrCorrupt, n)
 		}
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 	}
-	if len(urls) != len(fresh) {
-		return nil, fmt.Errorf("%w: logs %v hold %d of %d new URLs", ErrCorrupt, logs, len(urls), len(fresh))
+	if len(urls)+seenOnly != len(fresh) {
+		return nil, 0, fmt.Errorf("%w: logs %v hold %d of %d new URLs", ErrCorrupt, logs, len(urls)+seenOnly, len(fresh))
 	}
-	return urls, nil
+	return urls, seenOnly, nil
 }
 
 // deliverPending hands committed batches to the Sink in seq order and

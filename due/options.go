@@ -31,14 +31,16 @@ type Cache interface {
 }
 
 // Sink receives the new URLs: the frontier hand-off. Deliver is called
-// with batches in strictly increasing seq order, each batch in arrival order.
+// with batches in strictly increasing seq order, each batch in arrival order;
+// an entry carries its URL, fingerprint and depth (SeenOnly is never set:
+// seen-only entries are not delivered). The Sink may keep the slice.
 // After a crash a batch is delivered again (same seq, same URLs) until a
 // Deliver call returned nil and the DUE recorded that durably, so the Sink
 // must ignore any seq ≤ the last one it applied, atomically with storing the
 // URLs. Deliver is called from one goroutine at a time, with the DUE's merge
 // lock held: it must not call back into the DUE.
 type Sink interface {
-	Deliver(seq uint64, urls []string) error
+	Deliver(seq uint64, batch []Entry) error
 }
 
 // SyncMode says how durable the buffer log is when Add returns.

@@ -129,9 +129,9 @@ func (d *DUE) recover() error {
 func (d *DUE) replay(num uint64, newest bool) error {
 	p := d.path(num, "log")
 	b := d.mu.active
-	valid, torn, err := readLog(d.fs, p, func(fp uint64, _ []byte) error {
+	valid, torn, err := readLog(d.fs, p, func(r *record) error {
 		d.mu.appended++
-		b.insert(fp)
+		b.insert(r.fp)
 		return nil
 	})
 	if err != nil {

@@ -253,7 +253,7 @@ func (n *Node) Seed(ctx context.Context, seeds []string) error {
 		canon = append(canon, c)
 	}
 	w := n.newWorker(-1)
-	return w.route(ctx, canon)
+	return w.route(ctx, canon, 0)
 }
 
 // Deliver takes URLs that this node owns (received from a peer): they go
@@ -364,10 +364,11 @@ func (n *Node) waitIdle(ctx context.Context, errc <-chan error) error {
 // dueSink hands the DUE's new URLs to the frontier, exactly once per seq.
 type dueSink Node
 
-func (s *dueSink) Deliver(seq uint64, urls []string) error {
+func (s *dueSink) Deliver(seq uint64, batch []due.Entry) error {
 	n := (*Node)(s)
-	items := make([]frontier.Item, 0, len(urls))
-	for _, u := range urls {
+	items := make([]frontier.Item, 0, len(batch))
+	for _, e := range batch {
+		u := e.URL
 		host := hostOf(u)
 		var prio uint8
 		switch n.budget.Admit(host) {
@@ -377,7 +378,7 @@ func (s *dueSink) Deliver(seq uint64, urls []string) error {
 		case extract.PriorityLow:
 			prio = 1
 		}
-		items = append(items, frontier.Item{URL: u, Host: host, Priority: prio})
+		items = append(items, frontier.Item{URL: u, Host: host, Priority: prio, Depth: e.Depth})
 	}
 	n.metrics.NewURLs.Add(uint64(len(items)))
 	return n.fr.AddBatch("due", seq, items)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"sync/atomic"
 	"time"
 
@@ -178,7 +179,7 @@ func (w *worker) process(ctx context.Context, l frontier.Lease) (frontier.Result
 		e.Note = "truncated " + e.Note
 	}
 	e.Links = len(w.links)
-	if err := w.route(ctx, w.links); err != nil {
+	if err := w.route(ctx, w.links, childDepth(l.Depth)); err != nil {
 		return res, err
 	}
 	n.log.Write(e)
@@ -214,10 +215,19 @@ func (w *worker) extract(base *urlnorm.URL, resp *fetcher.Response) error {
 	return err
 }
 
+// childDepth is the link depth of the links found on a page of depth d
+// (saturating).
+func childDepth(d uint16) uint16 {
+	if d == math.MaxUint16 {
+		return d
+	}
+	return d + 1
+}
+
 // route filters links, splits them into local and remote, drops local ones
-// the worker's front cache has seen and hands the rest to the DUE; remote
-// ones go to the splitter.
-func (w *worker) route(ctx context.Context, links []string) error {
+// the worker's front cache has seen and hands the rest to the DUE with their
+// link depth; remote ones go to the splitter.
+func (w *worker) route(ctx context.Context, links []string, depth uint16) error {
 	n := w.n
 	w.local, w.remote = w.local[:0], w.remote[:0]
 	n.metrics.LinksFound.Add(uint64(len(links)))
@@ -249,7 +259,7 @@ func (w *worker) route(ctx context.Context, links []string) error {
 			}
 			n.metrics.CacheMisses.Add(1)
 		}
-		w.local = append(w.local, due.Entry{FP: fp, URL: s})
+		w.local = append(w.local, due.Entry{FP: fp, URL: s, Depth: depth})
 	}
 	n.metrics.LinksLocal.Add(local)
 	n.metrics.LinksRemote.Add(uint64(len(w.remote)))
