@@ -50,6 +50,10 @@ type MemberOptions struct {
 	FullTrace, CrossTrace func(fp uint64)
 	// Logger for the splitter. Default: discard.
 	Logger *slog.Logger
+	// Services, if set, registers more services (e.g. the status page's
+	// read-only NodeStatus) on the member's mTLS gRPC server before it
+	// serves; they get the same peer authentication as the Peer service.
+	Services func(grpc.ServiceRegistrar)
 }
 
 // Member is a running cluster node. Start it, Run it, Close it.
@@ -241,6 +245,9 @@ func StartMember(o MemberOptions) (*Member, error) {
 	m.srv = grpc.NewServer(append(hostsplit.ServerOptions(hostsplit.Limits{}),
 		grpc.Creds(credentials.NewTLS(o.TLS.ServerConfig(ids))))...)
 	sp.Register(m.srv)
+	if o.Services != nil {
+		o.Services(m.srv)
+	}
 	go func() {
 		defer close(m.done)
 		_ = m.srv.Serve(m.lis)
