@@ -61,6 +61,9 @@ type Snapshot struct {
 	Peers    []Peer            `json:"peers"`
 	Busiest  []Host            `json:"busiestHosts"`
 	Delayed  []Host            `json:"delayedHosts"`
+	// Error is set, in a cluster view, for a node that could not be asked
+	// (its other fields are then empty).
+	Error string `json:"error,omitempty"`
 }
 
 // Cache is one cache's figures and its live miss-ratio curves.
