@@ -29,7 +29,12 @@ var (
 	// ErrCanceled: the caller's context was cancelled. Retryable: the URL
 	// was not fetched.
 	ErrCanceled = errors.New("fetcher: canceled")
-	// ErrOther: anything else (protocol errors, temp-file I/O).
+	// ErrLocal: this machine failed, not the server: the temporary file a
+	// large body spills to could not be created or written (permissions,
+	// full disk). The URL was not fetched; callers must not count it against
+	// the host or drop the URL.
+	ErrLocal = errors.New("fetcher: local storage")
+	// ErrOther: anything else (protocol errors).
 	ErrOther = errors.New("fetcher: fetch failed")
 )
 
@@ -68,6 +73,8 @@ func classify(err error, parent context.Context) error {
 	var dnsErr *net.DNSError
 	var netErr net.Error
 	switch {
+	case errors.Is(err, ErrLocal):
+		return mk(ErrLocal, true)
 	case errors.Is(err, ErrPrivateAddress):
 		return mk(ErrPrivateAddress, false)
 	case errors.Is(err, ErrEncoding):

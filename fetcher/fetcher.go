@@ -12,6 +12,7 @@ import (
 	"net/http/httptrace"
 	"net/netip"
 	"net/url"
+	"os"
 	"strings"
 	"time"
 )
@@ -39,6 +40,14 @@ func New(opts Options) (*Fetcher, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
+	// Bodies above MemThreshold spill to TempDir: find out now, not at the
+	// first large page, if that cannot work.
+	probe, err := os.CreateTemp(o.TempDir, "sextant-probe-*")
+	if err != nil {
+		return nil, fmt.Errorf("%w: TempDir %q is not writable: %w", ErrLocal, o.TempDir, err)
+	}
+	probe.Close()
+	os.Remove(probe.Name())
 	if o.TLSConfig != nil {
 		o.TLSConfig = o.TLSConfig.Clone()
 	} else {

@@ -56,11 +56,14 @@ func (b *RewindBuffer) Write(p []byte) (int, error) {
 	}
 	if b.file == nil {
 		if err := b.spill(); err != nil {
-			return 0, err
+			return 0, &classError{ErrLocal, err, true}
 		}
 	}
 	n, err := b.file.f.Write(p)
 	b.size += int64(n)
+	if err != nil {
+		err = &classError{ErrLocal, err, true}
+	}
 	return n, err
 }
 

@@ -7,6 +7,9 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 	"testing/iotest"
@@ -150,5 +153,39 @@ func TestFetchSpillsAndCleans(t *testing.T) {
 	}
 	if st := f.Stats(); st.Spilled != 1 || st.BodyBytes != int64(len(body)) {
 		t.Fatalf("stats %+v", st)
+	}
+}
+
+// A body that cannot spill (the temp dir is gone, the disk is full) fails
+// with ErrLocal: the crawler's own fault, retryable, never the server's.
+func TestSpillFailureIsLocal(t *testing.T) {
+	dir := t.TempDir()
+	b := NewRewindBuffer(16, filepath.Join(dir, "gone"))
+	defer b.Close()
+	_, err := b.Write(make([]byte, 100))
+	if !errors.Is(err, ErrLocal) {
+		t.Fatalf("spill into a missing dir: %v, want ErrLocal", err)
+	}
+
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write(bytes.Repeat([]byte("x"), 4096))
+	}))
+	defer srv.Close()
+	tmp := filepath.Join(dir, "tmp")
+	if err := os.Mkdir(tmp, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f, err := New(Options{AllowPrivate: true, MemThreshold: 100, TempDir: tmp})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	os.Remove(tmp)
+	_, err = f.Fetch(context.Background(), srv.URL+"/big")
+	if !errors.Is(err, ErrLocal) || !IsRetryable(err) {
+		t.Fatalf("fetch spilling into a removed dir: %v (retryable %v), want a retryable ErrLocal", err, IsRetryable(err))
+	}
+	if _, err := New(Options{TempDir: tmp + "-missing"}); err == nil {
+		t.Fatal("New accepted a TempDir that does not exist")
 	}
 }

@@ -80,10 +80,13 @@ func (w *worker) loop(ctx context.Context) error {
 		}
 		w.n.busy.Add(1)
 		res, err := w.process(ctx, l)
-		if ctx.Err() != nil && err != nil {
-			// Shutting down mid-fetch: put the URL back for the restart.
+		if err != nil {
+			// Shutting down mid-fetch, or a failure of this node (storage):
+			// the URL goes back for the restart, never dropped.
 			res = frontier.Result{Requeue: true}
-			err = nil
+			if ctx.Err() != nil {
+				err = nil
+			}
 		}
 		derr := w.n.fr.Done(l, res)
 		w.n.busy.Add(-1)
@@ -133,6 +136,11 @@ func (w *worker) process(ctx context.Context, l frontier.Lease) (frontier.Result
 			return frontier.Result{}, ctx.Err()
 		}
 		d := time.Since(start)
+		if errors.Is(err, fetcher.ErrLocal) {
+			// Our disk failed, not the server: stop the node with a clear
+			// error rather than drop the URL (the loop requeues it).
+			return frontier.Result{}, fmt.Errorf("crawl: fetching %s: %w", l.URL, err)
+		}
 		n.metrics.FetchErr.Add(1)
 		n.metrics.FetchNanos.Add(int64(d))
 		n.log.Write(LogEntry{Time: time.Now(), Node: n.opts.ID, URL: l.URL, Status: -1, Outcome: OutcomeError, Duration: d, Note: err.Error()})

@@ -1,0 +1,74 @@
+package crawl
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/sextant-crawler/sextant/fetcher"
+)
+
+// TestLocalStorageFailureLosesNothing: when the node's own disk fails (here
+// the directory large bodies spill to disappears mid-crawl — in a container
+// it was an unwritable /tmp), the node stops with a clear error naming the
+// cause instead of logging the page as a fetch error and dropping its
+// links; restarted on a working disk it completes the crawl with exactly
+// the oracle's set and nothing fetched twice.
+func TestLocalStorageFailureLosesNothing(t *testing.T) {
+	web, srv, oracle := smallWeb(t, 1<<20)
+	dir := t.TempDir()
+	spill := filepath.Join(t.TempDir(), "spill")
+	if err := os.Mkdir(spill, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	opts := testNodeOptions(t, dir, srv, web.Domain())
+	opts.Fetcher.TempDir = spill
+	opts.Fetcher.MemThreshold = 4 << 10 // most pages spill
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+
+	n, err := Open(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := n.Seed(ctx, web.Seeds()); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(spill); err != nil {
+		t.Fatal(err)
+	}
+	err = n.Run(ctx, true)
+	if !errors.Is(err, fetcher.ErrLocal) {
+		t.Fatalf("Run with a failing spill dir returned %v, want an error wrapping fetcher.ErrLocal", err)
+	}
+	t.Logf("first run stopped as expected: %v", err)
+	if err := n.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	if err := os.Mkdir(spill, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if n, err = Open(opts); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.Seed(ctx, web.Seeds()); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.Run(ctx, true); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.Close(); err != nil {
+		t.Fatal(err)
+	}
+	fetched, dups := fetchedURLs(t, filepath.Join(dir, "crawl.log"))
+	if len(dups) > 0 {
+		t.Errorf("%d URLs fetched twice, e.g. %v", len(dups), dups[:min(5, len(dups))])
+	}
+	if err := oracle.Check(fetched); err != nil {
+		t.Errorf("fetched set differs from the oracle's: %v", err)
+	}
+}
