@@ -115,7 +115,7 @@ func dumpSpool(t *testing.T, s *Splitter, sink *memSink) string {
 		p.outMu.Unlock()
 		slices.Sort(seqs)
 		for _, q := range seqs {
-			n, enc, err := s.store.getBatch(p.id, q)
+			_, n, enc, err := s.store.getBatch(p.id, q)
 			if err != nil {
 				t.Fatal(err)
 			}

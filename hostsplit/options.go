@@ -47,6 +47,11 @@ type LocalStatus struct {
 	Idle         bool
 	FrontierSize int64
 	InFlight     int64
+	// Paused: stopped for a membership change with nothing in flight
+	// and nothing buffered in the DUE (see Drained). Phase names the
+	// transition state for reports.
+	Paused bool
+	Phase  string
 }
 
 // Options configures a Splitter. The constructor copies it; zero fields take
@@ -54,6 +59,12 @@ type LocalStatus struct {
 type Options struct {
 	Self    NodeID
 	Members []Member // every node including Self; Addr is needed for peers
+	// Epoch numbers the membership view Members (default 1). A view
+	// adopted later by SetView is persisted and wins over an older Epoch
+	// on restart. With Joining the node starts on epoch 0 (Members is
+	// the view it will join): it routes nothing until SetView.
+	Epoch   uint64
+	Joining bool
 	// ByDomain keys ownership by registered domain instead of host.
 	ByDomain bool
 	// DataDir holds the pebble store of the outbound spool and of the

@@ -3,7 +3,9 @@ package hostsplit
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"strconv"
 	"time"
 
 	pb "github.com/sextant-crawler/sextant/proto"
@@ -66,7 +68,7 @@ func (s *Splitter) identity(ctx context.Context) (NodeID, error) {
 		return "", status.Error(codes.Unauthenticated, "hostsplit: client certificate not verified")
 	}
 	id := NodeID(ti.State.PeerCertificates[0].Subject.CommonName)
-	if _, member := s.peers[id]; !member && id != s.opts.Self {
+	if !s.Known(id) {
 		s.rejectedAuth.Add(1)
 		return "", status.Errorf(codes.PermissionDenied, "hostsplit: %q is not a cluster member", id)
 	}
@@ -95,8 +97,11 @@ func (srv *server) Send(stream grpc.BidiStreamingServer[pb.Batch, pb.Ack]) error
 			s.rejectedAuth.Add(1)
 			return status.Errorf(codes.PermissionDenied, "hostsplit: batch from %q on a connection of %q", sender, id)
 		}
-		p, ok := s.peers[sender]
+		p, ok := s.peerByID(sender)
 		if !ok {
+			if s.Known(sender) {
+				return status.Errorf(codes.Aborted, "hostsplit: %q is not yet in this node's membership view", sender)
+			}
 			s.rejectedAuth.Add(1)
 			return status.Errorf(codes.PermissionDenied, "hostsplit: %q is not a peer", sender)
 		}
@@ -111,7 +116,9 @@ func (srv *server) Send(stream grpc.BidiStreamingServer[pb.Batch, pb.Ack]) error
 }
 
 // apply delivers batch b from p unless it was applied before, and returns
-// the highest contiguous seq applied for p's epoch.
+// the highest contiguous seq applied for p's epoch. Each URL goes to its
+// owner under this node's view: the Local sink, or (forwarded) the spool
+// of its owner, before the batch counts as applied.
 func (s *Splitter) apply(ctx context.Context, p *peer, b *pb.Batch) (uint64, error) {
 	p.inMu.Lock()
 	defer p.inMu.Unlock()
@@ -119,6 +126,15 @@ func (s *Splitter) apply(ctx context.Context, p *peer, b *pb.Batch) (uint64, err
 	defer s.storeMu.RUnlock()
 	if s.storeClosed {
 		return 0, status.Error(codes.Unavailable, ErrClosed.Error())
+	}
+	s.routeMu.RLock()
+	defer s.routeMu.RUnlock()
+	if s.routeClosed {
+		return 0, status.Error(codes.Unavailable, ErrClosed.Error())
+	}
+	vs := s.view.Load()
+	if b.GetMembershipEpoch() > vs.v.Epoch {
+		return 0, status.Errorf(codes.Aborted, "hostsplit: batch for membership epoch %d, this node is on %d", b.GetMembershipEpoch(), vs.v.Epoch)
 	}
 	known := b.GetEpoch() == p.inEpoch
 	if known && b.GetSeq() <= p.inApplied {
@@ -136,12 +152,23 @@ func (s *Splitter) apply(ctx context.Context, p *peer, b *pb.Batch) (uint64, err
 	if err == nil && len(urls) != int(b.GetCount()) {
 		err = errors.New("count does not match")
 	}
+	kind := Kind(b.GetKind())
+	if err == nil && !kind.valid() {
+		err = fmt.Errorf("unknown kind %d", kind)
+	}
 	if err != nil {
 		p.st.malformed.Add(1)
 		s.opts.Logger.Warn("hostsplit: rejected batch", "peer", p.id, "seq", b.GetSeq(), "err", err)
 		return 0, status.Errorf(codes.InvalidArgument, "hostsplit: batch %d from %s: %v", b.GetSeq(), p.id, err)
 	}
-	if err := s.opts.Local.Deliver(ctx, urls); err != nil {
+	source := "hs/" + string(p.id) + "/" + strconv.FormatUint(b.GetEpoch(), 16)
+	if s.ownsAll(vs, urls) {
+		err = s.deliverLocal(ctx, kind, urls, source, b.GetSeq())
+	} else {
+		err = s.routeOwned(ctx, vs, kind, urls, source, b.GetSeq(), nil)
+		p.st.forwarded.Add(1)
+	}
+	if err != nil {
 		return 0, status.Errorf(codes.Unavailable, "hostsplit: deliver: %v", err)
 	}
 	if err := s.store.setApplied(p.id, b.GetEpoch(), b.GetSeq()); err != nil {
@@ -161,4 +188,14 @@ func (srv *server) Status(ctx context.Context, _ *pb.StatusRequest) (*pb.StatusR
 		return nil, err
 	}
 	return srv.s.LocalStatus().toProto(), nil
+}
+
+// ownsAll reports whether this node owns every URL's host under vs.
+func (s *Splitter) ownsAll(vs *viewState, urls []string) bool {
+	for _, u := range urls {
+		if h, ok := Host(u); ok && vs.ring.Owner(h) != s.opts.Self {
+			return false
+		}
+	}
+	return true
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -117,18 +118,23 @@ func TestUnauthenticatedClientsCannotInject(t *testing.T) {
 	// The same path with a member's certificate works, so the refusals
 	// above are about identity.
 	good := clientCreds(t, c.ca, "node-1", c.ids, "node-0", true)
-	if err := inject(t, target.addr, good, batchOf(t, "node-1", 1, "http://ok.example/")); err != nil {
+	// A host node-0 owns (a URL it does not own would be forwarded).
+	okURL := "http://ok.example/"
+	for i := 0; target.sp.Owner(okURL[7:len(okURL)-1]) != "node-0"; i++ {
+		okURL = fmt.Sprintf("http://ok%d.example/", i)
+	}
+	if err := inject(t, target.addr, good, batchOf(t, "node-1", 1, okURL)); err != nil {
 		t.Fatalf("member's batch refused: %v", err)
 	}
-	if got := keys(target.sink.snapshot()); len(got) != 1 || got[0] != "http://ok.example/" {
+	if got := keys(target.sink.snapshot()); len(got) != 1 || got[0] != okURL {
 		t.Fatalf("delivered %v", got)
 	}
 	// A resend of the same (sender, epoch, seq) is acknowledged but not
 	// delivered again.
-	if err := inject(t, target.addr, good, batchOf(t, "node-1", 1, "http://ok.example/")); err != nil {
+	if err := inject(t, target.addr, good, batchOf(t, "node-1", 1, okURL)); err != nil {
 		t.Fatal(err)
 	}
-	if n := target.sink.snapshot()["http://ok.example/"]; n != 1 {
+	if n := target.sink.snapshot()[okURL]; n != 1 {
 		t.Fatalf("resend delivered: count %d", n)
 	}
 	st := target.sp.Stats()

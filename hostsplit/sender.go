@@ -18,21 +18,25 @@ import (
 // with exponential backoff (with jitter) after any failure.
 func (s *Splitter) sendLoop(p *peer) {
 	defer s.wg.Done()
+	defer close(p.stopped)
+	stop := p.stop
 	pprof.Do(s.sendCtx, pprof.Labels("hostsplit", "send", "peer", string(p.id)), func(ctx context.Context) {
 		backoff := s.opts.RetryMin
 		for {
-			if !s.waitPending(p) {
+			if !s.waitPending(p, stop) {
 				return
 			}
-			progress, err := s.runStream(ctx, p)
-			if s.isClosing() {
+			progress, err := s.runStream(ctx, p, stop)
+			if s.isClosing() || isClosed(stop) {
 				return
 			}
 			p.st.streamErrors.Add(1)
 			if status.Code(err) == codes.InvalidArgument {
 				p.st.rejectedByPeer.Add(1)
 			}
-			if progress {
+			if progress || status.Code(err) == codes.Aborted {
+				// Aborted: the peer is changing to our membership view;
+				// it is worth retrying soon.
 				backoff = s.opts.RetryMin
 			}
 			s.opts.Logger.Warn("hostsplit: stream to peer failed; retrying", "peer", p.id, "err", err, "backoff", backoff)
@@ -40,15 +44,29 @@ func (s *Splitter) sendLoop(p *peer) {
 			select {
 			case <-s.closing:
 				return
+			case <-stop:
+				return
 			case <-s.opts.Clock.After(wait):
 			}
-			backoff = min(2*backoff, s.opts.RetryMax)
+			if status.Code(err) != codes.Aborted {
+				backoff = min(2*backoff, s.opts.RetryMax)
+			}
 		}
 	})
 }
 
-// waitPending blocks until p has a spooled batch; false means closing.
-func (s *Splitter) waitPending(p *peer) bool {
+func isClosed(c <-chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
+}
+
+// waitPending blocks until p has a spooled batch; false means closing or
+// stopped.
+func (s *Splitter) waitPending(p *peer, stop <-chan struct{}) bool {
 	for {
 		p.outMu.Lock()
 		has := p.lastSeq > p.acked
@@ -59,6 +77,8 @@ func (s *Splitter) waitPending(p *peer) bool {
 		select {
 		case <-s.closing:
 			return false
+		case <-stop:
+			return false
 		case <-p.notify:
 		}
 	}
@@ -66,7 +86,7 @@ func (s *Splitter) waitPending(p *peer) bool {
 
 // runStream runs one Send stream until it fails or the splitter closes.
 // progress reports whether any batch was acknowledged.
-func (s *Splitter) runStream(ctx context.Context, p *peer) (progress bool, err error) {
+func (s *Splitter) runStream(ctx context.Context, p *peer, stop <-chan struct{}) (progress bool, err error) {
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	defer func() { cancel(); wg.Wait() }()
@@ -103,11 +123,12 @@ func (s *Splitter) runStream(ctx context.Context, p *peer) (progress bool, err e
 		last, acked := p.lastSeq, p.acked
 		p.outMu.Unlock()
 		for next <= last && next-acked <= uint64(s.opts.Window) {
-			count, enc, err := s.store.getBatch(p.id, next)
+			kind, count, enc, err := s.store.getBatch(p.id, next)
 			if err != nil {
 				return progress, err
 			}
-			b := &pb.Batch{Sender: string(s.opts.Self), Epoch: s.store.epoch, Seq: next, Count: uint32(count), Urls: enc}
+			b := &pb.Batch{Sender: string(s.opts.Self), Epoch: s.store.epoch, Seq: next, Count: uint32(count), Urls: enc,
+				MembershipEpoch: s.Epoch(), Kind: pb.BatchKind(kind)}
 			p.st.transmitted.Add(1)
 			if err := stream.Send(b); err != nil {
 				if !errors.Is(err, io.EOF) {
@@ -135,6 +156,9 @@ func (s *Splitter) runStream(ctx context.Context, p *peer) (progress bool, err e
 		case err := <-errc:
 			return progress, err
 		case <-s.closing:
+			_ = stream.CloseSend()
+			return progress, nil
+		case <-stop:
 			_ = stream.CloseSend()
 			return progress, nil
 		}

@@ -25,11 +25,18 @@ var ErrClosed = errors.New("hostsplit: closed")
 // It is safe for concurrent use and must be Closed.
 type Splitter struct {
 	opts   Options
-	ring   *Ring
 	store  *store
-	peers  map[NodeID]*peer
-	order  []*peer // peers in membership order
 	health *health.Server
+
+	view      atomic.Pointer[viewState] // replaced under routeMu (write) and peersMu
+	expect    atomic.Pointer[View]      // a view being changed to (Expect)
+	setViewMu sync.Mutex                // serialises SetView
+
+	peersMu sync.RWMutex
+	peers   map[NodeID]*peer // every node known: current and previous members
+	order   []*peer          // the current members but Self, in membership order
+
+	handoffBatches, handoffBytes atomic.Uint64
 
 	routing         atomic.Int64 // Route calls in progress
 	routeMu         sync.RWMutex // read-held by Route; Close takes it to drain them
@@ -52,7 +59,10 @@ type Splitter struct {
 // peer is the splitter's state about one other member.
 type peer struct {
 	id   NodeID
-	conn *grpc.ClientConn
+	conn *grpc.ClientConn // nil: no sender (a former member)
+
+	stop    chan struct{} // closed to stop the sender (member left)
+	stopped chan struct{} // closed when the sender has returned
 
 	mu       sync.Mutex // guards cache, buf, bufBytes, bufStart, flushing
 	cache    Cache
@@ -80,15 +90,18 @@ type peer struct {
 }
 
 type peerCounters struct {
-	discovered, suppressed, tooLong, batchDups atomic.Uint64
-	sentURLs, sentBatches, wireBytes, rawBytes atomic.Uint64
-	ackedBatches, transmitted, streamErrors    atomic.Uint64
-	recvBatches, recvURLs, dupBatches          atomic.Uint64
-	malformed, rejectedByPeer                  atomic.Uint64
+	discovered, suppressed, tooLong, batchDups     atomic.Uint64
+	sentURLs, sentBatches, wireBytes, rawBytes     atomic.Uint64
+	ackedBatches, transmitted, streamErrors        atomic.Uint64
+	recvBatches, recvURLs, dupBatches              atomic.Uint64
+	malformed, rejectedByPeer, rerouted, forwarded atomic.Uint64
 }
 
 // New opens the spool in opts.DataDir, dials the peers lazily and starts one
 // sender goroutine per peer, which resumes sending whatever the spool holds.
+// The membership view is Options.Epoch and Members, unless the spool holds
+// a newer one adopted by SetView: then that one (with the addresses Options
+// gives for its members).
 func New(opts Options) (*Splitter, error) {
 	opts.Members = slices.Clone(opts.Members)
 	opts.DialOptions = slices.Clone(opts.DialOptions)
@@ -96,37 +109,70 @@ func New(opts Options) (*Splitter, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	ids := make([]NodeID, len(opts.Members))
-	for i, m := range opts.Members {
-		ids[i] = m.ID
-	}
-	ring, err := NewRing(ids, opts.ByDomain)
-	if err != nil {
-		return nil, err
-	}
 	st, err := openStore(opts.DataDir, opts.Logger)
 	if err != nil {
 		return nil, err
 	}
-	s := &Splitter{opts: opts, ring: ring, store: st, peers: map[NodeID]*peer{}, closing: make(chan struct{})}
+	vs := &viewState{v: View{Epoch: opts.Epoch, Members: opts.Members}}
+	if vs.v.Epoch == 0 && !opts.Joining {
+		vs.v.Epoch = 1
+	}
+	saved, ok, err := st.loadView()
+	if err != nil {
+		st.close()
+		return nil, err
+	}
+	if ok && saved.Epoch >= vs.v.Epoch {
+		given := View{Members: opts.Members}
+		vs = &viewState{v: View{Epoch: saved.Epoch, Members: saved.Members}, prev: saved.Prev}
+		for i, m := range vs.v.Members {
+			if a, ok := given.Addr(m.ID); ok && a != "" {
+				vs.v.Members[i].Addr = a
+			}
+		}
+		if saved.Epoch > opts.Epoch {
+			opts.Logger.Info("hostsplit: resuming the membership view adopted earlier", "epoch", saved.Epoch, "members", vs.v.IDs())
+		}
+	}
+	if vs.ring, err = NewRing(vs.v.IDs(), opts.ByDomain); err != nil {
+		st.close()
+		return nil, err
+	}
+	s := &Splitter{opts: opts, store: st, peers: map[NodeID]*peer{}, closing: make(chan struct{})}
+	s.view.Store(vs)
 	s.sendCtx, s.stopSend = context.WithCancel(context.Background())
 	s.health = health.NewServer()
-	for _, m := range opts.Members {
+	fail := func(err error) (*Splitter, error) {
+		s.closeConns()
+		st.close()
+		return nil, err
+	}
+	for _, m := range vs.v.Members {
 		if m.ID == opts.Self {
 			continue
 		}
-		p, err := s.newPeer(m)
+		p, err := s.newPeer(m.ID)
+		if err == nil {
+			err = s.dial(p, m.Addr)
+		}
 		if err != nil {
-			s.closeConns()
-			st.close()
-			return nil, err
+			return fail(err)
 		}
 		s.peers[m.ID] = p
 		s.order = append(s.order, p)
 	}
+	for _, id := range vs.prev {
+		if id == opts.Self || s.peers[id] != nil {
+			continue
+		}
+		p, err := s.newPeer(id)
+		if err != nil {
+			return fail(err)
+		}
+		s.peers[id] = p
+	}
 	for _, p := range s.order {
-		s.wg.Add(1)
-		go s.sendLoop(p)
+		s.startSender(p)
 	}
 	if opts.BatchMaxAge > 0 {
 		s.wg.Add(1)
@@ -135,12 +181,14 @@ func New(opts Options) (*Splitter, error) {
 	return s, nil
 }
 
-func (s *Splitter) newPeer(m Member) (*peer, error) {
-	p := &peer{id: m.ID, notify: make(chan struct{}, 1)}
+// newPeer loads the persisted state about id; it has no sender until dial
+// and startSender.
+func (s *Splitter) newPeer(id NodeID) (*peer, error) {
+	p := &peer{id: id, notify: make(chan struct{}, 1)}
 	if s.opts.PeerCache != nil {
 		p.cache = s.opts.PeerCache()
 	}
-	last, pending, err := s.store.peerState(m.ID)
+	last, pending, err := s.store.peerState(id)
 	if err != nil {
 		return nil, err
 	}
@@ -150,30 +198,89 @@ func (s *Splitter) newPeer(m Member) (*peer, error) {
 		p.acked = min(p.acked, seq-1)
 		p.pendingURLs += n
 	}
-	if p.inEpoch, p.inApplied, err = s.store.applied(m.ID); err != nil {
+	if p.inEpoch, p.inApplied, err = s.store.applied(id); err != nil {
 		return nil, err
 	}
+	return p, nil
+}
+
+// dial makes p's client connection (connecting lazily).
+func (s *Splitter) dial(p *peer, addr string) error {
 	creds := insecure.NewCredentials()
 	if s.opts.ClientTLS != nil {
 		cfg := s.opts.ClientTLS.Clone()
-		cfg.ServerName = string(m.ID)
+		cfg.ServerName = string(p.id)
 		creds = credentials.NewTLS(cfg)
 	}
 	dial := append([]grpc.DialOption{
 		grpc.WithTransportCredentials(creds),
 		grpc.WithKeepaliveParams(keepalive.ClientParameters{Time: KeepaliveTime, Timeout: KeepaliveTime / 2}),
 	}, s.opts.DialOptions...)
-	if p.conn, err = grpc.NewClient(m.Addr, dial...); err != nil {
-		return nil, fmt.Errorf("hostsplit: peer %s: %w", m.ID, err)
+	conn, err := grpc.NewClient(addr, dial...)
+	if err != nil {
+		return fmt.Errorf("hostsplit: peer %s: %w", p.id, err)
 	}
-	return p, nil
+	p.conn = conn
+	return nil
+}
+
+func (s *Splitter) startSender(p *peer) {
+	p.stop, p.stopped = make(chan struct{}), make(chan struct{})
+	s.wg.Add(1)
+	go s.sendLoop(p)
+}
+
+// stopSender stops p's sender and closes its connection; p keeps its
+// state (a former member may still send to this node).
+func (s *Splitter) stopSender(p *peer) {
+	if p.stop == nil {
+		return
+	}
+	close(p.stop)
+	<-p.stopped
+	p.stop, p.stopped = nil, nil
+	s.peersMu.Lock()
+	if p.conn != nil {
+		_ = p.conn.Close()
+		p.conn = nil
+	}
+	s.peersMu.Unlock()
+}
+
+// currentPeers returns the current members but Self, in order.
+func (s *Splitter) currentPeers() []*peer {
+	s.peersMu.RLock()
+	defer s.peersMu.RUnlock()
+	return slices.Clone(s.order)
+}
+
+// allPeers returns every known peer: current members in order, then
+// former members by id.
+func (s *Splitter) allPeers() []*peer {
+	s.peersMu.RLock()
+	defer s.peersMu.RUnlock()
+	out := slices.Clone(s.order)
+	for _, id := range slices.Sorted(maps.Keys(s.peers)) {
+		if p := s.peers[id]; !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func (s *Splitter) peerByID(id NodeID) (*peer, bool) {
+	s.peersMu.RLock()
+	defer s.peersMu.RUnlock()
+	p, ok := s.peers[id]
+	return p, ok
 }
 
 // Ring returns the ownership ring over the membership.
-func (s *Splitter) Ring() *Ring { return s.ring }
+// It changes with SetView.
+func (s *Splitter) Ring() *Ring { return s.view.Load().ring }
 
-// Owner returns the member that owns host.
-func (s *Splitter) Owner(host string) NodeID { return s.ring.Owner(host) }
+// Owner returns the member that owns host under the current view.
+func (s *Splitter) Owner(host string) NodeID { return s.view.Load().ring.Owner(host) }
 
 // Route hands normalised absolute URLs to their owners: local URLs go to the
 // Local sink before Route returns; remote URLs that miss the peer's cache
@@ -189,6 +296,7 @@ func (s *Splitter) Route(ctx context.Context, urls []string) error {
 	}
 	s.routing.Add(1)
 	defer s.routing.Add(-1)
+	vs := s.view.Load()
 	var local []string
 	var full []*peer
 	for _, u := range urls {
@@ -198,7 +306,7 @@ func (s *Splitter) Route(ctx context.Context, urls []string) error {
 		}
 		owner := s.opts.Self
 		if h, ok := Host(u); ok {
-			owner = s.ring.Owner(h)
+			owner = vs.ring.Owner(h)
 		}
 		if owner == s.opts.Self {
 			local = append(local, u)
@@ -207,7 +315,7 @@ func (s *Splitter) Route(ctx context.Context, urls []string) error {
 		if s.opts.CrossTrace != nil {
 			s.opts.CrossTrace(fp)
 		}
-		p := s.peers[owner]
+		p, _ := s.peerByID(owner)
 		if s.add(p, u, fp) && !slices.Contains(full, p) {
 			full = append(full, p)
 		}
@@ -315,7 +423,7 @@ func (s *Splitter) spool(p *peer, urls []string) error {
 		s.storeMu.RUnlock()
 		return ErrClosed
 	}
-	err = s.store.putBatch(p.id, seq, len(uniq), enc)
+	err = s.store.putBatch(p.id, seq, KindURLs, len(uniq), enc)
 	s.storeMu.RUnlock()
 	if err != nil {
 		return err
@@ -341,7 +449,7 @@ func (s *Splitter) spool(p *peer, urls []string) error {
 // given to Route before the call is durable on this node.
 func (s *Splitter) Flush(ctx context.Context) error {
 	var errs []error
-	for _, p := range s.order {
+	for _, p := range s.currentPeers() {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -366,7 +474,7 @@ func (s *Splitter) ageLoop() {
 
 // flushAged spools every buffer whose oldest URL is BatchMaxAge old at now.
 func (s *Splitter) flushAged(now time.Time) {
-	for _, p := range s.order {
+	for _, p := range s.currentPeers() {
 		p.mu.Lock()
 		old := len(p.buf) > 0 && now.Sub(p.bufStart) >= s.opts.BatchMaxAge
 		p.mu.Unlock()
@@ -414,6 +522,8 @@ func (s *Splitter) Close() error {
 }
 
 func (s *Splitter) closeConns() {
+	s.peersMu.Lock()
+	defer s.peersMu.Unlock()
 	for _, p := range s.peers {
 		if p.conn != nil {
 			_ = p.conn.Close()
@@ -422,4 +532,8 @@ func (s *Splitter) closeConns() {
 }
 
 // peerIDs returns the peer ids in a stable order.
-func (s *Splitter) peerIDs() []NodeID { return slices.Sorted(maps.Keys(s.peers)) }
+func (s *Splitter) peerIDs() []NodeID {
+	s.peersMu.RLock()
+	defer s.peersMu.RUnlock()
+	return slices.Sorted(maps.Keys(s.peers))
+}

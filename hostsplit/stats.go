@@ -67,7 +67,7 @@ func (s Stats) WireRatio() float64 {
 // Stats returns a snapshot of the counters.
 func (s *Splitter) Stats() Stats {
 	out := Stats{Self: s.opts.Self, DiscoveredLocal: s.discoveredLocal.Load(), RejectedAuth: s.rejectedAuth.Load()}
-	for _, p := range s.order {
+	for _, p := range s.allPeers() {
 		ps := p.stats()
 		out.Peers = append(out.Peers, ps)
 		t := &out.Total

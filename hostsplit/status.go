@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	pb "github.com/sextant-crawler/sextant/proto"
+	"google.golang.org/grpc"
 )
 
 // Channel is one node's persisted counters about the channel to and from
@@ -32,8 +33,13 @@ type NodeStatus struct {
 	FrontierSize int64
 	InFlight     int64
 	BufferedURLs int64
-	Channels     []Channel // one per peer, in membership order
+	Channels     []Channel // one per peer: members in order, then former members
 	Stats        Stats     // only the totals cross the wire (Peers is nil)
+	// Epoch is the node's membership view; Paused and Phase as in
+	// LocalStatus.
+	Epoch  uint64
+	Paused bool
+	Phase  string
 }
 
 // LocalStatus returns this node's status. The crawl loop's state is read
@@ -45,8 +51,9 @@ func (s *Splitter) LocalStatus() NodeStatus {
 		ls = s.opts.Status()
 	}
 	routing := s.routing.Load()
-	ns := NodeStatus{Node: s.opts.Self, FrontierSize: ls.FrontierSize, InFlight: ls.InFlight, Stats: s.Stats()}
-	for _, p := range s.order {
+	ns := NodeStatus{Node: s.opts.Self, FrontierSize: ls.FrontierSize, InFlight: ls.InFlight, Stats: s.Stats(),
+		Epoch: s.Epoch(), Phase: ls.Phase}
+	for _, p := range s.allPeers() {
 		c := Channel{Peer: p.id, OutEpoch: s.store.epoch}
 		p.outMu.Lock()
 		c.SentSeq, c.AckedSeq, c.SpoolBatches, c.SpoolURLs = p.lastSeq, p.acked, uint64(len(p.pending)), uint64(p.pendingURLs)
@@ -58,6 +65,7 @@ func (s *Splitter) LocalStatus() NodeStatus {
 	}
 	ns.BufferedURLs = int64(ns.Stats.Total.BufferedURLs)
 	ns.Idle = ls.Idle && routing == 0 && ns.BufferedURLs == 0
+	ns.Paused = ls.Paused && routing == 0 && ns.BufferedURLs == 0
 	return ns
 }
 
@@ -67,6 +75,7 @@ func (ns NodeStatus) toProto() *pb.StatusResponse {
 		NodeId: string(ns.Node), Idle: ns.Idle, FrontierSize: ns.FrontierSize, InFlight: ns.InFlight,
 		BufferedUrls: ns.BufferedURLs, DiscoveredLocal: ns.Stats.DiscoveredLocal,
 		DiscoveredRemote: ns.Stats.DiscoveredRemote, SuppressedByCache: t.Suppressed, RejectedMalformed: t.Malformed,
+		MembershipEpoch: ns.Epoch, Paused: ns.Paused, Phase: ns.Phase,
 	}
 	peerStats := map[NodeID]PeerStats{}
 	for _, ps := range ns.Stats.Peers {
@@ -88,6 +97,7 @@ func statusFromProto(r *pb.StatusResponse) NodeStatus {
 	ns := NodeStatus{
 		Node: NodeID(r.GetNodeId()), Idle: r.GetIdle(), FrontierSize: r.GetFrontierSize(),
 		InFlight: r.GetInFlight(), BufferedURLs: r.GetBufferedUrls(),
+		Epoch: r.GetMembershipEpoch(), Paused: r.GetPaused(), Phase: r.GetPhase(),
 	}
 	ns.Stats.Self = ns.Node
 	ns.Stats.DiscoveredLocal = r.GetDiscoveredLocal()
@@ -117,13 +127,19 @@ func (s *Splitter) PeerStatus(ctx context.Context, id NodeID) (NodeStatus, error
 	if id == s.opts.Self {
 		return s.LocalStatus(), nil
 	}
+	s.peersMu.RLock()
 	p, ok := s.peers[id]
-	if !ok {
+	var conn = (*grpc.ClientConn)(nil)
+	if ok {
+		conn = p.conn
+	}
+	s.peersMu.RUnlock()
+	if conn == nil {
 		return NodeStatus{}, fmt.Errorf("hostsplit: %q is not a member", id)
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.opts.RPCTimeout)
 	defer cancel()
-	r, err := pb.NewPeerClient(p.conn).Status(ctx, &pb.StatusRequest{})
+	r, err := pb.NewPeerClient(conn).Status(ctx, &pb.StatusRequest{})
 	if err != nil {
 		return NodeStatus{}, fmt.Errorf("hostsplit: status of %s: %w", id, err)
 	}
@@ -137,8 +153,9 @@ func (s *Splitter) PeerStatus(ctx context.Context, id NodeID) (NodeStatus, error
 // ClusterStatus asks every member, this node included, for its status, in
 // membership order. One unreachable member fails the whole round.
 func (s *Splitter) ClusterStatus(ctx context.Context) ([]NodeStatus, error) {
-	out := make([]NodeStatus, 0, len(s.opts.Members))
-	for _, m := range s.opts.Members {
+	v := s.View()
+	out := make([]NodeStatus, 0, len(v.Members))
+	for _, m := range v.Members {
 		ns, err := s.PeerStatus(ctx, m.ID)
 		if err != nil {
 			return nil, err
@@ -180,7 +197,29 @@ func Quiescent(round1, round2 []NodeStatus) error {
 		return fmt.Errorf("%w: rounds of %d and %d nodes", ErrNotQuiescent, len(round1), len(round2))
 	}
 	for _, round := range [][]NodeStatus{round1, round2} {
-		if err := quiet(round); err != nil {
+		for _, ns := range round {
+			if ns.Epoch != round[0].Epoch {
+				return fmt.Errorf("%w: %s is on membership epoch %d, %s on %d", ErrNotQuiescent, ns.Node, ns.Epoch, round[0].Node, round[0].Epoch)
+			}
+		}
+	}
+	return settled(round1, round2, false)
+}
+
+// Drained is Quiescent for a membership change: in both rounds every node
+// is Paused (not fetching, nothing buffered) instead of idle — nodes may
+// still hold queued URLs and be on different views — and every batch sent
+// was applied. Then no URL is travelling between the nodes of the rounds.
+func Drained(round1, round2 []NodeStatus) error {
+	if len(round1) == 0 || len(round1) != len(round2) {
+		return fmt.Errorf("%w: rounds of %d and %d nodes", ErrNotQuiescent, len(round1), len(round2))
+	}
+	return settled(round1, round2, true)
+}
+
+func settled(round1, round2 []NodeStatus, paused bool) error {
+	for _, round := range [][]NodeStatus{round1, round2} {
+		if err := quiet(round, paused); err != nil {
 			return err
 		}
 	}
@@ -202,13 +241,13 @@ func Quiescent(round1, round2 []NodeStatus) error {
 
 // quiet checks one round: all idle, nothing buffered or spooled, every
 // channel's sent equals its receiver's applied.
-func quiet(round []NodeStatus) error {
+func quiet(round []NodeStatus, paused bool) error {
 	byNode := map[NodeID]NodeStatus{}
 	for _, ns := range round {
 		byNode[ns.Node] = ns
 	}
 	for _, ns := range round {
-		if !ns.Idle || ns.BufferedURLs != 0 {
+		if (!paused && !ns.Idle) || (paused && !ns.Paused) || ns.BufferedURLs != 0 {
 			return fmt.Errorf("%w: %s busy", ErrNotQuiescent, ns.Node)
 		}
 		for _, c := range ns.Channels {
@@ -220,7 +259,9 @@ func quiet(round []NodeStatus) error {
 			}
 			rcv, ok := byNode[c.Peer]
 			if !ok {
-				return fmt.Errorf("%w: no status from %s", ErrNotQuiescent, c.Peer)
+				// A former member: every batch for it was acknowledged
+				// or re-routed (checked above).
+				continue
 			}
 			in, ok := channelFor(rcv, ns.Node)
 			if !ok || in.InEpoch != c.OutEpoch || in.AppliedSeq != c.SentSeq {

@@ -14,9 +14,12 @@ import (
 //
 //	"e"                      → this node's spool epoch (8 bytes)
 //	"n" peer 0x00            → last sequence number assigned for peer
-//	"s" peer 0x00 seq(8 BE)  → uvarint URL count + encoded batch
+//	"s" peer 0x00 seq(8 BE)  → uvarint URL count + encoded batch (Kind URLs), or
+//	                           0x00 kind uvarint URL count + encoded batch (other kinds)
 //	"r" sender 0x00          → sender epoch (8) + last applied seq (8)
+//	"m" name                 → metadata: the membership view ("m" "view"), hand-off marks
 //
+// A URLs batch is never empty, so its uvarint count never starts with 0x00.
 // Node ids contain no 0x00, so per-peer key ranges do not overlap.
 type store struct {
 	db    *pebble.DB
@@ -77,31 +80,65 @@ func spoolKey(id NodeID, seq uint64) []byte {
 
 // putBatch spools batch seq for peer and records seq as the last assigned,
 // durably.
-func (st *store) putBatch(id NodeID, seq uint64, count int, enc []byte) error {
+func (st *store) putBatch(id NodeID, seq uint64, kind Kind, count int, enc []byte) error {
 	b := st.db.NewBatch()
-	v := binary.AppendUvarint(make([]byte, 0, len(enc)+4), uint64(count))
-	_ = b.Set(spoolKey(id, seq), append(v, enc...), nil)
-	_ = b.Set(peerKey('n', id), binary.BigEndian.AppendUint64(nil, seq), nil)
+	st.setBatch(b, id, seq, kind, count, enc)
 	if err := b.Commit(pebble.Sync); err != nil {
 		return fmt.Errorf("hostsplit: spool write: %w", err)
 	}
 	return nil
 }
 
-// getBatch returns the URL count and encoded batch seq for peer.
-func (st *store) getBatch(id NodeID, seq uint64) (int, []byte, error) {
-	v, ok, err := st.get(spoolKey(id, seq))
-	if err != nil {
-		return 0, nil, err
+// setBatch adds spooling batch seq for peer to b.
+func (st *store) setBatch(b *pebble.Batch, id NodeID, seq uint64, kind Kind, count int, enc []byte) {
+	v := make([]byte, 0, len(enc)+6)
+	if kind != KindURLs {
+		v = append(v, 0, byte(kind))
 	}
-	if !ok {
-		return 0, nil, fmt.Errorf("hostsplit: spool lost batch %d for %s", seq, id)
+	v = binary.AppendUvarint(v, uint64(count))
+	_ = b.Set(spoolKey(id, seq), append(v, enc...), nil)
+	_ = b.Set(peerKey('n', id), binary.BigEndian.AppendUint64(nil, seq), nil)
+}
+
+// decodeSpooled splits a spool value into kind, URL count and batch.
+func decodeSpooled(v []byte) (Kind, int, []byte, bool) {
+	kind := KindURLs
+	if len(v) >= 2 && v[0] == 0 {
+		kind, v = Kind(v[1]), v[2:]
 	}
 	n, k := binary.Uvarint(v)
 	if k <= 0 {
-		return 0, nil, fmt.Errorf("hostsplit: spool entry %d for %s corrupt", seq, id)
+		return 0, 0, nil, false
 	}
-	return int(n), v[k:], nil
+	return kind, int(n), v[k:], true
+}
+
+// getBatch returns the kind, URL count and encoded batch seq for peer.
+func (st *store) getBatch(id NodeID, seq uint64) (Kind, int, []byte, error) {
+	v, ok, err := st.get(spoolKey(id, seq))
+	if err != nil {
+		return 0, 0, nil, err
+	}
+	if !ok {
+		return 0, 0, nil, fmt.Errorf("hostsplit: spool lost batch %d for %s", seq, id)
+	}
+	kind, n, enc, ok := decodeSpooled(v)
+	if !ok {
+		return 0, 0, nil, fmt.Errorf("hostsplit: spool entry %d for %s corrupt", seq, id)
+	}
+	return kind, n, enc, nil
+}
+
+func metaKey(name string) []byte { return append([]byte{'m'}, name...) }
+
+// meta returns the metadata value name.
+func (st *store) meta(name string) ([]byte, bool, error) { return st.get(metaKey(name)) }
+
+func (st *store) setMeta(name string, v []byte) error {
+	if err := st.db.Set(metaKey(name), v, pebble.Sync); err != nil {
+		return fmt.Errorf("hostsplit: write %s: %w", name, err)
+	}
+	return nil
 }
 
 // ack forgets the batches of peer from..to (point deletes: cheaper than
@@ -138,8 +175,11 @@ func (st *store) peerState(id NodeID) (last uint64, pending map[uint64]int, err 
 		if len(k) != len(lo)+8 {
 			return 0, nil, fmt.Errorf("hostsplit: spool key %q corrupt", k)
 		}
-		n, _ := binary.Uvarint(it.Value())
-		pending[binary.BigEndian.Uint64(k[len(lo):])] = int(n)
+		_, n, _, ok := decodeSpooled(it.Value())
+		if !ok {
+			return 0, nil, fmt.Errorf("hostsplit: spool entry %q corrupt", k)
+		}
+		pending[binary.BigEndian.Uint64(k[len(lo):])] = n
 	}
 	return last, pending, it.Error()
 }

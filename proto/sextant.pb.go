@@ -24,6 +24,121 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// BatchKind says what a batch's URLs are for.
+type BatchKind int32
+
+const (
+	// Discovered URLs owned by the receiver: they go through its DUE.
+	BatchKind_BATCH_KIND_URLS BatchKind = 0
+	// Already fetched URLs of hosts the receiver now owns (a hand-off): their
+	// fingerprints join the receiver's seen-set; they are never fetched.
+	BatchKind_BATCH_KIND_SEEN BatchKind = 1
+	// Queued, never fetched URLs of hosts the receiver now owns (a hand-off):
+	// they enter the receiver's seen-set and its frontier directly (the old
+	// owner's DUE has already admitted them once).
+	BatchKind_BATCH_KIND_QUEUED BatchKind = 2
+)
+
+// Enum value maps for BatchKind.
+var (
+	BatchKind_name = map[int32]string{
+		0: "BATCH_KIND_URLS",
+		1: "BATCH_KIND_SEEN",
+		2: "BATCH_KIND_QUEUED",
+	}
+	BatchKind_value = map[string]int32{
+		"BATCH_KIND_URLS":   0,
+		"BATCH_KIND_SEEN":   1,
+		"BATCH_KIND_QUEUED": 2,
+	}
+)
+
+func (x BatchKind) Enum() *BatchKind {
+	p := new(BatchKind)
+	*p = x
+	return p
+}
+
+func (x BatchKind) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (BatchKind) Descriptor() protoreflect.EnumDescriptor {
+	return file_sextant_proto_enumTypes[0].Descriptor()
+}
+
+func (BatchKind) Type() protoreflect.EnumType {
+	return &file_sextant_proto_enumTypes[0]
+}
+
+func (x BatchKind) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use BatchKind.Descriptor instead.
+func (BatchKind) EnumDescriptor() ([]byte, []int) {
+	return file_sextant_proto_rawDescGZIP(), []int{0}
+}
+
+type TransitionRequest_Phase int32
+
+const (
+	TransitionRequest_PHASE_UNSPECIFIED TransitionRequest_Phase = 0
+	// Stop fetching (leases finish or are requeued), spool every buffered
+	// URL and merge the DUE; keep receiving batches.
+	TransitionRequest_PHASE_PREPARE TransitionRequest_Phase = 1
+	// Adopt view and hand over the queued and fetched URLs of every host
+	// whose owner changed. Only after every node of both views reported
+	// PREPARE drained (two Status rounds, see hostsplit.Drained).
+	TransitionRequest_PHASE_COMMIT TransitionRequest_Phase = 2
+	// Fetch again (members of view) or stay stopped (a node view removed).
+	// Only after every node committed and the hand-off batches are applied.
+	TransitionRequest_PHASE_RESUME TransitionRequest_Phase = 3
+)
+
+// Enum value maps for TransitionRequest_Phase.
+var (
+	TransitionRequest_Phase_name = map[int32]string{
+		0: "PHASE_UNSPECIFIED",
+		1: "PHASE_PREPARE",
+		2: "PHASE_COMMIT",
+		3: "PHASE_RESUME",
+	}
+	TransitionRequest_Phase_value = map[string]int32{
+		"PHASE_UNSPECIFIED": 0,
+		"PHASE_PREPARE":     1,
+		"PHASE_COMMIT":      2,
+		"PHASE_RESUME":      3,
+	}
+)
+
+func (x TransitionRequest_Phase) Enum() *TransitionRequest_Phase {
+	p := new(TransitionRequest_Phase)
+	*p = x
+	return p
+}
+
+func (x TransitionRequest_Phase) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (TransitionRequest_Phase) Descriptor() protoreflect.EnumDescriptor {
+	return file_sextant_proto_enumTypes[1].Descriptor()
+}
+
+func (TransitionRequest_Phase) Type() protoreflect.EnumType {
+	return &file_sextant_proto_enumTypes[1]
+}
+
+func (x TransitionRequest_Phase) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use TransitionRequest_Phase.Descriptor instead.
+func (TransitionRequest_Phase) EnumDescriptor() ([]byte, []int) {
+	return file_sextant_proto_rawDescGZIP(), []int{8, 0}
+}
+
 // Batch is one front-coded batch of URLs for the receiving node.
 type Batch struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -39,9 +154,15 @@ type Batch struct {
 	// urls is the batch encoded by hostsplit.EncodeBatch: a codec byte, then
 	// the front-coded URLs (sorted; varint shared-prefix length, varint suffix
 	// length, suffix), possibly block-compressed.
-	Urls          []byte `protobuf:"bytes,5,opt,name=urls,proto3" json:"urls,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Urls []byte `protobuf:"bytes,5,opt,name=urls,proto3" json:"urls,omitempty"`
+	// membership_epoch is the membership view the sender acts on. A receiver
+	// on an older view refuses the batch (the sender retries); a receiver on
+	// the same or a newer view routes each URL by its own view, forwarding
+	// the URLs of hosts it does not own to their owner.
+	MembershipEpoch uint64    `protobuf:"varint,6,opt,name=membership_epoch,json=membershipEpoch,proto3" json:"membership_epoch,omitempty"`
+	Kind            BatchKind `protobuf:"varint,7,opt,name=kind,proto3,enum=sextant.v1.BatchKind" json:"kind,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *Batch) Reset() {
@@ -107,6 +228,20 @@ func (x *Batch) GetUrls() []byte {
 		return x.Urls
 	}
 	return nil
+}
+
+func (x *Batch) GetMembershipEpoch() uint64 {
+	if x != nil {
+		return x.MembershipEpoch
+	}
+	return 0
+}
+
+func (x *Batch) GetKind() BatchKind {
+	if x != nil {
+		return x.Kind
+	}
+	return BatchKind_BATCH_KIND_URLS
 }
 
 // Ack acknowledges every batch with a sequence number up to acked_seq.
@@ -216,8 +351,14 @@ type StatusResponse struct {
 	DiscoveredRemote  uint64 `protobuf:"varint,8,opt,name=discovered_remote,json=discoveredRemote,proto3" json:"discovered_remote,omitempty"`
 	SuppressedByCache uint64 `protobuf:"varint,9,opt,name=suppressed_by_cache,json=suppressedByCache,proto3" json:"suppressed_by_cache,omitempty"`
 	RejectedMalformed uint64 `protobuf:"varint,10,opt,name=rejected_malformed,json=rejectedMalformed,proto3" json:"rejected_malformed,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// membership_epoch is the node's membership view; paused is true when
+	// the node stopped fetching for a membership change and has nothing
+	// buffered (see Membership); phase names its transition state.
+	MembershipEpoch uint64 `protobuf:"varint,11,opt,name=membership_epoch,json=membershipEpoch,proto3" json:"membership_epoch,omitempty"`
+	Paused          bool   `protobuf:"varint,12,opt,name=paused,proto3" json:"paused,omitempty"`
+	Phase           string `protobuf:"bytes,13,opt,name=phase,proto3" json:"phase,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *StatusResponse) Reset() {
@@ -318,6 +459,27 @@ func (x *StatusResponse) GetRejectedMalformed() uint64 {
 		return x.RejectedMalformed
 	}
 	return 0
+}
+
+func (x *StatusResponse) GetMembershipEpoch() uint64 {
+	if x != nil {
+		return x.MembershipEpoch
+	}
+	return 0
+}
+
+func (x *StatusResponse) GetPaused() bool {
+	if x != nil {
+		return x.Paused
+	}
+	return false
+}
+
+func (x *StatusResponse) GetPhase() string {
+	if x != nil {
+		return x.Phase
+	}
+	return ""
 }
 
 // PeerCounters are one node's counters about one other member. sent_seq and
@@ -467,22 +629,398 @@ func (x *PeerCounters) GetReceivedBatches() uint64 {
 	return 0
 }
 
+// View is an epoch-numbered membership list.
+type View struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Epoch         uint64                 `protobuf:"varint,1,opt,name=epoch,proto3" json:"epoch,omitempty"`
+	Members       []*ViewMember          `protobuf:"bytes,2,rep,name=members,proto3" json:"members,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *View) Reset() {
+	*x = View{}
+	mi := &file_sextant_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *View) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*View) ProtoMessage() {}
+
+func (x *View) ProtoReflect() protoreflect.Message {
+	mi := &file_sextant_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use View.ProtoReflect.Descriptor instead.
+func (*View) Descriptor() ([]byte, []int) {
+	return file_sextant_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *View) GetEpoch() uint64 {
+	if x != nil {
+		return x.Epoch
+	}
+	return 0
+}
+
+func (x *View) GetMembers() []*ViewMember {
+	if x != nil {
+		return x.Members
+	}
+	return nil
+}
+
+type ViewMember struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Addr          string                 `protobuf:"bytes,2,opt,name=addr,proto3" json:"addr,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ViewMember) Reset() {
+	*x = ViewMember{}
+	mi := &file_sextant_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ViewMember) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ViewMember) ProtoMessage() {}
+
+func (x *ViewMember) ProtoReflect() protoreflect.Message {
+	mi := &file_sextant_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ViewMember.ProtoReflect.Descriptor instead.
+func (*ViewMember) Descriptor() ([]byte, []int) {
+	return file_sextant_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *ViewMember) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *ViewMember) GetAddr() string {
+	if x != nil {
+		return x.Addr
+	}
+	return ""
+}
+
+type GetViewRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetViewRequest) Reset() {
+	*x = GetViewRequest{}
+	mi := &file_sextant_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetViewRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetViewRequest) ProtoMessage() {}
+
+func (x *GetViewRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_sextant_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetViewRequest.ProtoReflect.Descriptor instead.
+func (*GetViewRequest) Descriptor() ([]byte, []int) {
+	return file_sextant_proto_rawDescGZIP(), []int{7}
+}
+
+type TransitionRequest struct {
+	state         protoimpl.MessageState  `protogen:"open.v1"`
+	Phase         TransitionRequest_Phase `protobuf:"varint,1,opt,name=phase,proto3,enum=sextant.v1.TransitionRequest_Phase" json:"phase,omitempty"`
+	View          *View                   `protobuf:"bytes,2,opt,name=view,proto3" json:"view,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TransitionRequest) Reset() {
+	*x = TransitionRequest{}
+	mi := &file_sextant_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TransitionRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TransitionRequest) ProtoMessage() {}
+
+func (x *TransitionRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_sextant_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TransitionRequest.ProtoReflect.Descriptor instead.
+func (*TransitionRequest) Descriptor() ([]byte, []int) {
+	return file_sextant_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *TransitionRequest) GetPhase() TransitionRequest_Phase {
+	if x != nil {
+		return x.Phase
+	}
+	return TransitionRequest_PHASE_UNSPECIFIED
+}
+
+func (x *TransitionRequest) GetView() *View {
+	if x != nil {
+		return x.View
+	}
+	return nil
+}
+
+// MemberState is one node's membership view and transition state.
+type MemberState struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	NodeId string                 `protobuf:"bytes,1,opt,name=node_id,json=nodeId,proto3" json:"node_id,omitempty"`
+	View   *View                  `protobuf:"bytes,2,opt,name=view,proto3" json:"view,omitempty"`
+	// phase: "running", "joining" (started for a view not yet committed),
+	// "prepared", "committed", "removed" (committed to a view without it).
+	Phase string `protobuf:"bytes,3,opt,name=phase,proto3" json:"phase,omitempty"`
+	// pending_epoch is the epoch of the view being changed to, 0 if none.
+	PendingEpoch  uint64   `protobuf:"varint,4,opt,name=pending_epoch,json=pendingEpoch,proto3" json:"pending_epoch,omitempty"`
+	Handoff       *Handoff `protobuf:"bytes,5,opt,name=handoff,proto3" json:"handoff,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MemberState) Reset() {
+	*x = MemberState{}
+	mi := &file_sextant_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MemberState) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MemberState) ProtoMessage() {}
+
+func (x *MemberState) ProtoReflect() protoreflect.Message {
+	mi := &file_sextant_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MemberState.ProtoReflect.Descriptor instead.
+func (*MemberState) Descriptor() ([]byte, []int) {
+	return file_sextant_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *MemberState) GetNodeId() string {
+	if x != nil {
+		return x.NodeId
+	}
+	return ""
+}
+
+func (x *MemberState) GetView() *View {
+	if x != nil {
+		return x.View
+	}
+	return nil
+}
+
+func (x *MemberState) GetPhase() string {
+	if x != nil {
+		return x.Phase
+	}
+	return ""
+}
+
+func (x *MemberState) GetPendingEpoch() uint64 {
+	if x != nil {
+		return x.PendingEpoch
+	}
+	return 0
+}
+
+func (x *MemberState) GetHandoff() *Handoff {
+	if x != nil {
+		return x.Handoff
+	}
+	return nil
+}
+
+// Handoff reports the last hand-off this node made as the old owner.
+type Handoff struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Epoch         uint64                 `protobuf:"varint,1,opt,name=epoch,proto3" json:"epoch,omitempty"`
+	Done          bool                   `protobuf:"varint,2,opt,name=done,proto3" json:"done,omitempty"`
+	Hosts         uint64                 `protobuf:"varint,3,opt,name=hosts,proto3" json:"hosts,omitempty"`
+	QueuedUrls    uint64                 `protobuf:"varint,4,opt,name=queued_urls,json=queuedUrls,proto3" json:"queued_urls,omitempty"`
+	SeenUrls      uint64                 `protobuf:"varint,5,opt,name=seen_urls,json=seenUrls,proto3" json:"seen_urls,omitempty"`
+	Batches       uint64                 `protobuf:"varint,6,opt,name=batches,proto3" json:"batches,omitempty"`
+	WireBytes     uint64                 `protobuf:"varint,7,opt,name=wire_bytes,json=wireBytes,proto3" json:"wire_bytes,omitempty"`
+	DurationNs    int64                  `protobuf:"varint,8,opt,name=duration_ns,json=durationNs,proto3" json:"duration_ns,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Handoff) Reset() {
+	*x = Handoff{}
+	mi := &file_sextant_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Handoff) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Handoff) ProtoMessage() {}
+
+func (x *Handoff) ProtoReflect() protoreflect.Message {
+	mi := &file_sextant_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Handoff.ProtoReflect.Descriptor instead.
+func (*Handoff) Descriptor() ([]byte, []int) {
+	return file_sextant_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *Handoff) GetEpoch() uint64 {
+	if x != nil {
+		return x.Epoch
+	}
+	return 0
+}
+
+func (x *Handoff) GetDone() bool {
+	if x != nil {
+		return x.Done
+	}
+	return false
+}
+
+func (x *Handoff) GetHosts() uint64 {
+	if x != nil {
+		return x.Hosts
+	}
+	return 0
+}
+
+func (x *Handoff) GetQueuedUrls() uint64 {
+	if x != nil {
+		return x.QueuedUrls
+	}
+	return 0
+}
+
+func (x *Handoff) GetSeenUrls() uint64 {
+	if x != nil {
+		return x.SeenUrls
+	}
+	return 0
+}
+
+func (x *Handoff) GetBatches() uint64 {
+	if x != nil {
+		return x.Batches
+	}
+	return 0
+}
+
+func (x *Handoff) GetWireBytes() uint64 {
+	if x != nil {
+		return x.WireBytes
+	}
+	return 0
+}
+
+func (x *Handoff) GetDurationNs() int64 {
+	if x != nil {
+		return x.DurationNs
+	}
+	return 0
+}
+
 var File_sextant_proto protoreflect.FileDescriptor
 
 const file_sextant_proto_rawDesc = "" +
 	"\n" +
 	"\rsextant.proto\x12\n" +
-	"sextant.v1\"q\n" +
+	"sextant.v1\"\xc7\x01\n" +
 	"\x05Batch\x12\x16\n" +
 	"\x06sender\x18\x01 \x01(\tR\x06sender\x12\x14\n" +
 	"\x05epoch\x18\x02 \x01(\x04R\x05epoch\x12\x10\n" +
 	"\x03seq\x18\x03 \x01(\x04R\x03seq\x12\x14\n" +
 	"\x05count\x18\x04 \x01(\rR\x05count\x12\x12\n" +
-	"\x04urls\x18\x05 \x01(\fR\x04urls\"8\n" +
+	"\x04urls\x18\x05 \x01(\fR\x04urls\x12)\n" +
+	"\x10membership_epoch\x18\x06 \x01(\x04R\x0fmembershipEpoch\x12)\n" +
+	"\x04kind\x18\a \x01(\x0e2\x15.sextant.v1.BatchKindR\x04kind\"8\n" +
 	"\x03Ack\x12\x14\n" +
 	"\x05epoch\x18\x01 \x01(\x04R\x05epoch\x12\x1b\n" +
 	"\tacked_seq\x18\x02 \x01(\x04R\backedSeq\"\x0f\n" +
-	"\rStatusRequest\"\x8b\x03\n" +
+	"\rStatusRequest\"\xe4\x03\n" +
 	"\x0eStatusResponse\x12\x17\n" +
 	"\anode_id\x18\x01 \x01(\tR\x06nodeId\x12\x12\n" +
 	"\x04idle\x18\x02 \x01(\bR\x04idle\x12#\n" +
@@ -494,7 +1032,10 @@ const file_sextant_proto_rawDesc = "" +
 	"\x11discovered_remote\x18\b \x01(\x04R\x10discoveredRemote\x12.\n" +
 	"\x13suppressed_by_cache\x18\t \x01(\x04R\x11suppressedByCache\x12-\n" +
 	"\x12rejected_malformed\x18\n" +
-	" \x01(\x04R\x11rejectedMalformed\"\xab\x03\n" +
+	" \x01(\x04R\x11rejectedMalformed\x12)\n" +
+	"\x10membership_epoch\x18\v \x01(\x04R\x0fmembershipEpoch\x12\x16\n" +
+	"\x06paused\x18\f \x01(\bR\x06paused\x12\x14\n" +
+	"\x05phase\x18\r \x01(\tR\x05phase\"\xab\x03\n" +
 	"\fPeerCounters\x12\x17\n" +
 	"\apeer_id\x18\x01 \x01(\tR\x06peerId\x12\x1b\n" +
 	"\tout_epoch\x18\x02 \x01(\x04R\boutEpoch\x12\x19\n" +
@@ -512,10 +1053,53 @@ const file_sextant_proto_rawDesc = "" +
 	"\n" +
 	"wire_bytes\x18\v \x01(\x04R\twireBytes\x12#\n" +
 	"\rreceived_urls\x18\f \x01(\x04R\freceivedUrls\x12)\n" +
-	"\x10received_batches\x18\r \x01(\x04R\x0freceivedBatches2w\n" +
+	"\x10received_batches\x18\r \x01(\x04R\x0freceivedBatches\"N\n" +
+	"\x04View\x12\x14\n" +
+	"\x05epoch\x18\x01 \x01(\x04R\x05epoch\x120\n" +
+	"\amembers\x18\x02 \x03(\v2\x16.sextant.v1.ViewMemberR\amembers\"0\n" +
+	"\n" +
+	"ViewMember\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
+	"\x04addr\x18\x02 \x01(\tR\x04addr\"\x10\n" +
+	"\x0eGetViewRequest\"\xcb\x01\n" +
+	"\x11TransitionRequest\x129\n" +
+	"\x05phase\x18\x01 \x01(\x0e2#.sextant.v1.TransitionRequest.PhaseR\x05phase\x12$\n" +
+	"\x04view\x18\x02 \x01(\v2\x10.sextant.v1.ViewR\x04view\"U\n" +
+	"\x05Phase\x12\x15\n" +
+	"\x11PHASE_UNSPECIFIED\x10\x00\x12\x11\n" +
+	"\rPHASE_PREPARE\x10\x01\x12\x10\n" +
+	"\fPHASE_COMMIT\x10\x02\x12\x10\n" +
+	"\fPHASE_RESUME\x10\x03\"\xb6\x01\n" +
+	"\vMemberState\x12\x17\n" +
+	"\anode_id\x18\x01 \x01(\tR\x06nodeId\x12$\n" +
+	"\x04view\x18\x02 \x01(\v2\x10.sextant.v1.ViewR\x04view\x12\x14\n" +
+	"\x05phase\x18\x03 \x01(\tR\x05phase\x12#\n" +
+	"\rpending_epoch\x18\x04 \x01(\x04R\fpendingEpoch\x12-\n" +
+	"\ahandoff\x18\x05 \x01(\v2\x13.sextant.v1.HandoffR\ahandoff\"\xe1\x01\n" +
+	"\aHandoff\x12\x14\n" +
+	"\x05epoch\x18\x01 \x01(\x04R\x05epoch\x12\x12\n" +
+	"\x04done\x18\x02 \x01(\bR\x04done\x12\x14\n" +
+	"\x05hosts\x18\x03 \x01(\x04R\x05hosts\x12\x1f\n" +
+	"\vqueued_urls\x18\x04 \x01(\x04R\n" +
+	"queuedUrls\x12\x1b\n" +
+	"\tseen_urls\x18\x05 \x01(\x04R\bseenUrls\x12\x18\n" +
+	"\abatches\x18\x06 \x01(\x04R\abatches\x12\x1d\n" +
+	"\n" +
+	"wire_bytes\x18\a \x01(\x04R\twireBytes\x12\x1f\n" +
+	"\vduration_ns\x18\b \x01(\x03R\n" +
+	"durationNs*L\n" +
+	"\tBatchKind\x12\x13\n" +
+	"\x0fBATCH_KIND_URLS\x10\x00\x12\x13\n" +
+	"\x0fBATCH_KIND_SEEN\x10\x01\x12\x15\n" +
+	"\x11BATCH_KIND_QUEUED\x10\x022w\n" +
 	"\x04Peer\x12.\n" +
 	"\x04Send\x12\x11.sextant.v1.Batch\x1a\x0f.sextant.v1.Ack(\x010\x01\x12?\n" +
-	"\x06Status\x12\x19.sextant.v1.StatusRequest\x1a\x1a.sextant.v1.StatusResponseB0Z.github.com/sextant-crawler/sextant/proto;protob\x06proto3"
+	"\x06Status\x12\x19.sextant.v1.StatusRequest\x1a\x1a.sextant.v1.StatusResponse2\x92\x01\n" +
+	"\n" +
+	"Membership\x12>\n" +
+	"\aGetView\x12\x1a.sextant.v1.GetViewRequest\x1a\x17.sextant.v1.MemberState\x12D\n" +
+	"\n" +
+	"Transition\x12\x1d.sextant.v1.TransitionRequest\x1a\x17.sextant.v1.MemberStateB0Z.github.com/sextant-crawler/sextant/proto;protob\x06proto3"
 
 var (
 	file_sextant_proto_rawDescOnce sync.Once
@@ -529,25 +1113,44 @@ func file_sextant_proto_rawDescGZIP() []byte {
 	return file_sextant_proto_rawDescData
 }
 
-var file_sextant_proto_msgTypes = make([]protoimpl.MessageInfo, 5)
+var file_sextant_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
+var file_sextant_proto_msgTypes = make([]protoimpl.MessageInfo, 11)
 var file_sextant_proto_goTypes = []any{
-	(*Batch)(nil),          // 0: sextant.v1.Batch
-	(*Ack)(nil),            // 1: sextant.v1.Ack
-	(*StatusRequest)(nil),  // 2: sextant.v1.StatusRequest
-	(*StatusResponse)(nil), // 3: sextant.v1.StatusResponse
-	(*PeerCounters)(nil),   // 4: sextant.v1.PeerCounters
+	(BatchKind)(0),               // 0: sextant.v1.BatchKind
+	(TransitionRequest_Phase)(0), // 1: sextant.v1.TransitionRequest.Phase
+	(*Batch)(nil),                // 2: sextant.v1.Batch
+	(*Ack)(nil),                  // 3: sextant.v1.Ack
+	(*StatusRequest)(nil),        // 4: sextant.v1.StatusRequest
+	(*StatusResponse)(nil),       // 5: sextant.v1.StatusResponse
+	(*PeerCounters)(nil),         // 6: sextant.v1.PeerCounters
+	(*View)(nil),                 // 7: sextant.v1.View
+	(*ViewMember)(nil),           // 8: sextant.v1.ViewMember
+	(*GetViewRequest)(nil),       // 9: sextant.v1.GetViewRequest
+	(*TransitionRequest)(nil),    // 10: sextant.v1.TransitionRequest
+	(*MemberState)(nil),          // 11: sextant.v1.MemberState
+	(*Handoff)(nil),              // 12: sextant.v1.Handoff
 }
 var file_sextant_proto_depIdxs = []int32{
-	4, // 0: sextant.v1.StatusResponse.peers:type_name -> sextant.v1.PeerCounters
-	0, // 1: sextant.v1.Peer.Send:input_type -> sextant.v1.Batch
-	2, // 2: sextant.v1.Peer.Status:input_type -> sextant.v1.StatusRequest
-	1, // 3: sextant.v1.Peer.Send:output_type -> sextant.v1.Ack
-	3, // 4: sextant.v1.Peer.Status:output_type -> sextant.v1.StatusResponse
-	3, // [3:5] is the sub-list for method output_type
-	1, // [1:3] is the sub-list for method input_type
-	1, // [1:1] is the sub-list for extension type_name
-	1, // [1:1] is the sub-list for extension extendee
-	0, // [0:1] is the sub-list for field type_name
+	0,  // 0: sextant.v1.Batch.kind:type_name -> sextant.v1.BatchKind
+	6,  // 1: sextant.v1.StatusResponse.peers:type_name -> sextant.v1.PeerCounters
+	8,  // 2: sextant.v1.View.members:type_name -> sextant.v1.ViewMember
+	1,  // 3: sextant.v1.TransitionRequest.phase:type_name -> sextant.v1.TransitionRequest.Phase
+	7,  // 4: sextant.v1.TransitionRequest.view:type_name -> sextant.v1.View
+	7,  // 5: sextant.v1.MemberState.view:type_name -> sextant.v1.View
+	12, // 6: sextant.v1.MemberState.handoff:type_name -> sextant.v1.Handoff
+	2,  // 7: sextant.v1.Peer.Send:input_type -> sextant.v1.Batch
+	4,  // 8: sextant.v1.Peer.Status:input_type -> sextant.v1.StatusRequest
+	9,  // 9: sextant.v1.Membership.GetView:input_type -> sextant.v1.GetViewRequest
+	10, // 10: sextant.v1.Membership.Transition:input_type -> sextant.v1.TransitionRequest
+	3,  // 11: sextant.v1.Peer.Send:output_type -> sextant.v1.Ack
+	5,  // 12: sextant.v1.Peer.Status:output_type -> sextant.v1.StatusResponse
+	11, // 13: sextant.v1.Membership.GetView:output_type -> sextant.v1.MemberState
+	11, // 14: sextant.v1.Membership.Transition:output_type -> sextant.v1.MemberState
+	11, // [11:15] is the sub-list for method output_type
+	7,  // [7:11] is the sub-list for method input_type
+	7,  // [7:7] is the sub-list for extension type_name
+	7,  // [7:7] is the sub-list for extension extendee
+	0,  // [0:7] is the sub-list for field type_name
 }
 
 func init() { file_sextant_proto_init() }
@@ -560,13 +1163,14 @@ func file_sextant_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_sextant_proto_rawDesc), len(file_sextant_proto_rawDesc)),
-			NumEnums:      0,
-			NumMessages:   5,
+			NumEnums:      2,
+			NumMessages:   11,
 			NumExtensions: 0,
-			NumServices:   1,
+			NumServices:   2,
 		},
 		GoTypes:           file_sextant_proto_goTypes,
 		DependencyIndexes: file_sextant_proto_depIdxs,
+		EnumInfos:         file_sextant_proto_enumTypes,
 		MessageInfos:      file_sextant_proto_msgTypes,
 	}.Build()
 	File_sextant_proto = out.File

@@ -177,3 +177,163 @@ var Peer_ServiceDesc = grpc.ServiceDesc{
 	},
 	Metadata: "sextant.proto",
 }
+
+const (
+	Membership_GetView_FullMethodName    = "/sextant.v1.Membership/GetView"
+	Membership_Transition_FullMethodName = "/sextant.v1.Membership/Transition"
+)
+
+// MembershipClient is the client API for Membership service.
+//
+// For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
+//
+// Membership is served by every node for the operator's `crawler cluster`
+// command (authenticated by mTLS like Peer: any member certificate). A
+// membership change is a barrier in three phases driven by the caller over
+// every node of the old and the new view: PREPARE (stop fetching, drain),
+// COMMIT (adopt the new view and hand the hosts that changed owner over to
+// their new owners), RESUME (fetch again). Every phase is idempotent, so a
+// caller that fails half-way runs the change again.
+type MembershipClient interface {
+	// GetView returns the node's membership view and transition state.
+	GetView(ctx context.Context, in *GetViewRequest, opts ...grpc.CallOption) (*MemberState, error)
+	// Transition moves the node to phase for view (see Phase).
+	Transition(ctx context.Context, in *TransitionRequest, opts ...grpc.CallOption) (*MemberState, error)
+}
+
+type membershipClient struct {
+	cc grpc.ClientConnInterface
+}
+
+func NewMembershipClient(cc grpc.ClientConnInterface) MembershipClient {
+	return &membershipClient{cc}
+}
+
+func (c *membershipClient) GetView(ctx context.Context, in *GetViewRequest, opts ...grpc.CallOption) (*MemberState, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(MemberState)
+	err := c.cc.Invoke(ctx, Membership_GetView_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *membershipClient) Transition(ctx context.Context, in *TransitionRequest, opts ...grpc.CallOption) (*MemberState, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(MemberState)
+	err := c.cc.Invoke(ctx, Membership_Transition_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// MembershipServer is the server API for Membership service.
+// All implementations must embed UnimplementedMembershipServer
+// for forward compatibility.
+//
+// Membership is served by every node for the operator's `crawler cluster`
+// command (authenticated by mTLS like Peer: any member certificate). A
+// membership change is a barrier in three phases driven by the caller over
+// every node of the old and the new view: PREPARE (stop fetching, drain),
+// COMMIT (adopt the new view and hand the hosts that changed owner over to
+// their new owners), RESUME (fetch again). Every phase is idempotent, so a
+// caller that fails half-way runs the change again.
+type MembershipServer interface {
+	// GetView returns the node's membership view and transition state.
+	GetView(context.Context, *GetViewRequest) (*MemberState, error)
+	// Transition moves the node to phase for view (see Phase).
+	Transition(context.Context, *TransitionRequest) (*MemberState, error)
+	mustEmbedUnimplementedMembershipServer()
+}
+
+// UnimplementedMembershipServer must be embedded to have
+// forward compatible implementations.
+//
+// NOTE: this should be embedded by value instead of pointer to avoid a nil
+// pointer dereference when methods are called.
+type UnimplementedMembershipServer struct{}
+
+func (UnimplementedMembershipServer) GetView(context.Context, *GetViewRequest) (*MemberState, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetView not implemented")
+}
+func (UnimplementedMembershipServer) Transition(context.Context, *TransitionRequest) (*MemberState, error) {
+	return nil, status.Error(codes.Unimplemented, "method Transition not implemented")
+}
+func (UnimplementedMembershipServer) mustEmbedUnimplementedMembershipServer() {}
+func (UnimplementedMembershipServer) testEmbeddedByValue()                    {}
+
+// UnsafeMembershipServer may be embedded to opt out of forward compatibility for this service.
+// Use of this interface is not recommended, as added methods to MembershipServer will
+// result in compilation errors.
+type UnsafeMembershipServer interface {
+	mustEmbedUnimplementedMembershipServer()
+}
+
+func RegisterMembershipServer(s grpc.ServiceRegistrar, srv MembershipServer) {
+	// If the following call panics, it indicates UnimplementedMembershipServer was
+	// embedded by pointer and is nil.  This will cause panics if an
+	// unimplemented method is ever invoked, so we test this at initialization
+	// time to prevent it from happening at runtime later due to I/O.
+	if t, ok := srv.(interface{ testEmbeddedByValue() }); ok {
+		t.testEmbeddedByValue()
+	}
+	s.RegisterService(&Membership_ServiceDesc, srv)
+}
+
+func _Membership_GetView_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetViewRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MembershipServer).GetView(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Membership_GetView_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MembershipServer).GetView(ctx, req.(*GetViewRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Membership_Transition_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(TransitionRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(MembershipServer).Transition(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Membership_Transition_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(MembershipServer).Transition(ctx, req.(*TransitionRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+// Membership_ServiceDesc is the grpc.ServiceDesc for Membership service.
+// It's only intended for direct use with grpc.RegisterService,
+// and not to be introspected or modified (even as a copy)
+var Membership_ServiceDesc = grpc.ServiceDesc{
+	ServiceName: "sextant.v1.Membership",
+	HandlerType: (*MembershipServer)(nil),
+	Methods: []grpc.MethodDesc{
+		{
+			MethodName: "GetView",
+			Handler:    _Membership_GetView_Handler,
+		},
+		{
+			MethodName: "Transition",
+			Handler:    _Membership_Transition_Handler,
+		},
+	},
+	Streams:  []grpc.StreamDesc{},
+	Metadata: "sextant.proto",
+}
