@@ -18,7 +18,10 @@
 // (../x, ./y, ?q, //host/p), absolute, mixed-case scheme and host, an
 // explicit :80, dot segments (/./, /x/../, /%2e/), fragments, and a literal
 // space and é for %20 and %C3%A9. Links to other hosts favour their home
-// pages, so the homes of popular hosts are the hubs. Big pages that exhaust
+// pages, so the homes of popular hosts are the hubs. Config.NavLinks (off
+// by default) adds a site-navigation block repeated on every page of a host,
+// as real sites have (it is what gives their URL stream its small-cache hit
+// rate; see docs/caching-study.md). Big pages that exhaust
 // their (small) host link elsewhere half the time; on DefaultConfig the
 // measured same-host share is ≈ 0.76–0.8 and the repeat share ≈ 0.3 (see
 // docs/bench/simweb.md).

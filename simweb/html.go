@@ -375,6 +375,7 @@ func (g *gen) a(t target) { g.link("a", `<a href=`, t, `>link</a>`, true); g.str
 func (g *gen) article() {
 	h, n, a := g.self.host, g.hi.n, g.self.a
 	g.htmlPage("Article ", func() {
+		g.nav()
 		g.a(target{host: h, kind: pkHome})
 		g.a(target{host: h, kind: pkDir, a: a % dirsOf(n)})
 		if a+1 < int64(n) {
@@ -386,6 +387,7 @@ func (g *gen) article() {
 func (g *gen) home() {
 	h, n := g.self.host, g.hi.n
 	g.htmlPage("Home page ", func() {
+		g.nav()
 		for j := int64(0); j < dirsOf(n); j++ {
 			g.a(target{host: h, kind: pkDir, a: j})
 		}
