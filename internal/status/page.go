@@ -85,16 +85,15 @@ function caches(box,cs){
  box.textContent="";
  (cs||[]).forEach(c=>{
   const card=document.createElement("div");card.className="card cache";
-  const h=document.createElement("h2");h.textContent=c.name+" — size "+fmt(c.size)+"/worker, hit rate "+(100*c.hitRate).toFixed(1)+"%";card.appendChild(h);
+  const h=document.createElement("h2");h.textContent=c.name+" — size "+fmt(c.size)+"/"+(c.unit||"worker")+", hit rate "+(100*c.hitRate).toFixed(1)+"%";card.appendChild(h);
   const svg=el("svg",{width:440,height:200,"class":"mrc"});card.appendChild(svg);
   const series=Object.keys(c.curves||{}).sort().map(a=>({name:a,pts:c.curves[a].map(p=>[Math.log2(p.k),p.missRatio])}));
   lineChart(svg,series,{logx:true,y0:0,y1:1,mark:c.size>0?Math.log2(c.size*(c.advice?c.advice.workers:1)):undefined});
   if(c.advice){const p=document.createElement("div");const a=c.advice;
-   p.textContent="now miss "+(100*a.currentMiss).toFixed(1)+"% ("+fmt(a.sentPerSec)+" URLs/s sent) · knee "+fmt(a.kneePerWorker)+"/worker "+saves(a.kneeSavedPerSec)+" · "+(a.reached20?("20% miss at "+fmt(a.k20PerWorker)+"/worker "+saves(a.k20SavedPerSec)):"20% miss not reached");
+   p.textContent="now miss "+(100*a.currentMiss).toFixed(1)+"% ("+fmt(a.sentPerSec)+" URLs/s sent) · knee "+fmt(a.kneePerWorker)+"/"+(c.unit||"worker")+" "+saves(a.kneeSavedPerSec)+" · "+(a.reached20?("20% miss at "+fmt(a.k20PerWorker)+"/"+(c.unit||"worker")+" "+saves(a.k20SavedPerSec)):"20% miss not reached");
    card.appendChild(p)}
   box.appendChild(card)});
 }
-function hostRows(hs){return (hs||[]).map(h=>[h.host,h.fetches,h.queued,h.delayMs])}
 let wantCluster=true;
 async function poll(){
  try{
@@ -114,8 +113,8 @@ async function poll(){
   barChart(document.getElementById("outcomes"),n.outcomes);
   caches(document.getElementById("caches"),n.caches);
   table(document.getElementById("peers"),["peer","up","sent URLs","recv URLs","sent bytes","spool"],(n.peers||[]).map(p=>[p.id,p.up?"yes":"NO",p.sentUrls,p.recvUrls,p.sentBytes,p.spool]));
-  table(document.getElementById("busiest"),["host","fetches","queued","delay ms"],hostRows(n.busiestHosts));
-  table(document.getElementById("delayed"),["host","fetches","queued","delay ms"],hostRows(n.delayedHosts));
+  table(document.getElementById("busiest"),["host","fetches","bytes","mean fetch ms","next fetch in ms"],(n.busiestHosts||[]).map(h=>[h.host,h.fetches,h.bytes||0,h.fetchMs||0,h.delayMs]));
+  table(document.getElementById("delayed"),["host","fetches","queued","next fetch in ms","failures"],(n.delayedHosts||[]).map(h=>[h.host,h.fetches,h.queued,h.delayMs,h.failures||0]));
   if(d.cluster&&d.cluster.length){document.getElementById("clusterBox").style.display="";
    table(document.getElementById("cluster"),["node","state","pages","pages/s (mean)","frontier","DUE","front-cache hit","peers up"],d.cluster.map(s=>s.error?[s.node,s.error,"","","","","",""]:[s.node,"ok",s.pages,s.uptimeSec>0?s.pages/s.uptimeSec:0,s.frontier,s.due,(s.caches&&s.caches.length)?(100*s.caches[0].hitRate).toFixed(1)+"%":"–",(s.peers||[]).filter(p=>p.up).length+"/"+(s.peers||[]).length]))}
   else wantCluster=false;

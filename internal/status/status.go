@@ -68,8 +68,10 @@ type Snapshot struct {
 
 // Cache is one cache's figures and its live miss-ratio curves.
 type Cache struct {
-	Name    string  `json:"name"` // e.g. "due-front", "peer:node2"
-	Size    int     `json:"size"` // entries per worker
+	Name string `json:"name"` // e.g. "due-front", "peer:node2"
+	Size int    `json:"size"` // entries per worker (per Unit)
+	// Unit is what Size is per: "worker" (default) or e.g. "peer".
+	Unit    string  `json:"unit,omitempty"`
 	Lookups uint64  `json:"lookups"`
 	Hits    uint64  `json:"hits"`
 	HitRate float64 `json:"hitRate"` // filled by the handler from Hits/Lookups when 0
@@ -92,8 +94,12 @@ type Peer struct {
 type Host struct {
 	Host    string  `json:"host"`
 	Fetches uint64  `json:"fetches"`
+	Bytes   uint64  `json:"bytes,omitempty"`
+	FetchMS float64 `json:"fetchMs,omitempty"` // mean fetch duration
 	Queued  int64   `json:"queued"`
 	DelayMS float64 `json:"delayMs"` // how long its next fetch waits
+	// Failures is the host's consecutive failed fetches (back-off).
+	Failures int `json:"failures,omitempty"`
 }
 
 // Source gives the node's current Snapshot. Snapshot must be safe for
