@@ -9,3 +9,8 @@ test:
 	go test ./...
 ci:
 	bash .ci/run
+# Sextant vs the ceiling loop and colly on one simweb, plus quick package
+# benchmarks; regenerates BENCHMARKS.md (≈20 min on 2 cores). bench/ is a
+# separate module so that the product never depends on colly.
+bench:
+	cd bench && go run ./cmd/benchall -out ../BENCHMARKS.md

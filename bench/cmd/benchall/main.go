@@ -1,0 +1,159 @@
+// Command benchall is the one-command benchmark of issue 9 (`make bench`):
+// it builds the Sextant crawler, the ceiling loop and a colly crawler, serves
+// ONE synthetic web in its own process on loopback, runs the four contenders
+// alternately (ceiling, Sextant single node, Sextant 3-node cluster, colly;
+// A B C D A B C D …), each as its own process(es) so that CPU time
+// (getrusage utime+stime) and peak RSS (Maxrss) are measured per run, checks
+// every run's fetched set against simweb's oracle, runs quick versions of the
+// committed package benchmarks (DUE, cache, cachesim), and regenerates
+// BENCHMARKS.md, keeping its hand-written section and appending a History
+// row.
+//
+// Run it from the bench/ directory (a separate module, so the product never
+// depends on colly):
+//
+//	cd bench && go run ./cmd/benchall -out ../BENCHMARKS.md
+//
+// Everything it writes besides -out goes under -work (default out/, which
+// bench/.gitignore ignores). The machine is usually shared: the report gives
+// the load average before and after, and medians over the repetitions.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+)
+
+type options struct {
+	out         string
+	work        string
+	root        string
+	hosts       int
+	pages       int
+	reps        int
+	budget      time.Duration
+	workers     int
+	nodeWorkers int
+	kinds       []string
+	quick       bool
+	profile     bool
+	runTimeout  time.Duration
+}
+
+func main() {
+	var o options
+	var kinds string
+	flag.StringVar(&o.out, "out", "../BENCHMARKS.md", "report to (re)generate")
+	flag.StringVar(&o.work, "work", "out", "directory for binaries, data dirs and logs")
+	flag.StringVar(&o.root, "root", "..", "the Sextant repository (module root)")
+	flag.IntVar(&o.hosts, "hosts", 1000, "simweb hosts")
+	flag.IntVar(&o.pages, "pages", 55000, "simweb articles in all (the reachable URL set is ≈1.8× this: images, media, 404s)")
+	flag.IntVar(&o.reps, "reps", 3, "repetitions of each contender (fewer if -budget runs out; at least 1)")
+	flag.DurationVar(&o.budget, "budget", 20*time.Minute, "wall-clock budget: no new round starts that would not fit")
+	flag.IntVar(&o.workers, "workers", 64, "Sextant workers = colly parallelism = ceiling goroutines")
+	flag.IntVar(&o.nodeWorkers, "node-workers", 0, "workers per cluster node (0: -workers/3 rounded up, the same total)")
+	flag.StringVar(&kinds, "kinds", "ceiling,sextant,cluster,colly", "contenders, in the order of a round")
+	flag.BoolVar(&o.quick, "quick", true, "also run the quick package benchmarks (DUE, cache, cachesim)")
+	flag.BoolVar(&o.profile, "profile", true, "when a Sextant target is not met, take a CPU profile (go test BenchmarkCrawlVsCeiling -cpuprofile)")
+	flag.DurationVar(&o.runTimeout, "run-timeout", 10*time.Minute, "kill a contender run after this long")
+	flag.Parse()
+	o.kinds = strings.Split(kinds, ",")
+	for _, k := range o.kinds {
+		if _, ok := runners[k]; !ok {
+			fmt.Fprintf(os.Stderr, "benchall: unknown kind %q\n", k)
+			os.Exit(2)
+		}
+	}
+	if o.nodeWorkers == 0 {
+		o.nodeWorkers = (o.workers + 2) / 3
+	}
+	if o.hosts < 1 || o.pages < o.hosts || o.reps < 1 || o.workers < 1 {
+		fmt.Fprintln(os.Stderr, "benchall: need hosts ≥ 1, pages ≥ hosts, reps ≥ 1, workers ≥ 1")
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, o); err != nil {
+		fmt.Fprintln(os.Stderr, "benchall:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, o options) error {
+	start := time.Now()
+	var err error
+	if o.work, err = filepath.Abs(o.work); err != nil {
+		return err
+	}
+	if o.root, err = filepath.Abs(o.root); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(o.work, 0o755); err != nil {
+		return err
+	}
+	rep := &report{Started: start.UTC(), Opts: o}
+	rep.Machine = machineInfo()
+	rep.LoadBefore = loadAvg()
+	logf("machine: %s; load %s", rep.Machine, rep.LoadBefore)
+
+	bins, err := build(ctx, o)
+	if err != nil {
+		return err
+	}
+	env, err := startEnv(ctx, o, bins)
+	if err != nil {
+		return err
+	}
+	defer env.close()
+	rep.Web = env.describe()
+	logf("web: %s", rep.Web)
+
+	var roundDur time.Duration
+	for r := 1; r <= o.reps; r++ {
+		if r > 1 && time.Since(start)+roundDur+quickEstimate(o) > o.budget {
+			logf("budget: round %d would not fit (a round takes %v); stopping after %d rounds", r, roundDur.Round(time.Second), r-1)
+			rep.Notes = append(rep.Notes, fmt.Sprintf("stopped after %d of %d rounds: the -budget %v would not fit another (a round took %v)",
+				r-1, o.reps, o.budget, roundDur.Round(time.Second)))
+			break
+		}
+		t0 := time.Now()
+		for _, k := range o.kinds {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			logf("round %d: %s …", r, k)
+			res := runners[k](ctx, o, env, r)
+			res.Kind, res.Rep, res.Load = k, r, loadAvg()
+			env.check(&res)
+			logf("round %d: %s", r, res.summary())
+			rep.Runs = append(rep.Runs, res)
+		}
+		roundDur = time.Since(t0)
+		rep.Rounds = r
+	}
+	if o.quick && ctx.Err() == nil {
+		rep.Quick = runQuick(ctx, o, bins)
+	}
+	rep.compute()
+	if o.profile && ctx.Err() == nil && !rep.allMet() {
+		rep.Profile = profileSextant(ctx, o)
+	}
+	rep.LoadAfter = loadAvg()
+	rep.Elapsed = time.Since(start)
+	if err := rep.write(o.out); err != nil {
+		return err
+	}
+	logf("wrote %s in %v", o.out, rep.Elapsed.Round(time.Second))
+	return nil
+}
+
+func logf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "%s benchall: %s\n", time.Now().UTC().Format("15:04:05"), fmt.Sprintf(format, args...))
+}

@@ -1,0 +1,176 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// quick is one quick package benchmark: the command, its parsed metrics
+// per sub-benchmark, and its wall and CPU time.
+type quick struct {
+	Name    string
+	Command string // as a user types it in the repository root
+	Err     string
+	Wall    float64
+	CPU     float64
+	MaxRSS  int64
+	Lines   []benchLine // go test -bench output
+	Output  string      // tail of a non-bench command's output
+}
+
+type benchLine struct {
+	Name    string
+	Metrics map[string]float64 // unit → value
+}
+
+func (q *quick) metric(sub, unit string) (float64, bool) {
+	for _, l := range q.Lines {
+		if strings.Contains(l.Name, sub) {
+			v, ok := l.Metrics[unit]
+			return v, ok
+		}
+	}
+	return 0, false
+}
+
+// quickEstimate is the time the quick benchmarks and the profile are
+// expected to need (kept free when deciding whether another round fits).
+func quickEstimate(o options) time.Duration {
+	d := time.Duration(0)
+	if o.quick {
+		d += 4 * time.Minute
+	}
+	if o.profile {
+		d += 2 * time.Minute
+	}
+	return d
+}
+
+func runQuick(ctx context.Context, o options, bins binaries) []quick {
+	sim := filepath.Join(o.work, "cachesim")
+	_ = os.RemoveAll(sim)
+	specs := []struct {
+		name, shown string
+		env         []string
+		bin         string
+		args        []string
+	}{
+		{"DUE seen-set, 10⁶ distinct URLs (6×10⁶ candidates), vs a Go map",
+			"DUE_BENCH_SCALES=1e6 DUE_BENCH_SKIP_pebble=1 DUE_BENCH_SKIP_gen=1 go test ./due -run '^$' -bench SeenSet -benchtime=1x -count 1",
+			[]string{"DUE_BENCH_SCALES=1e6", "DUE_BENCH_SKIP_pebble=1", "DUE_BENCH_SKIP_gen=1"},
+			"go", []string{"test", "./due", "-run", "^$", "-bench", "SeenSet", "-benchtime=1x", "-count", "1", "-timeout", "10m"}},
+		{"cache lookup at k = 2^16 (full cache), vs a Go map",
+			`go test ./cache -run '^$' -bench 'Lookup/(gomap|clock|random)/k=2\^16/' -benchtime 2000000x -count 1`,
+			nil, "go", []string{"test", "./cache", "-run", "^$", "-bench", `Lookup/(gomap|clock|random)/k=2\^16/`, "-benchtime", "2000000x", "-count", "1", "-timeout", "10m"}},
+		{"cachesim sweep, 10⁷ requests (synthetic Zipf + recency), 6 algorithms × k = 2^0…2^25",
+			"crawler cachesim --gen zipf --n 10000000 --no-plots --out DIR",
+			nil, bins.crawler, []string{"cachesim", "--gen", "zipf", "--n", "10000000", "--no-plots", "--out", sim}},
+	}
+	var out []quick
+	for _, s := range specs {
+		if ctx.Err() != nil {
+			break
+		}
+		logf("quick: %s …", s.shown)
+		q := quick{Name: s.name, Command: s.shown}
+		cmd := exec.CommandContext(ctx, s.bin, s.args...)
+		cmd.Dir = o.root
+		cmd.Env = append(os.Environ(), s.env...)
+		t0 := time.Now()
+		b, err := cmd.CombinedOutput()
+		q.Wall = time.Since(t0).Seconds()
+		if st := cmd.ProcessState; st != nil && s.bin != "go" {
+			if ru, ok := st.SysUsage().(*syscall.Rusage); ok {
+				q.CPU = time.Duration(syscall.TimevalToNsec(ru.Utime) + syscall.TimevalToNsec(ru.Stime)).Seconds()
+				q.MaxRSS = ru.Maxrss * 1024
+			}
+		}
+		if err != nil {
+			q.Err = fmt.Sprintf("%v: %s", err, tail(string(b), 600))
+		}
+		q.Lines = parseBench(string(b))
+		if s.bin != "go" {
+			q.Output = tail(string(b), 1500)
+		}
+		logf("quick: done in %.0f s %s", q.Wall, q.Err)
+		out = append(out, q)
+	}
+	return out
+}
+
+var benchRe = regexp.MustCompile(`^(Benchmark\S+)\s+(\d+)\s+(.*)$`)
+
+func parseBench(out string) []benchLine {
+	var ls []benchLine
+	sc := bufio.NewScanner(strings.NewReader(out))
+	for sc.Scan() {
+		m := benchRe.FindStringSubmatch(strings.TrimSpace(sc.Text()))
+		if m == nil {
+			continue
+		}
+		l := benchLine{Name: m[1], Metrics: map[string]float64{}}
+		f := strings.Fields(m[3])
+		for i := 0; i+1 < len(f); i += 2 {
+			if v, err := strconv.ParseFloat(f[i], 64); err == nil {
+				l.Metrics[f[i+1]] = v
+			}
+		}
+		ls = append(ls, l)
+	}
+	return ls
+}
+
+func tail(s string, n int) string {
+	s = strings.TrimSpace(s)
+	if len(s) > n {
+		return "…" + s[len(s)-n:]
+	}
+	return s
+}
+
+// profile is a CPU profile of a Sextant crawl next to the ceiling.
+type profile struct {
+	Command string
+	Err     string
+	Bench   string // the benchmark's result line
+	Top     string // go tool pprof -top
+}
+
+// profileSextant profiles a single-node crawl in-process with the committed
+// BenchmarkCrawlVsCeiling (1,000 hosts, ≈26,000 URLs): `crawler crawl` has
+// no --cpuprofile flag and the node serves no /debug/pprof, and this
+// harness adds nothing to the product.
+func profileSextant(ctx context.Context, o options) *profile {
+	pf := filepath.Join(o.work, "crawl.cpu.pprof")
+	p := &profile{Command: "go test ./internal/crawl -run '^$' -bench BenchmarkCrawlVsCeiling -benchtime=1x -count 1 -cpuprofile crawl.cpu.pprof -o crawl.test && go tool pprof -top -nodecount 30 crawl.test crawl.cpu.pprof"}
+	logf("profile: %s", p.Command)
+	tbin := filepath.Join(o.work, "crawl.test")
+	cmd := exec.CommandContext(ctx, "go", "test", "./internal/crawl", "-run", "^$", "-bench", "BenchmarkCrawlVsCeiling",
+		"-benchtime=1x", "-count", "1", "-timeout", "10m", "-cpuprofile", pf, "-o", tbin)
+	cmd.Dir = o.root
+	b, err := cmd.CombinedOutput()
+	if err != nil {
+		p.Err = fmt.Sprintf("%v: %s", err, tail(string(b), 600))
+		return p
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(strings.TrimSpace(l), "BenchmarkCrawlVsCeiling") {
+			p.Bench = strings.TrimSpace(l)
+		}
+	}
+	top, err := exec.CommandContext(ctx, "go", "tool", "pprof", "-top", "-nodecount", "30", tbin, pf).CombinedOutput()
+	if err != nil {
+		p.Err = fmt.Sprintf("pprof: %v: %s", err, tail(string(top), 300))
+	}
+	p.Top = string(top)
+	return p
+}

@@ -1,0 +1,415 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/sextant-crawler/sextant/internal/crawl"
+	"github.com/sextant-crawler/sextant/internal/nodeconfig"
+)
+
+// result is one contender run.
+type result struct {
+	Kind  string
+	Rep   int
+	Load  string // load average right after the run
+	Err   string
+	Procs int
+
+	Wall   float64 // seconds, first process start to the crawl's end
+	CPU    float64 // seconds, utime+stime summed over the run's processes
+	MaxRSS int64   // bytes, Maxrss summed over the run's processes
+
+	// Completeness, from the contender's own per-fetch log.
+	Pages        int // fetches logged (robots.txt fetches excluded)
+	Distinct     int // distinct URLs fetched on the web's hosts
+	FetchedTwice int // distinct URLs fetched more than once
+	Missing      int // oracle URLs not fetched
+	Extra        int // fetched URLs on the web not in the oracle's set
+	OffWeb       int // fetches of URLs on no host of the web
+	OracleSize   int
+	MissingEx    []string `json:",omitempty"`
+	ExtraEx      []string `json:",omitempty"`
+
+	// Cluster only: sums over the nodes of their /metrics at termination.
+	Discovered, Suppressed, Sent float64
+	WireBytes, RawBytes          float64
+
+	fetched []string
+}
+
+func (r *result) pagesPerSec() float64 {
+	if r.Wall <= 0 {
+		return 0
+	}
+	return float64(r.Pages) / r.Wall
+}
+func (r *result) cpuPer1000() float64 {
+	if r.Pages == 0 {
+		return 0
+	}
+	return 1000 * r.CPU / float64(r.Pages)
+}
+func (r *result) rssPerURL() float64 {
+	if r.Distinct == 0 {
+		return 0
+	}
+	return float64(r.MaxRSS) / float64(r.Distinct)
+}
+
+func (r *result) summary() string {
+	if r.Err != "" {
+		return fmt.Sprintf("FAILED: %s", r.Err)
+	}
+	return fmt.Sprintf("%d pages in %.1f s = %.0f pages/s; CPU %.1f s (%.2f s/1000 pages); peak RSS %.0f MiB (%.0f B/URL); distinct %d, twice %d, missing %d, extra %d, off-web %d",
+		r.Pages, r.Wall, r.pagesPerSec(), r.CPU, r.cpuPer1000(), float64(r.MaxRSS)/(1<<20), r.rssPerURL(),
+		r.Distinct, r.FetchedTwice, r.Missing, r.Extra, r.OffWeb)
+}
+
+type runner func(ctx context.Context, o options, e *env, rep int) result
+
+var runners = map[string]runner{
+	"ceiling": runCeiling,
+	"sextant": runSextant,
+	"cluster": runCluster,
+	"colly":   runColly,
+}
+
+// proc is one started process of a run.
+type proc struct {
+	cmd  *exec.Cmd
+	done chan error
+}
+
+func start(ctx context.Context, o options, name, outFile string, args ...string) (*proc, error) {
+	cmd := exec.Command(name, args...)
+	f, err := os.Create(outFile)
+	if err != nil {
+		return nil, err
+	}
+	cmd.Stdout, cmd.Stderr = f, f
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		f.Close()
+		return nil, err
+	}
+	p := &proc{cmd: cmd, done: make(chan error, 1)}
+	go func() { err := cmd.Wait(); f.Close(); p.done <- err }()
+	_ = ctx
+	return p, nil
+}
+
+// wait waits for p to exit, killing it on ctx or after the run timeout.
+func (p *proc) wait(ctx context.Context, timeout time.Duration) error {
+	select {
+	case err := <-p.done:
+		return err
+	case <-ctx.Done():
+	case <-time.After(timeout):
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(20 * time.Second):
+		_ = p.cmd.Process.Kill()
+		<-p.done
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return fmt.Errorf("killed after the run timeout %v", timeout)
+}
+
+// account adds p's rusage to r.
+func (p *proc) account(r *result) {
+	st := p.cmd.ProcessState
+	if st == nil {
+		return
+	}
+	if ru, ok := st.SysUsage().(*syscall.Rusage); ok {
+		r.CPU += time.Duration(syscall.TimevalToNsec(ru.Utime) + syscall.TimevalToNsec(ru.Stime)).Seconds()
+		r.MaxRSS += ru.Maxrss * 1024 // KiB on Linux
+	}
+	r.Procs++
+}
+
+func runDir(o options, kind string, rep int) (string, error) {
+	d := filepath.Join(o.work, "runs", fmt.Sprintf("%s-%d", kind, rep))
+	if err := os.RemoveAll(d); err != nil {
+		return "", err
+	}
+	return d, os.MkdirAll(d, 0o755)
+}
+
+// readStatusLog reads "STATUS URL" lines (the ceiling's and colly's logs).
+func readStatusLog(path string) ([]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out []string
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		_, u, ok := strings.Cut(sc.Text(), " ")
+		if ok {
+			out = append(out, u)
+		}
+	}
+	return out, sc.Err()
+}
+
+// readCrawlLog reads Sextant's crawl.log: every line but robots-disallowed
+// URLs (no request sent) is a fetch.
+func readCrawlLog(path string, into *[]string) error {
+	es, err := crawl.ReadLogFile(path)
+	if err != nil {
+		return err
+	}
+	for _, e := range es {
+		if e.Outcome != crawl.OutcomeRobots {
+			*into = append(*into, e.URL)
+		}
+	}
+	return nil
+}
+
+func runCeiling(ctx context.Context, o options, e *env, rep int) (r result) {
+	dir, err := runDir(o, "ceiling", rep)
+	if err != nil {
+		return result{Err: err.Error()}
+	}
+	log := filepath.Join(dir, "fetch.log")
+	t0 := time.Now()
+	p, err := start(ctx, o, e.bins.ceiling, filepath.Join(dir, "stdout"), "--urls", e.urls, "--connect", e.addr,
+		"--workers", strconv.Itoa(o.workers), "--log", log)
+	if err != nil {
+		return result{Err: err.Error()}
+	}
+	werr := p.wait(ctx, o.runTimeout)
+	r.Wall = time.Since(t0).Seconds()
+	p.account(&r)
+	if werr != nil {
+		r.Err = fmt.Sprintf("%v (see %s)", werr, filepath.Join(dir, "stdout"))
+	}
+	if r.fetched, err = readStatusLog(log); err != nil && r.Err == "" {
+		r.Err = err.Error()
+	}
+	return r
+}
+
+func runColly(ctx context.Context, o options, e *env, rep int) (r result) {
+	dir, err := runDir(o, "colly", rep)
+	if err != nil {
+		return result{Err: err.Error()}
+	}
+	log := filepath.Join(dir, "fetch.log")
+	t0 := time.Now()
+	p, err := start(ctx, o, e.bins.colly, filepath.Join(dir, "stdout"), "--seeds", e.seeds, "--connect", e.addr,
+		"--domain", e.web.Domain(), "--parallelism", strconv.Itoa(o.workers), "--log", log)
+	if err != nil {
+		return result{Err: err.Error()}
+	}
+	werr := p.wait(ctx, o.runTimeout)
+	r.Wall = time.Since(t0).Seconds()
+	p.account(&r)
+	if werr != nil {
+		r.Err = fmt.Sprintf("%v (see %s)", werr, filepath.Join(dir, "stdout"))
+	}
+	if r.fetched, err = readStatusLog(log); err != nil && r.Err == "" {
+		r.Err = err.Error()
+	}
+	return r
+}
+
+// sextantArgs are the crawl settings both Sextant contenders share with the
+// others: min delay 0 (the default politeness factor still spaces requests
+// to one host, one at a time), scope = the web's domain.
+func runSextant(ctx context.Context, o options, e *env, rep int) (r result) {
+	dir, err := runDir(o, "sextant", rep)
+	if err != nil {
+		return result{Err: err.Error()}
+	}
+	data := filepath.Join(dir, "data")
+	t0 := time.Now()
+	p, err := start(ctx, o, e.bins.crawler, filepath.Join(dir, "stdout"), "crawl", "--seeds", e.seeds, "--data", data,
+		"--resolve", e.web.Domain()+"="+e.addr, "--allow-private", "--min-delay", "0",
+		"--scope", "suffixes", "--suffix", e.web.Domain(), "--workers", strconv.Itoa(o.workers), "--progress", "0")
+	if err != nil {
+		return result{Err: err.Error()}
+	}
+	werr := p.wait(ctx, o.runTimeout)
+	r.Wall = time.Since(t0).Seconds()
+	p.account(&r)
+	if werr != nil {
+		r.Err = fmt.Sprintf("%v (see %s)", werr, filepath.Join(dir, "stdout"))
+	}
+	if err := readCrawlLog(filepath.Join(data, "crawl.log"), &r.fetched); err != nil && r.Err == "" {
+		r.Err = err.Error()
+	}
+	_ = os.RemoveAll(filepath.Join(data, "frontier"))
+	_ = os.RemoveAll(filepath.Join(data, "due"))
+	return r
+}
+
+// runCluster runs three `crawler node` processes (real gRPC over mTLS on
+// loopback) against the shared simweb, waits until every node reports the
+// cluster's termination on /metrics, scrapes the nodes' metrics and stops
+// them with SIGTERM.
+func runCluster(ctx context.Context, o options, e *env, rep int) (r result) {
+	dir, err := runDir(o, "cluster", rep)
+	if err != nil {
+		return result{Err: err.Error()}
+	}
+	ids := []string{"node-0", "node-1", "node-2"}
+	var members []nodeconfig.Member
+	for _, id := range ids {
+		a, err := freeAddr()
+		if err != nil {
+			return result{Err: err.Error()}
+		}
+		members = append(members, nodeconfig.Member{ID: id, Addr: a})
+	}
+	zero := nodeconfig.Duration(0)
+	metrics := make([]string, len(ids))
+	paths := make([]string, len(ids))
+	for i, id := range ids {
+		if metrics[i], err = freeAddr(); err != nil {
+			return result{Err: err.Error()}
+		}
+		c := nodeconfig.Config{
+			ID: id, Listen: members[i].Addr, Members: members,
+			DataDir: filepath.Join(dir, id),
+			TLS: nodeconfig.TLS{CA: filepath.Join(e.pki, "ca.pem"), Cert: filepath.Join(e.pki, id+".pem"),
+				Key: filepath.Join(e.pki, id+"-key.pem")},
+			Workers:      o.nodeWorkers,
+			Politeness:   nodeconfig.Politeness{MinDelay: &zero},
+			AllowPrivate: true, Resolve: map[string]string{e.web.Domain(): e.addr},
+			Scope: "suffixes", Suffixes: []string{e.web.Domain()},
+			SeedsFile: e.seeds, MetricsListen: metrics[i],
+		}
+		b, err := json.MarshalIndent(c, "", "  ")
+		if err != nil {
+			return result{Err: err.Error()}
+		}
+		paths[i] = filepath.Join(dir, id+".json")
+		if err := os.WriteFile(paths[i], b, 0o644); err != nil {
+			return result{Err: err.Error()}
+		}
+	}
+	t0 := time.Now()
+	procs := make([]*proc, 0, len(ids))
+	stopAll := func() {
+		for _, p := range procs {
+			_ = p.cmd.Process.Signal(syscall.SIGTERM)
+		}
+		for _, p := range procs {
+			if err := p.wait(ctx, 30*time.Second); err != nil && r.Err == "" {
+				r.Err = fmt.Sprintf("stopping a node: %v", err)
+			}
+			p.account(&r)
+		}
+	}
+	for i, id := range ids {
+		p, err := start(ctx, o, e.bins.crawler, filepath.Join(dir, id+".stdout"), "node", "--config", paths[i])
+		if err != nil {
+			stopAll()
+			return result{Err: err.Error()}
+		}
+		procs = append(procs, p)
+	}
+	deadline := time.Now().Add(o.runTimeout)
+	texts := make([]string, len(ids))
+	for i, id := range ids {
+		want := fmt.Sprintf("sextant_crawl_terminated{node=%q} 1", id)
+		for {
+			if ctx.Err() != nil || time.Now().After(deadline) {
+				r.Err = fmt.Sprintf("%s: no termination within %v (see %s)", id, o.runTimeout, dir)
+				stopAll()
+				return r
+			}
+			exited := false
+			select {
+			case err := <-procs[i].done:
+				procs[i].done <- err
+				exited = true
+			default:
+			}
+			if exited {
+				r.Err = fmt.Sprintf("%s exited before the crawl terminated (see %s.stdout)", id, filepath.Join(dir, id))
+				stopAll()
+				return r
+			}
+			if t, err := get("http://" + metrics[i] + "/metrics"); err == nil && strings.Contains(t, want) {
+				texts[i] = t
+				break
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	r.Wall = time.Since(t0).Seconds()
+	for i := range ids {
+		// Re-scrape: counters are final once every node has terminated.
+		if t, err := get("http://" + metrics[i] + "/metrics"); err == nil {
+			texts[i] = t
+		}
+		r.Discovered += promSum(texts[i], "sextant_splitter_urls_discovered_total")
+		r.Suppressed += promSum(texts[i], "sextant_splitter_urls_suppressed_total")
+		r.Sent += promSum(texts[i], "sextant_splitter_urls_sent_total")
+		r.WireBytes += promSum(texts[i], "sextant_wire_bytes_total")
+		r.RawBytes += promSum(texts[i], "sextant_wire_raw_url_bytes_total")
+	}
+	stopAll()
+	for _, id := range ids {
+		if err := readCrawlLog(filepath.Join(dir, id, "crawl.log"), &r.fetched); err != nil && r.Err == "" {
+			r.Err = err.Error()
+		}
+		for _, sub := range []string{"frontier", "due", "spool"} {
+			_ = os.RemoveAll(filepath.Join(dir, id, sub))
+		}
+	}
+	return r
+}
+
+func get(u string) (string, error) {
+	c := http.Client{Timeout: 5 * time.Second}
+	resp, err := c.Get(u)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return string(b), err
+}
+
+// promSum adds the values of every sample of metric name in a Prometheus
+// text exposition.
+func promSum(text, name string) float64 {
+	var s float64
+	for _, l := range strings.Split(text, "\n") {
+		if !strings.HasPrefix(l, name) {
+			continue
+		}
+		rest := l[len(name):]
+		if rest == "" || (rest[0] != '{' && rest[0] != ' ') {
+			continue
+		}
+		f := strings.Fields(l)
+		if v, err := strconv.ParseFloat(f[len(f)-1], 64); err == nil {
+			s += v
+		}
+	}
+	return s
+}
