@@ -28,6 +28,10 @@ type Link struct {
 	Attr string // attribute it came from: "href", "src", "srcset", "content", ...
 }
 
+// Parsed returns the link's URL in parsed form without parsing it again
+// (URL is canonical already): urlnorm.Canonical(l.URL).
+func (l Link) Parsed() *urlnorm.URL { return urlnorm.Canonical(l.URL) }
+
 // Options bound the work and memory spent on one document. The zero value
 // means "defaults" (see EnsureDefaults).
 type Options struct {

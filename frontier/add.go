@@ -12,6 +12,9 @@ import (
 // be queued once across restarts use AddBatch("seeds", 1, items).
 func (f *Frontier) Add(items ...Item) error { return f.add("", 0, items) }
 
+// Both apply Options.HostBudget (items over it are dropped or lowered in
+// priority; the counts are written in the same batch).
+//
 // AddBatch queues items as one atomic write, exactly once per (source, seq):
 // it durably records seq as the last batch applied from source in the same
 // pebble batch, and ignores (returning nil) any batch whose seq is not above
@@ -56,6 +59,12 @@ func (f *Frontier) addLocked(source string, seq uint64, items []Item) (*pebble.B
 		}
 	}
 	b := f.db.NewBatch()
+	items, counts, err := f.budgetLocked(b, items)
+	if err != nil {
+		b.Close()
+		f.mu.broken = fmt.Errorf("frontier: read failed: %w", err)
+		return nil, f.mu.broken
+	}
 	var buf []byte
 	first := f.mu.nextSeq
 	for i := range items {
@@ -70,6 +79,7 @@ func (f *Frontier) addLocked(source string, seq uint64, items []Item) (*pebble.B
 	if err != nil {
 		return nil, err
 	}
+	f.cacheAdmittedLocked(counts)
 	f.mu.undispatched += n
 	for i := range items {
 		p := items[i].Priority

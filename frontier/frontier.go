@@ -40,7 +40,14 @@ type Item struct {
 	// and so on; within a priority URLs leave in the order they came (FIFO,
 	// hence breadth-first when Depth grows with each hop).
 	Priority uint8
-	Depth    uint16
+	// Depth is the URL's link depth (seeds 0), stored with it and handed
+	// back in its Lease.
+	Depth uint16
+	// Site is the key of Options.HostBudget: the URLs admitted per Site are
+	// counted; empty means Host. Use the host name when Host is an IP
+	// address (per-IP politeness). Used only when the item is added; not
+	// stored.
+	Site string
 }
 
 // Lease is a URL handed out by Next; it must be passed back to Done exactly
@@ -85,6 +92,8 @@ type Stats struct {
 	Failures        uint64 // leases done with Failed
 	Moves           uint64 // URLs moved from a front queue to a back queue
 	PolitenessWaits uint64 // times Next waited although URLs were queued
+	BudgetDropped   uint64 // URLs not queued: their site's hard budget was spent
+	BudgetLowered   uint64 // URLs queued at Options.HostBudget.LowPriority (over the soft budget)
 }
 
 // Frontier is the URL frontier. It is safe for concurrent use and must be
@@ -116,6 +125,9 @@ type Frontier struct {
 		// (as persisted) so reactivating them needs no pebble read; at most
 		// idleCacheSize entries.
 		idle map[string]idleState
+		// admitted caches the persisted budget counts of recent sites; at
+		// most admittedCacheSize entries.
+		admitted map[string]uint64
 
 		leases  map[uint64]leaseRec
 		leaseID uint64
@@ -160,6 +172,7 @@ func Open(dir string, opts Options) (*Frontier, error) {
 	f.mu.applied = make(map[string]uint64)
 	f.mu.leases = make(map[uint64]leaseRec)
 	f.mu.idle = make(map[string]idleState)
+	f.mu.admitted = make(map[string]uint64)
 	if err := f.recover(); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("frontier: recover %s: %w", dir, err)

@@ -12,20 +12,22 @@ import (
 //	c <host>                     host politeness state  → next:8 (unix ns) failures:uvarint
 //	f <prio:1> <seq:8>           front queue entry      → entry value
 //	x <source>                   last AddBatch seq applied for source → seq:8
+//	y <site>                     URLs admitted under the budget → count:uvarint
 //	z n | z f | z s              counters: URLs stored, URLs under front keys, next seq
 //
 // A leased URL keeps its key until Done, so a crash hands it out again.
 // Entry value: prio:1 depth:uvarint hostlen:uvarint host url.
 //
-// The keys rewritten by every batch (x, z) sort after the front queues,
+// The keys rewritten by every batch (x, y, z) sort after the front queues,
 // whose new keys always have the highest seq: a flushed sstable then spans
 // only [newest front keys, z] and does not overlap the bulk of the front
 // queues, so compactions move those files instead of rewriting them.
 const (
-	prefixHost  = 'b'
-	prefixState = 'c'
-	prefixFront = 'f'
-	prefixApply = 'x'
+	prefixHost   = 'b'
+	prefixState  = 'c'
+	prefixFront  = 'f'
+	prefixApply  = 'x'
+	prefixBudget = 'y'
 )
 
 var (

@@ -53,6 +53,9 @@ type Options struct {
 	// (no URL queued, no lease outstanding). By default Next blocks instead,
 	// since a Done may still lead to new URLs; use Idle to detect the end.
 	ExitWhenIdle bool
+	// HostBudget bounds the URLs admitted per site over the crawl (trap
+	// defence, persisted); see Budget. The zero value admits everything.
+	HostBudget Budget
 	// Clock gives the time; default the real clock. Tests use ManualClock.
 	Clock Clock
 	// Logger receives rare events (open, recovery, errors). Default: none.
@@ -108,6 +111,9 @@ func (o *Options) EnsureDefaults() {
 	if o.CacheSize == 0 {
 		o.CacheSize = 64 << 20
 	}
+	if o.HostBudget.LowPriority == 0 {
+		o.HostBudget.LowPriority = 1
+	}
 	if o.Clock == nil {
 		o.Clock = realClock{}
 	}
@@ -139,6 +145,9 @@ func (o *Options) Validate() error {
 	}
 	if o.FailureBackoff < 0 || o.MaxFailureBackoff < o.FailureBackoff && o.MaxFailureBackoff != 0 {
 		errs = append(errs, errors.New("FailureBackoff must be ≥ 0 and ≤ MaxFailureBackoff"))
+	}
+	if err := o.HostBudget.validate(); err != nil {
+		errs = append(errs, err)
 	}
 	if len(errs) == 0 {
 		return nil

@@ -136,41 +136,21 @@ func TestKillNineResumes(t *testing.T) {
 	// for names the web lacks (DialContext, what the oracle assumes, would
 	// fail to connect instead), so only the web's hosts count.
 	fetched, extra, dups := serverFetched(web, srv)
+	// Exact, trap hosts included: the per-host budget is persisted with the
+	// frontier, so a trap host gets at most one budget over all the runs
+	// (Check fails on any trap host over oracle.Rules.MaxPagesPerHost).
 	if err := oracle.Check(fetched); err != nil {
-		// The per-host budget (extract.HostBudget in the node) is kept in
-		// memory and restarts from zero with the process, so a trap host
-		// may get up to one budget per run. Until the budget is persisted,
-		// allow that and report it; any other difference fails.
-		perTrap := map[string]int{}
-		for _, u := range fetched {
-			for _, h := range oracle.TrapHosts {
-				if strings.HasPrefix(u, "http://"+h+"/") {
-					perTrap[h]++
-				}
-			}
-		}
-		var rest []string
-		for _, u := range fetched {
-			trap := false
-			for _, h := range oracle.TrapHosts {
-				trap = trap || strings.HasPrefix(u, "http://"+h+"/")
-			}
-			if !trap {
-				rest = append(rest, u)
-			}
-		}
-		budget := oracle.Rules.MaxPagesPerHost
-		for h, c := range perTrap {
-			if c > budget*(kills+1) {
-				t.Errorf("trap host %s: %d URLs fetched over %d runs, more than a budget (%d) per run", h, c, kills+1, budget)
-			}
-		}
-		// Check the non-trap set exactly: drop the trap hosts from both.
-		if err := oracle.Check(rest); err != nil {
-			t.Errorf("after %d kills the fetched set differs from the oracle's: %v", kills, err)
-		}
-		t.Logf("KNOWN GAP (budget not persisted): %v", err)
+		t.Errorf("after %d kills the fetched set differs from the oracle's: %v", kills, err)
 	}
+	perTrap := map[string]int{}
+	for _, u := range fetched {
+		for _, h := range oracle.TrapHosts {
+			if strings.HasPrefix(u, "http://"+h+"/") {
+				perTrap[h]++
+			}
+		}
+	}
+	t.Logf("trap hosts: URLs fetched %v (budget %d URLs admitted per host)", perTrap, oracle.Rules.MaxPagesPerHost)
 	if extra > killWorkers*kills {
 		t.Errorf("%d repeated fetches after %d kills, want ≤ %d (workers per kill): %v", extra, kills, killWorkers*kills, dups[:min(10, len(dups))])
 	}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -136,13 +137,17 @@ func mirrorLinks(t *testing.T, file string, base *url.URL) []*url.URL {
 
 // mirrorExpected computes, independently of the crawler, the keys of the
 // URLs reachable from http://host/ on the mirror (scope: that host, http).
-func mirrorExpected(t *testing.T, root, host string) map[string]bool {
+func mirrorExpected(t *testing.T, root, host string, maxDepth int) map[string]bool {
 	home, _ := url.Parse("http://" + host + "/")
 	seen := map[string]bool{mirrorKey(home): true}
 	queue := []*url.URL{home}
+	depth := map[*url.URL]int{home: 0}
 	for len(queue) > 0 {
 		u := queue[0]
 		queue = queue[1:]
+		if maxDepth > 0 && depth[u] >= maxDepth {
+			continue // its links would be too deep
+		}
 		var links []*url.URL
 		if st, err := os.Stat(filepath.Join(root, host, filepath.FromSlash(path.Clean("/"+u.Path)))); err == nil && st.IsDir() && !strings.HasSuffix(u.Path, "/") {
 			// directory mode redirects to the path with a slash (query
@@ -162,6 +167,7 @@ func mirrorExpected(t *testing.T, root, host string) map[string]bool {
 			if k := mirrorKey(l); !seen[k] {
 				seen[k] = true
 				queue = append(queue, l)
+				depth[l] = depth[u] + 1
 			}
 		}
 	}
@@ -171,21 +177,63 @@ func mirrorExpected(t *testing.T, root, host string) map[string]bool {
 // The crawl of a real mirror served by simweb's directory mode fetches
 // exactly the pages reachable from its home page.
 func TestMirrorCrawlFetchesReachableSet(t *testing.T) {
+	want, got := mirrorCrawl(t, 0)
+	compareMirror(t, want, got)
+}
+
+// TestMirrorCrawlMaxDepth: with Options.MaxDepth the crawl fetches exactly
+// the pages within that many hops of the home page (one host: the crawl is
+// breadth-first, so the depth it carries is the shortest distance).
+func TestMirrorCrawlMaxDepth(t *testing.T) {
+	all, _ := mirrorWant(t, 0)
+	for _, d := range []int{1, 2} {
+		want, got := mirrorCrawl(t, d)
+		if len(want) >= len(all) || len(want) < 2 {
+			t.Fatalf("depth %d: %d of %d URLs: the site does not exercise the depth limit", d, len(want), len(all))
+		}
+		compareMirror(t, want, got)
+	}
+}
+
+// mirrorWant serves the mirror and computes the expected set from the home
+// page of its first site; it skips the test if the mirror is absent.
+func mirrorWant(t *testing.T, maxDepth int) (map[string]bool, string) {
+	t.Helper()
 	root := filepath.Join("..", "..", "..", "shared", "testdata", "sites")
 	if _, err := os.Stat(root); err != nil {
 		t.Skipf("mirror not available (%v): real-site crawl test skipped", err)
 	}
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var hosts []string
+	for _, e := range entries {
+		if e.IsDir() {
+			hosts = append(hosts, e.Name())
+		}
+	}
+	if len(hosts) == 0 {
+		t.Skip("mirror directory has no sites")
+	}
+	sort.Strings(hosts)
+	return mirrorExpected(t, root, hosts[0], maxDepth), hosts[0]
+}
+
+// mirrorCrawl crawls the mirror's first site from its home page with
+// MaxDepth maxDepth and returns the expected and the fetched sets.
+func mirrorCrawl(t *testing.T, maxDepth int) (want, got map[string]bool) {
+	t.Helper()
+	root := filepath.Join("..", "..", "..", "shared", "testdata", "sites")
+	want, host := mirrorWant(t, maxDepth)
 	srv, err := simweb.StartDir(root, simweb.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer srv.Close()
-	hosts := srv.DirHosts()
-	if len(hosts) == 0 {
-		t.Skip("mirror directory has no sites")
+	if hosts := srv.DirHosts(); len(hosts) == 0 || !slices.Contains(hosts, host) {
+		t.Fatalf("simweb serves %v, want %s among them", hosts, host)
 	}
-	host := hosts[0]
-	want := mirrorExpected(t, root, host)
 
 	lf, err := NewSeedFilter(extract.FilterOptions{Scope: extract.ScopeSuffixes, Suffixes: []string{host}, MaxRepeatedSegments: -1}, nil)
 	if err != nil {
@@ -198,6 +246,7 @@ func TestMirrorCrawlFetchesReachableSet(t *testing.T) {
 		Frontier:         frontier.Options{MinDelay: 0, Factor: 1, MaxDelay: 20 * time.Millisecond, FailureBackoff: 10 * time.Millisecond, MaxFailureBackoff: 50 * time.Millisecond},
 		DUEFlushInterval: 50 * time.Millisecond,
 		MaxPagesPerHost:  100000,
+		MaxDepth:         maxDepth,
 		Filter:           lf,
 	})
 	if err != nil {
@@ -222,7 +271,7 @@ func TestMirrorCrawlFetchesReachableSet(t *testing.T) {
 	if len(dups) > 0 {
 		t.Errorf("%d URLs fetched twice, e.g. %v", len(dups), dups[:min(5, len(dups))])
 	}
-	got := map[string]bool{}
+	got = map[string]bool{}
 	for _, s := range fetched {
 		u, err := url.Parse(s)
 		if err != nil {
@@ -234,6 +283,13 @@ func TestMirrorCrawlFetchesReachableSet(t *testing.T) {
 		}
 		got[mirrorKey(u)] = true
 	}
+	t.Logf("max depth %d: expected %d URLs, fetched %d (ok %d, http-error %d, %d links too deep), %.0f pages/s",
+		maxDepth, len(want), len(got), st.FetchOK, st.FetchHTTPErr, st.LinksTooDeep, st.PagesPerSecond())
+	return want, got
+}
+
+func compareMirror(t *testing.T, want, got map[string]bool) {
+	t.Helper()
 	var missing, extra []string
 	for k := range want {
 		if !got[k] {
@@ -247,7 +303,6 @@ func TestMirrorCrawlFetchesReachableSet(t *testing.T) {
 	}
 	sort.Strings(missing)
 	sort.Strings(extra)
-	t.Logf("expected %d URLs, fetched %d (ok %d, http-error %d), %.0f pages/s", len(want), len(got), st.FetchOK, st.FetchHTTPErr, st.PagesPerSecond())
 	if len(missing) > 0 {
 		t.Errorf("%d reachable URLs not fetched, e.g. %q", len(missing), missing[:min(10, len(missing))])
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime/pprof"
@@ -83,9 +84,20 @@ type Options struct {
 	// MaxPagesPerHost bounds the URLs admitted to the frontier per host
 	// (trap defence); 0 means no bound. Beyond SoftPagesPerHost (0: none)
 	// a host's URLs are admitted at low priority, so a trap host is slowed
-	// before it is cut off (IRLbot's BEAST).
+	// before it is cut off (IRLbot's BEAST). They set Frontier.HostBudget,
+	// whose counts are persisted with the frontier: the budget holds across
+	// restarts and kill -9.
 	MaxPagesPerHost  int
 	SoftPagesPerHost int
+	// MaxDepth drops links more than MaxDepth hops from a seed (seeds are
+	// depth 0; a redirect target is one hop from the redirecting URL); 0
+	// means unlimited. Depth is the length of the path along which the
+	// crawl first discovered a URL (it travels with the URL through the DUE
+	// and the frontier), as in Heritrix's max-hops: it equals the shortest
+	// distance when the crawl is breadth-first (one host, or FIFO order
+	// across hosts), and may exceed it otherwise. URLs received from peers
+	// (hostsplit carries no depth) start again at depth 0.
+	MaxDepth int
 	// Filter and Splitter: see their types.
 	Filter   LinkFilter
 	Splitter Splitter
@@ -130,6 +142,9 @@ func (o *Options) EnsureDefaults() {
 	if !o.LazyDone {
 		o.Frontier.SyncDone = true
 	}
+	if o.MaxPagesPerHost > 0 || o.SoftPagesPerHost > 0 {
+		o.Frontier.HostBudget.Soft, o.Frontier.HostBudget.Hard = o.SoftPagesPerHost, o.MaxPagesPerHost
+	}
 	if o.Frontier.Workers == 0 {
 		o.Frontier.Workers = o.Workers
 	}
@@ -155,8 +170,14 @@ func (o *Options) Validate() error {
 			errs = append(errs, fmt.Errorf("%w: %v", ErrInvalidOptions, err))
 		}
 	}
-	if o.MaxPagesPerHost < 0 {
-		errs = append(errs, fmt.Errorf("%w: MaxPagesPerHost %d < 0", ErrInvalidOptions, o.MaxPagesPerHost))
+	if o.MaxPagesPerHost < 0 || o.SoftPagesPerHost < 0 {
+		errs = append(errs, fmt.Errorf("%w: MaxPagesPerHost %d or SoftPagesPerHost %d < 0", ErrInvalidOptions, o.MaxPagesPerHost, o.SoftPagesPerHost))
+	}
+	if o.MaxDepth < 0 || o.MaxDepth >= math.MaxUint16 {
+		errs = append(errs, fmt.Errorf("%w: MaxDepth %d out of [0, %d)", ErrInvalidOptions, o.MaxDepth, math.MaxUint16))
+	}
+	if o.MaxPagesPerHost > 0 && o.SoftPagesPerHost > o.MaxPagesPerHost {
+		errs = append(errs, fmt.Errorf("%w: SoftPagesPerHost %d > MaxPagesPerHost %d", ErrInvalidOptions, o.SoftPagesPerHost, o.MaxPagesPerHost))
 	}
 	return errors.Join(errs...)
 }
@@ -171,7 +192,6 @@ type Node struct {
 	log  *CrawlLog
 	own  bool // log opened by the node
 
-	budget *extract.HostBudget
 	shared cache.Cache // the front cache every worker uses when Options.CacheShared
 
 	contentMu   sync.Mutex
@@ -197,9 +217,6 @@ func Open(opts Options) (*Node, error) {
 		if n.shared, err = cache.NewShared(opts.CacheAlgo, opts.CachePerWorker*opts.Workers, 0); err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrInvalidOptions, err)
 		}
-	}
-	if n.budget, err = extract.NewHostBudget(extract.BudgetOptions{Soft: opts.SoftPagesPerHost, Hard: opts.MaxPagesPerHost}); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrInvalidOptions, err)
 	}
 	if n.fr, err = frontier.Open(filepath.Join(opts.DataDir, "frontier"), opts.Frontier); err != nil {
 		return nil, fmt.Errorf("crawl: frontier: %w", err)
@@ -244,9 +261,9 @@ func (n *Node) Close() error {
 // Seed submits seed URLs. Seeds this node does not own are routed to their
 // owner; seeds seen before (after a restart) are dropped by the DUE.
 func (n *Node) Seed(ctx context.Context, seeds []string) error {
-	var canon []string
+	var canon []*urlnorm.URL
 	for _, s := range seeds {
-		c, err := urlnorm.Normalize(s)
+		c, err := urlnorm.Parse(s)
 		if err != nil {
 			return fmt.Errorf("crawl: seed %q: %w", s, err)
 		}
@@ -368,17 +385,7 @@ func (s *dueSink) Deliver(seq uint64, batch []due.Entry) error {
 	n := (*Node)(s)
 	items := make([]frontier.Item, 0, len(batch))
 	for _, e := range batch {
-		u := e.URL
-		host := hostOf(u)
-		var prio uint8
-		switch n.budget.Admit(host) {
-		case extract.PriorityDrop:
-			n.metrics.BudgetDropped.Add(1)
-			continue
-		case extract.PriorityLow:
-			prio = 1
-		}
-		items = append(items, frontier.Item{URL: u, Host: host, Priority: prio, Depth: e.Depth})
+		items = append(items, frontier.Item{URL: e.URL, Host: hostOf(e.URL), Depth: e.Depth})
 	}
 	n.metrics.NewURLs.Add(uint64(len(items)))
 	return n.fr.AddBatch("due", seq, items)
@@ -400,8 +407,8 @@ func hostOf(u string) string {
 	return rest
 }
 
-// Filter adapts an extract.Filter to a LinkFilter (no depth tracking: the
-// DUE does not carry depth, so MaxDepth must stay 0).
+// Filter adapts an extract.Filter to a LinkFilter. Its MaxDepth is not
+// applied (LinkFilter sees no depth): use Options.MaxDepth.
 type Filter struct{ F *extract.Filter }
 
 // Allow implements LinkFilter.
@@ -419,6 +426,7 @@ type Stats struct {
 	RobotsDisallowed, RobotsFetches                         uint64
 	Bytes                                                   uint64
 	LinksFound, LinksFiltered, LinksLocal, LinksRemote      uint64
+	LinksTooDeep                                            uint64 // dropped by MaxDepth (not in LinksFound)
 	CacheHits, CacheMisses                                  uint64
 	ContentDuplicates                                       uint64
 	WARCRecords, WARCErrors                                 uint64
@@ -449,18 +457,19 @@ func (s Stats) PagesPerSecond() float64 {
 // Stats returns a snapshot of the node's figures.
 func (n *Node) Stats() Stats {
 	m := &n.metrics
+	fs := n.fr.Stats()
 	return Stats{
 		ID: n.opts.ID, Elapsed: time.Since(n.started),
 		Fetches: m.Fetches.Load(), FetchOK: m.FetchOK.Load(), FetchRedirect: m.FetchRedirect.Load(),
 		FetchHTTPErr: m.FetchHTTPErr.Load(), FetchErr: m.FetchErr.Load(),
 		RobotsDisallowed: m.RobotsDisallowed.Load(), RobotsFetches: m.RobotsFetches.Load(),
 		Bytes: m.Bytes.Load(), LinksFound: m.LinksFound.Load(), LinksFiltered: m.LinksFiltered.Load(),
-		LinksLocal: m.LinksLocal.Load(), LinksRemote: m.LinksRemote.Load(),
+		LinksLocal: m.LinksLocal.Load(), LinksRemote: m.LinksRemote.Load(), LinksTooDeep: m.LinksTooDeep.Load(),
 		CacheHits: m.CacheHits.Load(), CacheMisses: m.CacheMisses.Load(),
-		ContentDuplicates: m.ContentDuplicates.Load(), NewURLs: m.NewURLs.Load(),
+		ContentDuplicates: m.ContentDuplicates.Load(), NewURLs: m.NewURLs.Load() - min(m.NewURLs.Load(), fs.BudgetDropped),
 		WARCRecords: m.WARCRecords.Load(), WARCErrors: m.WARCErrors.Load(),
-		BudgetDropped: m.BudgetDropped.Load(), Received: m.Received.Load(),
+		BudgetDropped: fs.BudgetDropped, Received: m.Received.Load(),
 		FetchTime: time.Duration(m.FetchNanos.Load()),
-		Frontier:  n.fr.Stats(), DUE: n.due.Stats(), Fetcher: n.ft.Stats(),
+		Frontier:  fs, DUE: n.due.Stats(), Fetcher: n.ft.Stats(),
 	}
 }

@@ -26,6 +26,7 @@ type NodeFlags struct {
 
 	data, id, userAgent, cacheAlgo, scope string
 	workers, cachePerWorker, maxPages     int
+	maxDepth                              int
 	cacheShared                           bool
 	maxURLLen, maxRepeated                int
 	bodyCap                               int64
@@ -68,6 +69,7 @@ func AddNodeFlags(fs *flag.FlagSet) *NodeFlags {
 	fs.DurationVar(&f.failBackoff, "failure-backoff", fr.FailureBackoff, "delay after a host's first consecutive failure (doubles per failure)")
 	fs.DurationVar(&f.maxFailBackoff, "max-failure-backoff", fr.MaxFailureBackoff, "cap on the failure back-off")
 	fs.IntVar(&f.maxPages, "max-pages-per-host", 1000, "URLs admitted per host (trap defence); 0 = unbounded")
+	fs.IntVar(&f.maxDepth, "max-depth", 0, "follow links at most this many hops from a seed (seeds are depth 0; a redirect is a hop); 0 = unlimited")
 	fs.IntVar(&f.cachePerWorker, "cache-per-worker", 512, "entries of each worker's front cache of URL fingerprints (0 = none)")
 	fs.BoolVar(&f.cacheShared, "cache-shared", false, "one front cache of cache-per-worker × workers entries shared by all workers, instead of one per worker")
 	fs.StringVar(&f.cacheAlgo, "cache-algo", "clock", "front cache policy: clock, lru, random, infinite or none")
@@ -159,6 +161,7 @@ func (f *NodeFlags) Options(seeds []string) (Options, error) {
 		CachePerWorker:   size,
 		CacheShared:      f.cacheShared,
 		MaxPagesPerHost:  f.maxPages,
+		MaxDepth:         f.maxDepth,
 		Filter:           lf,
 	}
 	if len(errs) > 0 {
@@ -257,10 +260,11 @@ type seedFilter struct {
 
 // NewSeedFilter returns a LinkFilter applying opts; with ScopeSameHost or
 // ScopeSameDomain a URL is in scope if it is on the host (or registered
-// domain) of any of seeds. MaxDepth must be 0 (depth is not tracked).
+// domain) of any of seeds. opts.MaxDepth must be 0: a LinkFilter sees no
+// depth; the node applies Options.MaxDepth.
 func NewSeedFilter(opts extract.FilterOptions, seeds []string) (LinkFilter, error) {
 	if opts.MaxDepth != 0 {
-		return nil, errors.New("crawl: link depth is not tracked; MaxDepth must be 0")
+		return nil, errors.New("crawl: set Options.MaxDepth (--max-depth), not FilterOptions.MaxDepth: the node applies it")
 	}
 	f, err := extract.NewFilter(opts)
 	if err != nil {

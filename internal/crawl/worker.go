@@ -36,10 +36,11 @@ type Metrics struct {
 	RobotsDisallowed, RobotsFetches                         atomic.Uint64
 	Bytes                                                   atomic.Uint64
 	LinksFound, LinksFiltered, LinksLocal, LinksRemote      atomic.Uint64
+	LinksTooDeep                                            atomic.Uint64
 	CacheHits, CacheMisses                                  atomic.Uint64
 	ContentDuplicates                                       atomic.Uint64
 	WARCRecords, WARCErrors                                 atomic.Uint64
-	NewURLs, BudgetDropped, Received                        atomic.Uint64
+	NewURLs, Received                                       atomic.Uint64 // NewURLs: delivered by the DUE (budget drops included)
 	FetchNanos                                              atomic.Int64
 }
 
@@ -50,7 +51,7 @@ type worker struct {
 	fc     cache.Cache // per-worker front cache, nil if none
 	local  []due.Entry
 	remote []string
-	links  []string
+	links  []*urlnorm.URL
 	sniff  []byte
 }
 
@@ -168,7 +169,7 @@ func (w *worker) process(ctx context.Context, l frontier.Lease) (frontier.Result
 		n.metrics.FetchRedirect.Add(1)
 		e.Outcome, e.Note = OutcomeRedirect, resp.Location
 		if resp.Location != "" {
-			if c, err := urlnorm.Normalize(resp.Location); err == nil {
+			if c, err := urlnorm.Parse(resp.Location); err == nil {
 				w.links = append(w.links, c)
 			}
 		}
@@ -187,7 +188,9 @@ func (w *worker) process(ctx context.Context, l frontier.Lease) (frontier.Result
 		e.Note = "truncated " + e.Note
 	}
 	e.Links = len(w.links)
-	if err := w.route(ctx, w.links, childDepth(l.Depth)); err != nil {
+	if d := childDepth(l.Depth); n.opts.MaxDepth > 0 && int(d) > n.opts.MaxDepth {
+		n.metrics.LinksTooDeep.Add(uint64(len(w.links)))
+	} else if err := w.route(ctx, w.links, d); err != nil {
 		return res, err
 	}
 	n.log.Write(e)
@@ -218,7 +221,7 @@ func (w *worker) extract(base *urlnorm.URL, resp *fetcher.Response) error {
 		return nil
 	}
 	_, err = w.ex.Extract(resp.Body.NewReader(), base, resp.Header.Get("Content-Type"), func(l extract.Link) {
-		w.links = append(w.links, l.URL)
+		w.links = append(w.links, l.Parsed()) // canonical already: no second parse
 	})
 	return err
 }
@@ -235,24 +238,22 @@ func childDepth(d uint16) uint16 {
 // route filters links, splits them into local and remote, drops local ones
 // the worker's front cache has seen and hands the rest to the DUE with their
 // link depth; remote ones go to the splitter.
-func (w *worker) route(ctx context.Context, links []string, depth uint16) error {
+func (w *worker) route(ctx context.Context, links []*urlnorm.URL, depth uint16) error {
 	n := w.n
 	w.local, w.remote = w.local[:0], w.remote[:0]
 	n.metrics.LinksFound.Add(uint64(len(links)))
 	var local uint64 // local links, before the front cache
-	for _, s := range links {
-		if n.opts.Filter != nil {
-			u, err := urlnorm.Parse(s)
-			if err != nil || !n.opts.Filter.Allow(u) {
-				n.metrics.LinksFiltered.Add(1)
-				continue
-			}
+	for _, u := range links {
+		if n.opts.Filter != nil && !n.opts.Filter.Allow(u) {
+			n.metrics.LinksFiltered.Add(1)
+			continue
 		}
+		s := u.String()
 		fp := fingerprint.URL(s)
 		if n.opts.FullTrace != nil {
 			n.opts.FullTrace(fp)
 		}
-		if n.opts.Splitter != nil && !n.opts.Splitter.IsLocal(hostOf(s)) {
+		if n.opts.Splitter != nil && !n.opts.Splitter.IsLocal(u.Host()) {
 			w.remote = append(w.remote, s)
 			continue
 		}
