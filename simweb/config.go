@@ -98,6 +98,12 @@ type Config struct {
 	// boilerplate is what gives a real site's URL stream its small-cache
 	// hit rate.
 	NavLinks int
+	// DeadLinkShare is the share of a page's new same-host page links that
+	// go to pages that do not exist (404), drawn from a pool of 8 per
+	// article of the host (a wiki's red links: a long tail of URLs seen
+	// once or twice). Default 0 (besides 1.5% of links to 3 dead URLs per
+	// host that every web has).
+	DeadLinkShare float64
 	// ZipfPages and ZipfHosts are the exponents of the popularity of pages
 	// within a host and of hosts (defaults 1.1 and 0.9).
 	ZipfPages float64
@@ -249,6 +255,9 @@ func (c *Config) Validate() error {
 	}
 	if !(c.SameHostShare >= 0 && c.SameHostShare <= 1) || !(c.RepeatShare >= 0 && c.RepeatShare < 0.9) {
 		bad("SameHostShare %g / RepeatShare %g", c.SameHostShare, c.RepeatShare)
+	}
+	if !(c.DeadLinkShare >= 0 && c.DeadLinkShare <= 0.9) {
+		bad("DeadLinkShare %g not in [0, 0.9]", c.DeadLinkShare)
 	}
 	if c.NavLinks < 0 || c.NavLinks > 200 {
 		bad("NavLinks %d not in [0, 200]", c.NavLinks)

@@ -110,6 +110,11 @@ func (g *gen) newTargetOn(cl linkClass, h int32, uniform bool) target {
 		return target{host: g.self.host, kind: pkExternal, a: int64(r.intn(len(externals)))}
 	}
 	if h == g.self.host {
+		if ds := g.w.cfg.DeadLinkShare; ds > 0 && cl == clHTML && g.hi.kind != Trap && r.chance(ds) {
+			// a link to a page that does not exist (404), from a
+			// pool of 8 per article: a wiki's red links
+			return target{host: h, kind: pkArticle, a: int64(n) + 3 + int64(r.intn(8*int(n)))}
+		}
 		u := r.float()
 		switch {
 		case u < 0.015:

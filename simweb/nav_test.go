@@ -2,6 +2,7 @@ package simweb
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -53,5 +54,47 @@ func TestNavLinks(t *testing.T) {
 	cfg.NavLinks = -1
 	if err := cfg.Validate(); err == nil {
 		t.Error("NavLinks -1 accepted")
+	}
+}
+
+// DeadLinkShare sends that share of new same-host page links to pages that
+// answer 404.
+func TestDeadLinkShare(t *testing.T) {
+	dead := func(share float64) float64 {
+		cfg := SmallConfig()
+		cfg.NoPathologies = true
+		cfg.DeadLinkShare = share
+		w, err := New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		host := w.HostName(1)
+		var links, d int
+		for a := 1; a < min(20, w.Articles(1)); a++ {
+			r, err := w.Respond(host, w.url(target{host: 1, kind: pkArticle, a: int64(a)})[len("http://"+host):])
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, l := range r.Links {
+				if l.Tag != "a" || !strings.HasPrefix(l.URL, "http://"+host+"/") {
+					continue
+				}
+				links++
+				lr, err := w.Respond(host, l.URL[len("http://"+host):])
+				if err != nil {
+					t.Fatal(err)
+				}
+				if lr.Status == 404 {
+					d++
+				}
+			}
+		}
+		return float64(d) / float64(links)
+	}
+	if s := dead(0); s > 0.1 {
+		t.Errorf("DeadLinkShare 0: %.2f of links dead", s)
+	}
+	if s := dead(0.8); s < 0.3 {
+		t.Errorf("DeadLinkShare 0.8: only %.2f of links dead", s)
 	}
 }
