@@ -135,6 +135,11 @@ func cmdOrder(args []string) error {
 	seed := f.Uint64("seed", 0, "simweb seed")
 	order := f.String("order", OrderBFS, "crawl order: bfs, inlinks or random")
 	maxPages := f.Int("max-pages", 0, "stop after this many fetches (0: all)")
+	nav := f.Int("nav-links", 0, "simweb Config.NavLinks")
+	dead := f.Float64("dead-links", 0, "simweb Config.DeadLinkShare")
+	lmed := f.Float64("links-median", 0, "simweb Config.LinksMedian (0: default 23)")
+	lmean := f.Float64("links-mean", 0, "simweb Config.LinksMean (0: default 60)")
+	maxArticles := f.Int("max-pages-per-host", 0, "simweb Config.MaxPagesPerHost (0: default 500)")
 	out := f.String("out", "", "trace file to write")
 	_ = f.Parse(args)
 	if *out == "" {
@@ -145,6 +150,12 @@ func cmdOrder(args []string) error {
 	cfg.Hosts = *hosts
 	cfg.PagesPerHost = float64(*pages) / float64(*hosts)
 	cfg.NoPathologies = true
+	cfg.NavLinks = *nav
+	cfg.DeadLinkShare = *dead
+	if *lmed > 0 {
+		cfg.LinksMedian, cfg.LinksMean = *lmed, *lmean
+	}
+	cfg.MaxPagesPerHost = *maxArticles
 	web, err := simweb.New(cfg)
 	if err != nil {
 		return err

@@ -46,13 +46,15 @@ func main() {
 	pages := flag.Int("pages", 0, "approximate articles of the synthetic web, spread over --hosts (0: default)")
 	seed := flag.Uint64("seed", 0, "simweb seed (the demo's default is 0)")
 	noPath := flag.Bool("no-pathologies", false, "build the web without pathological hosts")
-	locality := flag.Float64("locality", 0, "simweb Config.LinkLocality (0: default)")
+	locality := flag.Int("nav-links", 0, "simweb Config.NavLinks (0: none, the default)")
 	dir := flag.String("dir", "", "crawl a tree of static sites (one directory per host) instead of the synthetic web")
 	nodes := flag.Int("nodes", 3, "cluster nodes")
 	workers := flag.Int("workers", 32, "workers per node")
 	cacheW := flag.Int("cache-per-worker", 512, "front cache entries per worker")
 	shared := flag.Bool("cache-shared", false, "one shared front cache per node")
 	data := flag.String("data", "", "data directory (required)")
+	oracle := flag.Bool("oracle", false, "compute simweb's oracle first (for the progress line; minutes on a big web)")
+	budget := flag.Int("max-pages-per-host", 0, "per-host URL budget (0: 1000 for the synthetic web as in the demo, 10^6 with --dir)")
 	flag.Parse()
 	if *data == "" {
 		fmt.Fprintln(os.Stderr, "tracecrawl: --data is required")
@@ -60,7 +62,13 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	if err := run(ctx, *hosts, *pages, *seed, *noPath, *locality, *dir, *nodes, *workers, *cacheW, *shared, *data); err != nil {
+	if *budget == 0 {
+		*budget = 1000
+		if *dir != "" {
+			*budget = 1_000_000
+		}
+	}
+	if err := run(ctx, *oracle, *budget, *hosts, *pages, *seed, *noPath, *locality, *dir, *nodes, *workers, *cacheW, *shared, *data); err != nil {
 		fmt.Fprintln(os.Stderr, "tracecrawl:", err)
 		os.Exit(1)
 	}
@@ -176,7 +184,7 @@ func (t *tagTrace) close() error {
 	return errors.Join(errs...)
 }
 
-func run(ctx context.Context, hosts, pages int, seed uint64, noPath bool, locality float64, dir string, nodes, workers, cacheW int, shared bool, data string) error {
+func run(ctx context.Context, oracle bool, budget, hosts, pages int, seed uint64, noPath bool, locality int, dir string, nodes, workers, cacheW int, shared bool, data string) error {
 	var (
 		handler interface {
 			DialContext(ctx context.Context, network, addr string) (net.Conn, error)
@@ -207,9 +215,7 @@ func run(ctx context.Context, hosts, pages int, seed uint64, noPath bool, locali
 		if pages > 0 {
 			cfg.PagesPerHost = float64(pages) / float64(cfg.Hosts)
 		}
-		if locality > 0 {
-			setLocality(&cfg, locality)
-		}
+		cfg.NavLinks = locality
 		web, err := simweb.New(cfg)
 		if err != nil {
 			return err
@@ -221,7 +227,11 @@ func run(ctx context.Context, hosts, pages int, seed uint64, noPath bool, locali
 		handler = srv
 		seeds = web.Seeds()
 		domain = web.Domain()
-		if or, err := web.Oracle(seeds, simweb.Rules{}); err == nil {
+		if oracle {
+			or, err := web.Oracle(seeds, simweb.Rules{})
+			if err != nil {
+				return err
+			}
 			expect = or.Size()
 		}
 	}
@@ -267,7 +277,7 @@ func run(ctx context.Context, hosts, pages int, seed uint64, noPath bool, locali
 				DUEFlushInterval: 200 * time.Millisecond,
 				CachePerWorker:   cacheW,
 				CacheShared:      shared,
-				MaxPagesPerHost:  1000,
+				MaxPagesPerHost:  budget,
 				Filter:           crawl.Filter{F: filter},
 				FullTrace:        func(fp uint64) { tt.add(tt.full, fp) },
 				WARC:             tt,
