@@ -31,6 +31,7 @@ const (
 	DefaultRobotsCacheSize     = 100_000
 	DefaultRobotsMaxBytes      = 500 << 10
 	DefaultRobotsErrorTTL      = 10 * time.Minute
+	DefaultRobotsAttempts      = 3
 	DefaultRobotsMaxRedirects  = 5
 	DefaultRobotsUnreachable   = 30 * 24 * time.Hour
 )
@@ -117,6 +118,13 @@ type Options struct {
 	// RobotsErrorTTL is how long a 5xx or unreachable robots.txt (treated
 	// as "disallow all") is cached before the next attempt (default 10 min).
 	RobotsErrorTTL time.Duration
+	// RobotsAttempts is how many consecutive failed robots.txt fetches (5xx
+	// or network) a host gets before its "disallow all" is cached for
+	// RobotsErrorTTL (default 3). Before that the rules carry Retry: the
+	// caller should hold the URL and try again after a back-off — a node
+	// that starts before the web server, or a short outage, must not lose
+	// a host's URLs.
+	RobotsAttempts int
 	// RobotsMaxRedirects is how many robots.txt redirects are followed
 	// (default 5; more is treated as 404, i.e. allow all).
 	RobotsMaxRedirects int
@@ -151,6 +159,7 @@ func (o *Options) EnsureDefaults() *Options {
 	setDefault(&o.RobotsCacheSize, DefaultRobotsCacheSize)
 	setDefault(&o.RobotsMaxBytes, DefaultRobotsMaxBytes)
 	setDefault(&o.RobotsErrorTTL, DefaultRobotsErrorTTL)
+	setDefault(&o.RobotsAttempts, DefaultRobotsAttempts)
 	setDefault(&o.RobotsMaxRedirects, DefaultRobotsMaxRedirects)
 	setDefault(&o.RobotsUnreachable, DefaultRobotsUnreachable)
 	if o.Logger == nil {
@@ -200,6 +209,7 @@ func (o *Options) Validate() error {
 		"MemThreshold": o.MemThreshold, "RobotsMaxBytes": o.RobotsMaxBytes,
 		"RobotsCacheSize": int64(o.RobotsCacheSize), "MaxIdleConnsPerHost": int64(o.MaxIdleConnsPerHost),
 		"MaxIdleConns": int64(o.MaxIdleConns), "RobotsMaxRedirects": int64(o.RobotsMaxRedirects),
+		"RobotsAttempts": int64(o.RobotsAttempts),
 	} {
 		if n < 0 {
 			bad("%s %d is negative", name, n)

@@ -58,6 +58,12 @@ type RobotsRules struct {
 	// Fetched is when robots.txt was last fetched; Expires when it will be
 	// fetched again.
 	Fetched, Expires time.Time
+	// Retry is set on RobotsUnreachable rules while the host has failed
+	// fewer than Options.RobotsAttempts times in a row: nothing may be
+	// fetched now, but the URL should be held and tried again after a
+	// back-off (these rules are not cached). Without Retry, the disallow
+	// holds until Expires and the caller may drop the URL.
+	Retry bool
 	// Truncated reports that the file exceeded RobotsMaxBytes and only
 	// its first RobotsMaxBytes (up to the last complete line) were parsed.
 	Truncated bool
@@ -236,6 +242,7 @@ type robotsEntry struct {
 	rules     *RobotsRules
 	lastGood  *RobotsRules // last RobotsParsed or RobotsAllowAll
 	downSince time.Time    // start of the current outage, or zero
+	failures  int          // consecutive failed fetches
 }
 
 func newRobotsCache(size int) *robotsCache {
@@ -312,7 +319,11 @@ func (c *robotsCache) store(key string, r *RobotsRules, now time.Time, o *Option
 		if e.downSince.IsZero() {
 			e.downSince = now
 		}
+		e.failures++
 		r.Expires = now.Add(o.RobotsErrorTTL)
+		if e.failures < o.RobotsAttempts {
+			r.Retry, r.Expires = true, now // fetched again at the next call
+		}
 		if now.Sub(e.downSince) >= o.RobotsUnreachable {
 			fb := &RobotsRules{Outcome: RobotsStaleFallback, Status: r.Status, Err: r.Err,
 				Fetched: now, Expires: r.Expires}
@@ -332,7 +343,7 @@ func (c *robotsCache) store(key string, r *RobotsRules, now time.Time, o *Option
 		} else {
 			st.robotsAllowAll.add(1)
 		}
-		e.downSince = time.Time{}
+		e.downSince, e.failures = time.Time{}, 0
 		e.lastGood = r
 		r.Expires = now.Add(o.RobotsCacheTTL)
 	}

@@ -135,7 +135,7 @@ func TestRobotsStatusClasses(t *testing.T) {
 		fmt.Sscanf(r.Host, "s%d.sim.test", &code)
 		w.WriteHeader(code)
 		fmt.Fprint(w, "User-agent: *\nDisallow: /\n") // must be ignored for non-2xx
-	}, func(o *Options) { o.RobotsErrorTTL = time.Minute })
+	}, func(o *Options) { o.RobotsErrorTTL = time.Minute; o.RobotsAttempts = 1 })
 	for code, want := range map[int]RobotsOutcome{
 		200: RobotsParsed, 204: RobotsParsed, 400: RobotsAllowAll, 401: RobotsAllowAll,
 		403: RobotsAllowAll, 404: RobotsAllowAll, 410: RobotsAllowAll, 429: RobotsAllowAll,
@@ -355,5 +355,47 @@ func TestRobotsCancelNotCached(t *testing.T) {
 	}
 	if rw.f.CachedRobots("http", "slow.sim.test") != nil {
 		t.Fatal("cancelled fetch was cached")
+	}
+}
+
+// A failing robots.txt is fetched again at each call (Retry set, nothing
+// cached) until it has failed RobotsAttempts times in a row; only then is
+// "disallow all" cached for RobotsErrorTTL. A success in between resets
+// the count: a host that was down while the crawler started is not lost.
+func TestRobotsRetryBeforeDisallow(t *testing.T) {
+	var fail atomic.Bool
+	fail.Store(true)
+	rw := newRobotsWeb(t, func(w http.ResponseWriter, r *http.Request) {
+		if fail.Load() {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		fmt.Fprint(w, "User-agent: *\nDisallow: /private\n")
+	}, func(o *Options) { o.RobotsErrorTTL = time.Hour; o.RobotsAttempts = 3 })
+	for i := 1; i <= 2; i++ {
+		r, fetched := rw.robots(t, "h.sim.test")
+		if !fetched || r.Outcome != RobotsUnreachable || !r.Retry || r.Allowed("/x") {
+			t.Fatalf("failure %d: fetched %v outcome %v retry %v", i, fetched, r.Outcome, r.Retry)
+		}
+	}
+	if rw.count("h.sim.test") != 2 {
+		t.Fatalf("%d fetches after two failures, want 2 (failures must not be cached)", rw.count("h.sim.test"))
+	}
+	fail.Store(false)
+	if r, _ := rw.robots(t, "h.sim.test"); r.Outcome != RobotsParsed || r.Retry || !r.Allowed("/x") {
+		t.Fatalf("after recovery: %v retry %v", r.Outcome, r.Retry)
+	}
+	// The count restarts: three more failures (after the good copy expires)
+	// before the disallow is cached.
+	fail.Store(true)
+	rw.clock.Advance(25 * time.Hour)
+	for i := 1; i <= 3; i++ {
+		r, fetched := rw.robots(t, "h.sim.test")
+		if !fetched || r.Outcome != RobotsUnreachable || r.Retry != (i < 3) {
+			t.Fatalf("failure %d after recovery: fetched %v outcome %v retry %v", i, fetched, r.Outcome, r.Retry)
+		}
+	}
+	if r, fetched := rw.robots(t, "h.sim.test"); fetched || r.Retry || r.Allowed("/x") {
+		t.Fatalf("after %d failures the disallow must be cached: fetched %v retry %v", 3, fetched, r.Retry)
 	}
 }

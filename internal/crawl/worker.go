@@ -122,11 +122,21 @@ func (w *worker) process(ctx context.Context, l frontier.Lease) (frontier.Result
 		n.metrics.RobotsFetches.Add(1)
 		// The robots.txt request used this host's politeness slot: fetch
 		// the page in a later one.
-		return frontier.Result{Duration: rdur, CrawlDelay: rules.CrawlDelay(), Requeue: true}, nil
+		// A failed robots.txt counts against the host (back-off).
+		return frontier.Result{Duration: rdur, CrawlDelay: rules.CrawlDelay(), Requeue: true,
+			Failed: rules.Outcome == fetcher.RobotsUnreachable}, nil
+	}
+	if rules.Retry {
+		// robots.txt failed but has attempts left: hold the URL.
+		return frontier.Result{Requeue: true, Failed: true}, nil
 	}
 	if !rules.Allowed(l.URL) {
 		n.metrics.RobotsDisallowed.Add(1)
-		n.log.Write(LogEntry{Time: time.Now(), Node: n.opts.ID, URL: l.URL, Outcome: OutcomeRobots})
+		e := LogEntry{Time: time.Now(), Node: n.opts.ID, URL: l.URL, Outcome: OutcomeRobots}
+		if rules.Outcome == fetcher.RobotsUnreachable {
+			e.Note = "robots.txt unreachable"
+		}
+		n.log.Write(e)
 		return frontier.Result{CrawlDelay: rules.CrawlDelay()}, nil
 	}
 	start := time.Now()

@@ -1,0 +1,235 @@
+package crawl
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sextant-crawler/sextant/hostsplit"
+)
+
+// cutProxy forwards TCP connections to target until cut: then it closes
+// every open connection and refuses new ones (accepts and drops them) until
+// healed — a network partition of the links that go through it.
+type cutProxy struct {
+	ln     net.Listener
+	target string
+	mu     sync.Mutex
+	cut    bool
+	conns  map[net.Conn]struct{}
+	wg     sync.WaitGroup
+}
+
+func newCutProxy(t *testing.T, target string) *cutProxy {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &cutProxy{ln: ln, target: target, conns: map[net.Conn]struct{}{}}
+	p.wg.Add(1)
+	go p.serve()
+	t.Cleanup(p.close)
+	return p
+}
+
+func (p *cutProxy) addr() string { return p.ln.Addr().String() }
+
+func (p *cutProxy) serve() {
+	defer p.wg.Done()
+	for {
+		c, err := p.ln.Accept()
+		if err != nil {
+			return
+		}
+		p.mu.Lock()
+		if p.cut {
+			p.mu.Unlock()
+			c.Close()
+			continue
+		}
+		p.conns[c] = struct{}{}
+		p.mu.Unlock()
+		p.wg.Add(1)
+		go func() {
+			defer p.wg.Done()
+			p.pipe(c)
+		}()
+	}
+}
+
+func (p *cutProxy) pipe(c net.Conn) {
+	defer func() {
+		p.mu.Lock()
+		delete(p.conns, c)
+		p.mu.Unlock()
+		c.Close()
+	}()
+	u, err := net.Dial("tcp", p.target)
+	if err != nil {
+		return
+	}
+	p.mu.Lock()
+	if p.cut {
+		p.mu.Unlock()
+		u.Close()
+		return
+	}
+	p.conns[u] = struct{}{}
+	p.mu.Unlock()
+	defer func() {
+		p.mu.Lock()
+		delete(p.conns, u)
+		p.mu.Unlock()
+		u.Close()
+	}()
+	done := make(chan struct{}, 2)
+	go func() { io.Copy(u, c); u.Close(); done <- struct{}{} }()
+	go func() { io.Copy(c, u); c.Close(); done <- struct{}{} }()
+	<-done
+	<-done
+}
+
+// setCut partitions (true) or heals (false) the link.
+func (p *cutProxy) setCut(cut bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.cut = cut
+	if cut {
+		for c := range p.conns {
+			c.Close()
+		}
+	}
+}
+
+func (p *cutProxy) close() {
+	p.ln.Close()
+	p.setCut(true)
+	p.wg.Wait()
+}
+
+// TestClusterPartitionLosesNothing cuts one node of a 3-node cluster off its
+// peers (every link to and from it, both directions, open streams reset)
+// mid-crawl while it keeps crawling, then heals the partition: the spools
+// towards and from the cut node must have held URLs during the cut and be
+// drained at the end, the union of fetched URLs equals the oracle's set,
+// and no URL is fetched twice cluster-wide.
+func TestClusterPartitionLosesNothing(t *testing.T) {
+	web, srv, oracle := smallWeb(t, 1<<20)
+	root := t.TempDir()
+	members, seats, err := LoopbackCluster(filepath.Join(root, "pki"), 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Every link touching node-2 goes through a proxy: the others reach it
+	// through in2; it reaches node-i through out[i].
+	const cutNode = 2
+	var proxies []*cutProxy
+	in2 := newCutProxy(t, members[cutNode].Addr)
+	proxies = append(proxies, in2)
+	common := append([]hostsplit.Member(nil), members...)
+	common[cutNode].Addr = in2.addr()
+	view2 := append([]hostsplit.Member(nil), members...)
+	for i := range view2 {
+		if i != cutNode {
+			p := newCutProxy(t, members[i].Addr)
+			proxies = append(proxies, p)
+			view2[i].Addr = p.addr()
+		}
+	}
+	ms := make([]*Member, len(seats))
+	for i, seat := range seats {
+		o := testNodeOptions(t, filepath.Join(root, seat.ID), srv, web.Domain())
+		o.Workers = 8
+		view := common
+		if i == cutNode {
+			view = view2
+		}
+		m, err := StartMember(MemberOptions{Node: o, Self: seat.ID, Members: view, TLS: seat.TLS, Listener: seat.Listener, PeerCacheSize: 1024})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ms[i] = m
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	for _, m := range ms {
+		if err := m.Seed(ctx, web.Seeds()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, len(ms))
+	for i, m := range ms {
+		wg.Add(1)
+		go func() { defer wg.Done(); errs[i] = m.Run(ctx) }()
+	}
+	fetches := func() (n uint64) {
+		for _, m := range ms {
+			n += m.Node.Stats().Fetches
+		}
+		return n
+	}
+	for fetches() < uint64(oracle.Size()/5) && ctx.Err() == nil {
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Logf("partition node-%d at %d fetches", cutNode, fetches())
+	for _, p := range proxies {
+		p.setCut(true)
+	}
+	// While cut, URLs for and from the cut node must pile up in spools.
+	var heldTo, heldFrom uint64
+	deadline := time.Now().Add(3 * time.Second)
+	for time.Now().Before(deadline) {
+		for i, m := range ms {
+			st := m.Split.Stats()
+			if i == cutNode {
+				heldFrom = max(heldFrom, st.Total.SpoolURLs)
+			} else {
+				for _, ps := range st.Peers {
+					if ps.Peer == hostsplit.NodeID(seats[cutNode].ID) {
+						heldTo = max(heldTo, ps.SpoolURLs)
+					}
+				}
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Logf("heal at %d fetches; spooled during the cut: %d URLs towards node-%d, %d from it", fetches(), heldTo, cutNode, heldFrom)
+	if heldTo == 0 || heldFrom == 0 {
+		t.Errorf("the partition held nothing back (towards %d, from %d): it did not cut the peers", heldTo, heldFrom)
+	}
+	for _, p := range proxies {
+		p.setCut(false)
+	}
+	wg.Wait()
+	if ctx.Err() != nil {
+		t.Fatal("cluster did not terminate in time")
+	}
+	var logs []string
+	for i, m := range ms {
+		if errs[i] != nil {
+			t.Errorf("node %d: %v", i, errs[i])
+		}
+		st := m.Split.Stats()
+		if st.Total.SpoolURLs != 0 || st.Total.BufferedURLs != 0 {
+			t.Errorf("node %d: spool not drained: %d spooled, %d buffered", i, st.Total.SpoolURLs, st.Total.BufferedURLs)
+		}
+		if err := m.Close(); err != nil {
+			t.Error(err)
+		}
+		logs = append(logs, filepath.Join(root, fmt.Sprintf("node-%d", i), "crawl.log"))
+	}
+	got, dups := fetchedURLs(t, logs...)
+	if len(dups) > 0 {
+		t.Errorf("%d URLs fetched more than once cluster-wide, e.g. %v", len(dups), dups[:min(5, len(dups))])
+	}
+	if err := oracle.Check(got); err != nil {
+		t.Errorf("union of fetched URLs differs from the oracle's (%d fetched, oracle %d): %v", len(got), oracle.Size(), err)
+	}
+}
