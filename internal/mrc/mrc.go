@@ -124,12 +124,21 @@ type Point struct {
 // Estimator estimates miss-ratio curves of one request stream. Not safe for
 // concurrent use (see Shared).
 type Estimator struct {
-	o        Options
-	requests uint64
+	o Options
+	// maxT is the largest sampling threshold of any spatial tier: a
+	// fingerprint whose hash is at or above it is in no sample (the
+	// common case, decided by one multiply and one compare).
+	maxT uint64
 
-	// tier A
+	// tier A. Observe only stores into the ring; drain does the sampling
+	// work for the requests stored since the last drain (positions done …
+	// pos-1) in one tight loop, every drainEvery requests and before a
+	// curve is read. The ring holds RingLen + drainEvery requests or more,
+	// so a time-sampled request still sees its RingLen predecessors.
 	ring      []uint64
-	pos       uint64
+	pos       uint64 // requests observed; ring[pos&mask] is the next slot
+	done      uint64 // requests drained
+	mask      uint64
 	countdown int
 	rng       uint64
 	seen      []uint32 // generation-stamped set for the ring scan
@@ -152,19 +161,31 @@ type Estimator struct {
 	histC []float64
 	missC float64
 
-	// miniature simulations
-	mini []miniSim
+	// miniature simulations, in groups of equal sampling rate (thresholds
+	// descending)
+	mini []miniGroup
+}
+
+// miniGroup is the miniature simulations sharing one sample (one sampling
+// rate). The miniature LRU caches of every size are one sampleSet: a
+// sampled request misses an LRU cache of m entries iff its stack distance
+// in the sample is ≥ m (or it is new), exactly what cache.LRU of m entries
+// would answer, for one Fenwick update instead of one LRU per size.
+type miniGroup struct {
+	t    uint64
+	rate float64
+	lru  *sampleSet
+	max  int // the largest miniature size: the set tracks at most max
+	sims []miniSim
 }
 
 type miniSim struct {
-	t      uint64
 	k      int // full-size cache size this point stands for
+	mk     int // miniature size
 	clock  *cache.Clock
 	random *cache.Random
-	lru    *cache.LRU
 	// misses in the sample; the miss ratio is misses·(1/R)/requests.
 	mClock, mRandom, mLRU uint64
-	rate                  float64
 }
 
 // New returns an Estimator for o (defaults applied to a copy).
@@ -176,7 +197,8 @@ func New(o Options) (*Estimator, error) {
 	nb := o.MaxLog2 + 2
 	e := &Estimator{
 		o:      o,
-		ring:   make([]uint64, o.RingLen),
+		ring:   make([]uint64, 2*o.RingLen),
+		mask:   uint64(2*o.RingLen - 1),
 		rng:    o.Seed*0x9e3779b97f4a7c15 + 1,
 		seen:   make([]uint32, 4*smallK),
 		seenFP: make([]uint64, 4*smallK),
@@ -200,25 +222,40 @@ func New(o Options) (*Estimator, error) {
 			if mk < 1 {
 				continue
 			}
-			e.mini = append(e.mini, miniSim{
-				t: threshold(r), k: k, rate: r,
+			if len(e.mini) == 0 || e.mini[len(e.mini)-1].rate != r {
+				e.mini = append(e.mini, miniGroup{t: threshold(r), rate: r})
+			}
+			g := &e.mini[len(e.mini)-1]
+			g.max = max(g.max, mk)
+			g.sims = append(g.sims, miniSim{k: k, mk: mk,
 				clock:  cache.NewClock(mk),
 				random: cache.NewRandom(mk, o.Seed+uint64(i)),
-				lru:    cache.NewLRU(mk),
 			})
 		}
+		for i := range e.mini {
+			e.mini[i].lru = newSampleSet(e.mini[i].max + 1)
+		}
 	}
+	e.setMaxT()
 	return e, nil
+}
+
+func (e *Estimator) setMaxT() {
+	e.maxT = max(e.tB, e.tC)
+	if len(e.mini) > 0 {
+		e.maxT = max(e.maxT, e.mini[0].t)
+	}
 }
 
 func threshold(r float64) uint64 { return uint64(math.Round(r * (1 << 32))) }
 
-// hash32 spreads a fingerprint over [0, 2³²) (splitmix64's finaliser).
-func hash32(z uint64) uint64 {
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
-	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
-	return (z ^ (z >> 31)) >> 32
-}
+// hash32 spreads a fingerprint over [0, 2³²) with one xor-shift and one
+// multiply (splitmix64's first round). Fingerprints are already uniform
+// 64-bit hashes (xxhash); the round spreads structured keys (small integers
+// in tests) too. It must not be the cache package's bucket hash (the top
+// bits of fp·2⁶⁴/φ): the miniature caches are fed only fingerprints with
+// small hash32, which would then all fall into the same few buckets.
+func hash32(z uint64) uint64 { return ((z ^ (z >> 30)) * 0xbf58476d1ce4e5b9) >> 32 }
 
 func (e *Estimator) gap() int {
 	e.rng ^= e.rng << 13
@@ -238,20 +275,45 @@ func (e *Estimator) bucket(d float64) int {
 	return min(exp, e.o.MaxLog2+1)
 }
 
-// Observe records one request for fp. Cheap: a hash, a store and a compare
-// for most requests.
+// drainEvery is how many requests Observe stores before it does their
+// sampling work (a power of two ≤ the smallest RingLen/2).
+const drainEvery = 64
+
+// Observe records one request for fp. Cheap: a ring store and a compare;
+// every drainEvery requests, drain does the (mostly unsampled) rest.
 func (e *Estimator) Observe(fp uint64) {
-	e.requests++
-	e.ring[e.pos&uint64(len(e.ring)-1)] = fp
+	e.ring[e.pos&e.mask] = fp
 	e.pos++
-	if e.countdown--; e.countdown == 0 {
-		e.countdown = e.gap()
-		e.scanRing(fp)
+	if e.pos&(drainEvery-1) == 0 {
+		e.drain()
 	}
-	h := hash32(fp)
-	if h >= e.tB && h >= e.tC && (len(e.mini) == 0 || h >= e.mini[0].t) {
-		return // the common case: not in any sample
+}
+
+// ObserveBatch records fps in order (the same as Observe on each).
+func (e *Estimator) ObserveBatch(fps []uint64) {
+	for _, fp := range fps {
+		e.Observe(fp)
 	}
+}
+
+// drain does the sampling work of the requests stored since the last drain:
+// the time-sampled ring scans (tier A) and, for the few fingerprints whose
+// hash is below maxT, the spatial tiers. An unsampled request costs one
+// multiply and one compare here.
+func (e *Estimator) drain() {
+	for ; e.done < e.pos; e.done++ {
+		fp := e.ring[e.done&e.mask]
+		if e.countdown--; e.countdown == 0 {
+			e.countdown = e.gap()
+			e.scanRing(fp, e.done)
+		}
+		if h := hash32(fp); h < e.maxT {
+			e.observeSampled(fp, h)
+		}
+	}
+}
+
+func (e *Estimator) observeSampled(fp, h uint64) {
 	if h < e.tB {
 		e.observeB(fp)
 	}
@@ -259,42 +321,53 @@ func (e *Estimator) Observe(fp uint64) {
 		e.observeC(fp, h)
 	}
 	for i := range e.mini { // thresholds descend
-		m := &e.mini[i]
-		if h >= m.t {
+		g := &e.mini[i]
+		if h >= g.t {
 			break
 		}
-		if !m.clock.Seen(fp) {
-			m.mClock++
+		d, found := g.lru.access(fp)
+		if !found && g.lru.n > g.max {
+			old, _ := g.lru.oldest()
+			g.lru.remove(old)
 		}
-		if !m.random.Seen(fp) {
-			m.mRandom++
-		}
-		if !m.lru.Seen(fp) {
-			m.mLRU++
+		for j := range g.sims {
+			m := &g.sims[j]
+			if !found || d >= m.mk {
+				m.mLRU++
+			}
+			if !m.clock.Seen(fp) {
+				m.mClock++
+			}
+			if !m.random.Seen(fp) {
+				m.mRandom++
+			}
 		}
 	}
 }
 
-// scanRing measures fp's exact stack distance, up to smallK, over the ring
-// (fp itself was just stored at pos-1).
-func (e *Estimator) scanRing(fp uint64) {
+// scanRing measures the exact stack distance, up to smallK, of the request
+// for fp at position at (stored at ring[at&mask]) over the RingLen-1
+// requests before it.
+func (e *Estimator) scanRing(fp, at uint64) {
 	e.samplesA++
 	e.gen++
 	if e.gen == 0 {
 		clear(e.seen)
 		e.gen = 1
 	}
-	mask := uint64(len(e.ring) - 1)
+	mask := e.mask
 	slots := uint64(len(e.seen) - 1)
 	distinct := 0
-	n := min(e.pos-1, uint64(len(e.ring)-1))
+	n := min(at, uint64(e.o.RingLen-1))
 	for j := uint64(1); j <= n; j++ {
-		x := e.ring[(e.pos-1-j)&mask]
+		x := e.ring[(at-j)&mask]
 		if x == fp {
 			e.histA[distinct]++
 			return
 		}
-		for s := hash32(x) & slots; ; s = (s + 1) & slots {
+		// Fingerprints are uniform hashes: their folded low bits index
+		// the set (linear probing keeps it exact for any keys).
+		for s := (x ^ x>>32) & slots; ; s = (s + 1) & slots {
 			if e.seen[s] != e.gen {
 				e.seen[s], e.seenFP[s] = e.gen, x
 				distinct++
@@ -339,6 +412,7 @@ func (e *Estimator) observeC(fp, h uint64) {
 				x := heap.Pop(&e.heapC).(hashed)
 				e.setC.remove(x.fp)
 			}
+			e.setMaxT()
 		}
 		return
 	}
@@ -346,17 +420,21 @@ func (e *Estimator) observeC(fp, h uint64) {
 }
 
 // Requests is the number of requests observed.
-func (e *Estimator) Requests() uint64 { return e.requests }
+func (e *Estimator) Requests() uint64 { return e.pos }
 
-// Rate is the current sampling rate of the fixed-size SHARDS tier.
+// Rate is the current sampling rate of the fixed-size SHARDS tier (as of
+// the last drain: Curve drains).
 func (e *Estimator) Rate() float64 { return float64(e.tC) / (1 << 32) }
 
 // Bytes estimates the memory the Estimator holds.
 func (e *Estimator) Bytes() int {
 	b := len(e.ring)*8 + len(e.seen)*12
 	b += e.setB.bytes(e.o.FineSamples+1) + e.setC.bytes(e.o.MaxSamples+1) + (e.o.MaxSamples+1)*16
-	for _, m := range e.mini {
-		b += m.clock.Bytes() + m.random.Bytes() + m.lru.Bytes()
+	for _, g := range e.mini {
+		b += g.lru.bytes(g.max + 1)
+		for _, m := range g.sims {
+			b += m.clock.Bytes() + m.random.Bytes()
+		}
 	}
 	return b
 }
@@ -369,10 +447,11 @@ func (e *Estimator) Curve(algo string) ([]Point, error) {
 	default:
 		return nil, fmt.Errorf("%w: %q", ErrUnknownAlgo, algo)
 	}
-	if e.requests == 0 {
+	if e.pos == 0 {
 		return nil, nil
 	}
-	n := float64(e.requests)
+	e.drain()
+	n := float64(e.pos)
 	out := make([]Point, 0, e.o.MaxLog2+1)
 	// Suffix sums of the B and C histograms: requests with bucket > i miss
 	// at k = 2^i.
@@ -390,7 +469,10 @@ func (e *Estimator) Curve(algo string) ([]Point, error) {
 		k := 1 << i
 		var mr float64
 		switch {
-		case k <= smallK && e.samplesA > 0:
+		case k <= smallK && e.samplesA > 0 && e.Rate() < 1:
+			// While the fixed-size tier still samples every fingerprint
+			// (rate 1) its distances are exact at every k, also below
+			// smallK, where tier A has only a few time samples early on.
 			mr = float64(sufA[k]) / float64(e.samplesA)
 		case k <= e.maxKB/2 && e.Rate() < e.o.FineRate:
 			mr = (float64(e.missB) + float64(sufB[i+1])) / (n * e.o.FineRate)
@@ -402,19 +484,22 @@ func (e *Estimator) Curve(algo string) ([]Point, error) {
 	if algo == LRU {
 		return out, nil
 	}
-	for _, m := range e.mini {
-		i := bitsLen(m.k) - 1
-		if i > e.o.MaxLog2 {
-			continue
+	for _, g := range e.mini {
+		for _, m := range g.sims {
+			i := bitsLen(m.k) - 1
+			if i > e.o.MaxLog2 {
+				continue
+			}
+			mis := m.mClock
+			if algo == RANDOM {
+				mis = m.mRandom
+			}
+			// The miniature LRU on the same sample cancels most of the
+			// sampling noise: add the miniature difference to the LRU
+			// estimate.
+			diff := (float64(mis) - float64(m.mLRU)) / (n * g.rate)
+			out[i].MissRatio = clamp01(out[i].MissRatio + diff)
 		}
-		mis := m.mClock
-		if algo == RANDOM {
-			mis = m.mRandom
-		}
-		// The miniature LRU on the same sample cancels most of the
-		// sampling noise: add the miniature difference to the LRU estimate.
-		diff := (float64(mis) - float64(m.mLRU)) / (n * m.rate)
-		out[i].MissRatio = clamp01(out[i].MissRatio + diff)
 	}
 	return out, nil
 }
@@ -453,7 +538,7 @@ func (h *hashHeap) Pop() any {
 // Curves returns the LRU, CLOCK and RANDOM curves keyed by algorithm (the
 // shape status.Cache.Curves takes); nil before any request.
 func (e *Estimator) Curves() map[string][]Point {
-	if e.requests == 0 {
+	if e.pos == 0 {
 		return nil
 	}
 	out := make(map[string][]Point, 3)
