@@ -17,12 +17,18 @@ import (
 	"path/filepath"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 
 	"github.com/sextant-crawler/sextant/extract"
 	"github.com/sextant-crawler/sextant/fetcher"
 	"github.com/sextant-crawler/sextant/frontier"
 	"github.com/sextant-crawler/sextant/internal/crawl"
+	"github.com/sextant-crawler/sextant/internal/mrc"
+	"github.com/sextant-crawler/sextant/internal/status"
 	"github.com/sextant-crawler/sextant/internal/warc"
 	"github.com/sextant-crawler/sextant/simweb"
 )
@@ -136,6 +142,14 @@ type NodeReport struct {
 	RobotsDisallowed uint64  `json:"robots_disallowed"`
 	HTTPErrors       uint64  `json:"http_errors"`
 	FetchErrors      uint64  `json:"fetch_errors"`
+	// FrontAdvice and PeerAdvice size the node's front caches and its
+	// per-peer splitter caches from their live CLOCK miss-ratio curves
+	// (SHARDS) over the whole run: current size per worker, the size at
+	// the curve's knee, the size reaching a 20% miss rate, and how many
+	// URLs/s each would save (DUE lookups for the front caches,
+	// cross-machine URLs for the per-peer caches).
+	FrontAdvice *mrc.Advice `json:"front_cache_advice,omitempty"`
+	PeerAdvice  *mrc.Advice `json:"peer_cache_advice,omitempty"`
 }
 
 // Report is the final report of a demo run.
@@ -152,6 +166,9 @@ type Report struct {
 	OracleDiff       string       `json:"oracle_diff,omitempty"`
 	LocalShare       float64      `json:"local_share"`
 	FrontCacheHit    float64      `json:"front_cache_hit_rate"`
+	FrontCacheShared bool         `json:"front_cache_shared"` // one per node, not one per worker
+	FrontCacheSize   int          `json:"front_cache_entries_per_worker"`
+	PeerCacheSize    int          `json:"peer_cache_entries"`
 	TrafficReduction float64      `json:"cross_machine_traffic_reduction"`
 	WireBytesPerURL  float64      `json:"wire_bytes_per_cross_url"`
 	WireRatio        float64      `json:"wire_bytes_over_raw"`
@@ -202,17 +219,27 @@ func Run(ctx context.Context, o Options, out io.Writer) (*Report, error) {
 			w.Close()
 		}
 	}()
-	cs := make([]*curves, o.Nodes)
+	cs := make([]*Curves, o.Nodes)
 	for i := range cs {
-		if cs[i], err = newCurves(); err != nil {
+		if cs[i], err = NewCurves(); err != nil {
 			return nil, err
 		}
 	}
-	members, err := startMembers(o, web, srv, &traces, &warcs, cs)
+	var logs []*crawl.TalliedLog
+	defer func() {
+		for _, l := range logs {
+			l.Close()
+		}
+	}()
+	srcs := make([]*StatusSource, o.Nodes)
+	members, peers, err := startMembers(o, web, srv, &traces, &warcs, &logs, cs, srcs)
 	if err != nil {
 		return nil, err
 	}
 	defer func() {
+		for _, p := range peers {
+			p.Close()
+		}
 		for _, m := range members {
 			m.Close()
 		}
@@ -225,7 +252,7 @@ func Run(ctx context.Context, o Options, out io.Writer) (*Report, error) {
 
 	statusURL := ""
 	if o.StatusAddr != "off" {
-		sp, err := startStatus(o.StatusAddr, o, members, cs)
+		sp, err := startStatus(o.StatusAddr, members, srcs, peers)
 		if err != nil {
 			return nil, err
 		}
@@ -271,7 +298,7 @@ func Run(ctx context.Context, o Options, out io.Writer) (*Report, error) {
 		}
 	}
 	warcs = nil
-	rep := buildReport(o, members, elapsed, oracle, web)
+	rep := buildReport(o, members, elapsed, oracle, web, cs)
 	writeText(out, rep)
 	if o.ReportJSON != "" {
 		b, _ := json.MarshalIndent(rep, "", "  ")
@@ -282,10 +309,14 @@ func Run(ctx context.Context, o Options, out io.Writer) (*Report, error) {
 	return rep, nil
 }
 
-func startMembers(o Options, web *simweb.Web, srv *simweb.Server, traces *[]*traceFile, warcs *[]*warc.Writer, cs []*curves) ([]*crawl.Member, error) {
+// startMembers starts the nodes, each with its live curves, a tallied crawl
+// log (busiest hosts) and the NodeStatus service (srcs[i] is set once
+// member i runs), and returns each node's client to the others' NodeStatus.
+func startMembers(o Options, web *simweb.Web, srv *simweb.Server, traces *[]*traceFile, warcs *[]*warc.Writer,
+	logs *[]*crawl.TalliedLog, cs []*Curves, srcs []*StatusSource) ([]*crawl.Member, []*status.Peers, error) {
 	members, seats, err := crawl.LoopbackCluster(filepath.Join(o.DataDir, "pki"), o.Nodes)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	lis := make([]net.Listener, len(seats))
 	ids := make([]string, len(seats))
@@ -294,7 +325,7 @@ func startMembers(o Options, web *simweb.Web, srv *simweb.Server, traces *[]*tra
 	}
 	filter, err := extract.NewFilter(extract.FilterOptions{Scope: extract.ScopeSuffixes, Suffixes: []string{web.Domain()}, MaxRepeatedSegments: -1})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var out []*crawl.Member
 	for i := range ids {
@@ -303,7 +334,7 @@ func startMembers(o Options, web *simweb.Web, srv *simweb.Server, traces *[]*tra
 		if err == nil && o.Traces {
 			full, crossTrace, err = openTraces(filepath.Join(o.DataDir, ids[i]), traces)
 		}
-		crossCurve := cs[i].cross.Observe
+		crossCurve := cs[i].Cross.Observe
 		cross := crossCurve
 		if crossTrace != nil {
 			cross = func(fp uint64) { crossTrace(fp); crossCurve(fp) }
@@ -319,9 +350,20 @@ func startMembers(o Options, web *simweb.Web, srv *simweb.Server, traces *[]*tra
 				ww = w
 			}
 		}
+		var tl *crawl.TalliedLog
+		if err == nil {
+			if err = os.MkdirAll(filepath.Join(o.DataDir, ids[i]), 0o755); err == nil {
+				tl, err = crawl.OpenTalliedLog(filepath.Join(o.DataDir, ids[i], "crawl.log"))
+			}
+			if err == nil {
+				*logs = append(*logs, tl)
+			}
+		}
+		lazy := &lazySource{id: ids[i]}
 		if err == nil {
 			var m *crawl.Member
 			m, err = crawl.StartMember(crawl.MemberOptions{
+				Services:   func(s grpc.ServiceRegistrar) { status.Register(s, lazy) },
 				CrossTrace: cross, // the full trace is the node's: it sees local links too
 				Node: crawl.Options{
 					DataDir: filepath.Join(o.DataDir, ids[i]),
@@ -336,11 +378,14 @@ func startMembers(o Options, web *simweb.Web, srv *simweb.Server, traces *[]*tra
 					Filter:           crawl.Filter{F: filter},
 					FullTrace:        full,
 					WARC:             ww,
-					FrontObserver:    cs[i].front.Observe,
+					FrontObserver:    cs[i].Front.Observe,
+					CrawlLog:         tl.Log,
 				},
 				Self: ids[i], Members: members, TLS: tn, Listener: lis[i], PeerCacheSize: o.PeerCache,
 			})
 			if err == nil {
+				srcs[i] = &StatusSource{Member: m, Curves: cs[i], Tally: tl.Tally, Cache: o.cacheConfig()}
+				lazy.src.Store(srcs[i])
 				out = append(out, m)
 				continue
 			}
@@ -351,9 +396,46 @@ func startMembers(o Options, web *simweb.Web, srv *simweb.Server, traces *[]*tra
 		for _, l := range lis[i:] {
 			l.Close()
 		}
-		return nil, err
+		return nil, nil, err
 	}
-	return out, nil
+	var peers []*status.Peers
+	for i := range out {
+		var pa []status.PeerAddr
+		for j := range out {
+			if j != i {
+				pa = append(pa, status.PeerAddr{ID: ids[j], Addr: out[j].Addr()})
+			}
+		}
+		p, err := status.DialPeers(pa, credentials.NewTLS(seats[i].TLS.ClientConfig(ids)), 2*time.Second)
+		if err != nil {
+			for _, p := range peers {
+				p.Close()
+			}
+			for _, m := range out {
+				m.Close()
+			}
+			return nil, nil, err
+		}
+		peers = append(peers, p)
+	}
+	return out, peers, nil
+}
+
+// lazySource answers for a member not started yet.
+type lazySource struct {
+	id  string
+	src atomic.Pointer[StatusSource]
+}
+
+func (l *lazySource) Snapshot() status.Snapshot {
+	if s := l.src.Load(); s != nil {
+		return s.Snapshot()
+	}
+	return status.Snapshot{Node: l.id, Error: "starting"}
+}
+
+func (o Options) cacheConfig() CacheConfig {
+	return CacheConfig{Workers: o.Workers, CachePerWorker: o.CachePerWorker, CacheShared: o.CacheShared, PeerCache: o.PeerCache}
 }
 
 func openTraces(dir string, traces *[]*traceFile) (full, cross func(uint64), err error) {
@@ -415,12 +497,13 @@ func progress(ctx context.Context, o Options, out io.Writer, ms []*crawl.Member,
 	}
 }
 
-func buildReport(o Options, ms []*crawl.Member, elapsed time.Duration, oracle *simweb.OracleResult, web *simweb.Web) *Report {
-	r := &Report{Nodes: len(ms), Hosts: web.NumHosts(), Elapsed: elapsed.Seconds(), OracleURLs: oracle.Size()}
+func buildReport(o Options, ms []*crawl.Member, elapsed time.Duration, oracle *simweb.OracleResult, web *simweb.Web, cs []*Curves) *Report {
+	r := &Report{Nodes: len(ms), Hosts: web.NumHosts(), Elapsed: elapsed.Seconds(), OracleURLs: oracle.Size(),
+		FrontCacheShared: o.CacheShared, FrontCacheSize: o.CachePerWorker, PeerCacheSize: o.PeerCache}
 	var hits, misses, local, remote, disc, sent, wire, raw, dueEntries uint64
 	var dueBytes int64
 	count := map[string]int{}
-	for _, m := range ms {
+	for i, m := range ms {
 		st, sp := m.Node.Stats(), m.Split.Stats()
 		nr := NodeReport{ID: st.ID, Fetches: st.Fetches, PagesPerSecond: float64(st.Fetches) / elapsed.Seconds(), Bytes: st.Bytes,
 			LinksLocal: st.LinksLocal, LinksRemote: st.LinksRemote, FrontCacheHit: st.CacheHitRate(),
@@ -428,6 +511,17 @@ func buildReport(o Options, ms []*crawl.Member, elapsed time.Duration, oracle *s
 			WireBytes: sp.Total.WireBytes, RawBytes: sp.Total.RawBytes, Received: st.Received,
 			DUEEntries: st.DUE.EntriesOnDisk, DUEBytes: st.DUE.BytesOnDisk, DUEMerges: st.DUE.Merges,
 			RobotsDisallowed: st.RobotsDisallowed, HTTPErrors: st.FetchHTTPErr, FetchErrors: st.FetchErr}
+		if i < len(cs) && cs[i] != nil {
+			secs := max(elapsed.Seconds(), 1e-9)
+			if c, _ := cs[i].Front.Curve(mrc.CLOCK); c != nil {
+				a := mrc.MakeAdvice(c, o.CachePerWorker, o.Workers, float64(st.LinksLocal)/secs)
+				nr.FrontAdvice = &a
+			}
+			if c, _ := cs[i].Cross.Curve(mrc.CLOCK); c != nil && len(ms) > 1 {
+				a := mrc.MakeAdvice(c, o.PeerCache, peerCount(sp), float64(sp.Total.Discovered)/secs)
+				nr.PeerAdvice = &a
+			}
+		}
 		r.PerNode = append(r.PerNode, nr)
 		r.Fetches += st.Fetches
 		hits, misses = hits+st.CacheHits, misses+st.CacheMisses
@@ -490,7 +584,12 @@ func writeText(w io.Writer, r *Report) {
 		r.Fetches, r.DistinctFetched, r.FetchedTwice, match, r.OracleURLs)
 	fmt.Fprintf(w, "throughput      %.0f pages/s cluster-wide\n", r.PagesPerSecond)
 	fmt.Fprintf(w, "links           %.1f%% local, %.1f%% to peers\n", 100*r.LocalShare, 100*(1-r.LocalShare))
-	fmt.Fprintf(w, "front caches    %.1f%% hit rate (per-worker, before the DUE)\n", 100*r.FrontCacheHit)
+	if r.FrontCacheShared {
+		fmt.Fprintf(w, "front caches    %.1f%% hit rate (one shared by the workers of each node, %d entries, before the DUE)\n",
+			100*r.FrontCacheHit, r.FrontCacheSize*max(workersOf(r), 1))
+	} else {
+		fmt.Fprintf(w, "front caches    %.1f%% hit rate (per-worker, %d entries each, before the DUE)\n", 100*r.FrontCacheHit, r.FrontCacheSize)
+	}
 	if r.Nodes > 1 {
 		fmt.Fprintf(w, "cross-machine   traffic reduced by %.1f%% (per-peer caches + batch dedup); %.1f wire bytes per URL sent (%.0f%% of raw)\n",
 			100*r.TrafficReduction, r.WireBytesPerURL, 100*r.WireRatio)
@@ -498,9 +597,53 @@ func writeText(w io.Writer, r *Report) {
 		fmt.Fprintln(w, "cross-machine   none (one node)")
 	}
 	fmt.Fprintf(w, "DUE             %.2f disk bytes per URL\n", r.DUEBytesPerURL)
+	writeAdvice(w, r)
 	fmt.Fprintf(w, "%-8s %8s %8s %8s %8s %9s %9s %9s %8s\n", "node", "fetches", "pages/s", "cache", "local", "remote", "suppr.", "sent", "recv")
 	for _, n := range r.PerNode {
 		fmt.Fprintf(w, "%-8s %8d %8.0f %7.1f%% %8d %9d %9d %9d %8d\n", n.ID, n.Fetches, n.PagesPerSecond, 100*n.FrontCacheHit,
 			n.LinksLocal, n.RemoteDiscovered, n.RemoteSuppressed, n.RemoteSent, n.Received)
 	}
+}
+
+func workersOf(r *Report) int {
+	for _, n := range r.PerNode {
+		if n.FrontAdvice != nil {
+			return n.FrontAdvice.Workers
+		}
+	}
+	return 0
+}
+
+// writeAdvice prints each node's cache-size advice from its live CLOCK
+// miss-ratio curves.
+func writeAdvice(w io.Writer, r *Report) {
+	per := "/worker"
+	if r.FrontCacheShared {
+		per = "/worker (×workers shared)"
+	}
+	line := func(label string, a *mrc.Advice, unit, what string) {
+		s := fmt.Sprintf("%-15s %s now %d%s miss %.1f%% (%.0f %s/s); knee %d%s miss %.1f%%, %s",
+			label, what, a.CurrentPerWorker, unit, 100*a.CurrentMiss, a.SentPerSec, "URLs", a.KneePerWorker, unit, 100*a.KneeMiss, savesText(a.KneeSavedPerSec))
+		if a.Reached20 {
+			s += fmt.Sprintf("; 20%% miss at %d%s, %s", a.K20PerWorker, unit, savesText(a.K20SavedPerSec))
+		} else {
+			s += "; 20% miss not reached at any size"
+		}
+		fmt.Fprintln(w, s)
+	}
+	for _, n := range r.PerNode {
+		if n.FrontAdvice != nil {
+			line("cache advice", n.FrontAdvice, per, n.ID+" front (DUE lookups):")
+		}
+		if n.PeerAdvice != nil {
+			line("", n.PeerAdvice, " per peer", n.ID+" per-peer (cross-machine):")
+		}
+	}
+}
+
+func savesText(x float64) string {
+	if x < 0 {
+		return fmt.Sprintf("costs %.0f more URLs/s", -x)
+	}
+	return fmt.Sprintf("saves %.0f URLs/s", x)
 }

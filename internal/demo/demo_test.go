@@ -64,6 +64,29 @@ func TestDemoSmallWebMatchesOracle(t *testing.T) {
 	if js := fmt.Sprint(statusJSON); !strings.Contains(js, "node-0") || !strings.Contains(js, "per-peer splitter caches") || !strings.Contains(js, "curves") {
 		t.Errorf("status.json lacks the node, the caches or their curves: %.300s", js)
 	}
+	// The cluster view came from the other node over its NodeStatus gRPC
+	// service, and the busiest hosts are filled.
+	if cl, _ := statusJSON["cluster"].([]any); len(cl) != 2 {
+		t.Errorf("cluster view: %v", statusJSON["cluster"])
+	} else if peer, _ := cl[1].(map[string]any); peer["node"] != "node-1" || peer["error"] != nil || peer["caches"] == nil {
+		t.Errorf("node-1 in node-0's cluster view: %.300v", peer)
+	}
+	if node, _ := statusJSON["node"].(map[string]any); node == nil || node["busiestHosts"] == nil {
+		t.Errorf("no busiest hosts: %.300v", statusJSON["node"])
+	}
+	// The report advises cache sizes from the live curves, in text and JSON.
+	for _, n := range rep.PerNode {
+		fa, pa := n.FrontAdvice, n.PeerAdvice
+		if fa == nil || pa == nil || fa.CurrentPerWorker != 512 || fa.Workers != 8 || fa.KneePerWorker <= 0 ||
+			pa.CurrentPerWorker != 4096 || pa.RequestsPerSec <= 0 || pa.KneeK <= 0 {
+			t.Errorf("%s advice: front %+v peer %+v", n.ID, fa, pa)
+		}
+	}
+	for _, want := range []string{"cache advice", "per-peer (cross-machine)", "knee", "per-worker, 512 entries each"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
 	// The traces hold every filtered link (full) and the URLs bound for the
 	// peer (cross), readable by cachesim's reader.
 	for i, n := range rep.PerNode {
@@ -117,7 +140,7 @@ func TestDemoSmallWebMatchesOracle(t *testing.T) {
 		t.Fatal(err)
 	}
 	var back Report
-	if err := json.Unmarshal(b, &back); err != nil || back.Fetches != rep.Fetches {
+	if err := json.Unmarshal(b, &back); err != nil || back.Fetches != rep.Fetches || back.PerNode[0].FrontAdvice == nil {
 		t.Fatalf("JSON report: %v, fetches %d want %d", err, back.Fetches, rep.Fetches)
 	}
 }

@@ -9,18 +9,23 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sextant-crawler/sextant/hostsplit"
 	"github.com/sextant-crawler/sextant/internal/crawl"
 	"github.com/sextant-crawler/sextant/internal/mrc"
 	"github.com/sextant-crawler/sextant/internal/status"
 )
 
-// curves are one node's live miss-ratio curve estimators (SHARDS): the
-// stream into its front caches and the stream bound for its peers.
-type curves struct {
-	front, cross *mrc.Shared
+// Curves are one node's live miss-ratio curve estimators (SHARDS): the
+// stream into its front caches and the stream bound for its peers (into
+// the per-peer splitter caches). Give Front.Observe to
+// crawl.Options.FrontObserver and Cross.Observe to
+// crawl.MemberOptions.CrossTrace.
+type Curves struct {
+	Front, Cross *mrc.Shared
 }
 
-func newCurves() (*curves, error) {
+// NewCurves returns estimators with mrc.Economy settings.
+func NewCurves() (*Curves, error) {
 	f, err := mrc.NewShared(mrc.Economy)
 	if err != nil {
 		return nil, err
@@ -29,42 +34,144 @@ func newCurves() (*curves, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &curves{front: f, cross: c}, nil
+	return &Curves{Front: f, Cross: c}, nil
+}
+
+// StatusSource is the status page's Source for one cluster member: its
+// node's and splitter's counters, the live curves of its front caches and
+// per-peer caches with sizing advice, and its busiest and most-delayed
+// hosts. Snapshot is safe for concurrent use.
+type StatusSource struct {
+	Member *crawl.Member
+	Curves *Curves          // optional
+	Tally  *crawl.HostTally // optional: busiest hosts
+	Start  time.Time        // for rates; default the first Snapshot
+	Hosts  int              // busiest / most-delayed hosts shown; default 10
+	Cache  CacheConfig      // the sizes the member runs with
+	once   sync.Once
+}
+
+// CacheConfig is how a member's caches are sized (for the advice).
+type CacheConfig struct {
+	Workers        int
+	CachePerWorker int
+	CacheShared    bool // one front cache of CachePerWorker × Workers per node
+	PeerCache      int  // entries of each per-peer splitter cache
+}
+
+// FrontName is how reports and the status page name the front caches.
+func (c CacheConfig) FrontName() string {
+	if c.CacheShared {
+		return "due-front (shared by the workers)"
+	}
+	return "due-front (per worker)"
+}
+
+// Snapshot implements status.Source.
+func (s *StatusSource) Snapshot() status.Snapshot {
+	s.once.Do(func() {
+		if s.Start.IsZero() {
+			s.Start = time.Now()
+		}
+	})
+	m := s.Member
+	st, spl := m.Node.Stats(), m.Split.Stats()
+	elapsed := max(time.Since(s.Start).Seconds(), 1e-9)
+	snap := status.Snapshot{
+		Node: st.ID, Time: time.Now(), Uptime: elapsed, Pages: st.Fetches, Bytes: st.Bytes,
+		Outcomes: map[string]uint64{"2xx": st.FetchOK, "3xx": st.FetchRedirect, "4xx/5xx": st.FetchHTTPErr,
+			"error": st.FetchErr, "robots": st.RobotsDisallowed},
+		Frontier: st.Frontier.Queued, DUE: int64(st.DUE.EntriesOnDisk),
+	}
+	var frontCurves, crossCurves map[string][]mrc.Point
+	if s.Curves != nil {
+		frontCurves, crossCurves = s.Curves.Front.Curves(), s.Curves.Cross.Curves()
+	}
+	c := s.Cache
+	front := status.Cache{Name: c.FrontName(), Size: c.CachePerWorker,
+		Lookups: st.CacheHits + st.CacheMisses, Hits: st.CacheHits, Curves: frontCurves}
+	if frontCurves != nil {
+		a := mrc.MakeAdvice(frontCurves[mrc.CLOCK], c.CachePerWorker, c.Workers, float64(st.LinksLocal)/elapsed)
+		front.Advice = &a
+	}
+	snap.Caches = append(snap.Caches, front)
+	if len(spl.Peers) > 0 {
+		cross := status.Cache{Name: "per-peer splitter caches", Size: c.PeerCache, Unit: "peer",
+			Lookups: spl.Total.Discovered, Hits: spl.Total.Suppressed, Curves: crossCurves}
+		if crossCurves != nil {
+			// The peers' caches partition the stream by owner: together
+			// they act as one cache of PeerCache × peers entries.
+			a := mrc.MakeAdvice(crossCurves[mrc.CLOCK], c.PeerCache, peerCount(spl), float64(spl.Total.Discovered)/elapsed)
+			cross.Advice = &a
+		}
+		snap.Caches = append(snap.Caches, cross)
+	}
+	for _, p := range spl.Peers {
+		if p.Peer == spl.Self {
+			continue
+		}
+		// Up: nothing refused, and either nothing waits in the spool or the
+		// peer has been acknowledging batches.
+		up := p.RejectedByPeer == 0 && (p.SpoolBatches == 0 || p.AckedBatches > 0)
+		snap.Peers = append(snap.Peers, status.Peer{ID: string(p.Peer), Up: up,
+			SentURLs: p.SentURLs, RecvURLs: p.ReceivedURLs, SentBytes: p.WireBytes, Spool: int64(p.SpoolURLs)})
+	}
+	k := s.Hosts
+	if k <= 0 {
+		k = 10
+	}
+	fetches := map[string]uint64{}
+	if s.Tally != nil {
+		for _, h := range s.Tally.Busiest(k) {
+			fetches[h.Host] = h.Fetches
+			snap.Busiest = append(snap.Busiest, status.Host{Host: h.Host, Fetches: h.Fetches, Bytes: h.Bytes,
+				FetchMS: float64(h.Time.Milliseconds()) / float64(max(h.Fetches, 1))})
+		}
+	}
+	for _, h := range m.Node.MostDelayedHosts(k) {
+		f, ok := fetches[h.Host]
+		if !ok && s.Tally != nil {
+			f = s.Tally.Count(h.Host)
+		}
+		snap.Delayed = append(snap.Delayed, status.Host{Host: h.Host, Fetches: f, Queued: 1,
+			DelayMS: float64(h.Wait.Microseconds()) / 1000, Failures: h.Failures})
+	}
+	return snap
+}
+
+func peerCount(spl hostsplit.Stats) int {
+	n := 0
+	for _, p := range spl.Peers {
+		if p.Peer != spl.Self {
+			n++
+		}
+	}
+	return max(n, 1)
 }
 
 // statusPages serves one status page per node under /<node-id>/ on a
-// loopback listener, each also showing the whole cluster.
+// loopback listener; each node's cluster view asks the other nodes over
+// their NodeStatus gRPC service (registered on each member's mTLS server).
 type statusPages struct {
 	srv      *http.Server
 	ln       net.Listener
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup
 	handlers []*status.Handler
+	peers    []*status.Peers
 }
 
-func startStatus(addr string, o Options, ms []*crawl.Member, cs []*curves) (*statusPages, error) {
+func startStatus(addr string, ms []*crawl.Member, srcs []*StatusSource, peers []*status.Peers) (*statusPages, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("demo: status listen: %w", err)
 	}
-	sp := &statusPages{ln: ln}
+	sp := &statusPages{ln: ln, peers: peers}
 	ctx, cancel := context.WithCancel(context.Background())
 	sp.cancel = cancel
-	start := time.Now()
-	snaps := make([]func() status.Snapshot, len(ms))
-	for i, m := range ms {
-		snaps[i] = func() status.Snapshot { return snapshot(o, m, cs[i], start) }
-	}
-	cluster := func(context.Context) []status.Snapshot {
-		out := make([]status.Snapshot, len(snaps))
-		for i, s := range snaps {
-			out[i] = s()
-		}
-		return out
-	}
 	mux := http.NewServeMux()
 	for i, m := range ms {
-		h, err := status.New(status.Options{Source: status.SourceFunc(snaps[i]), Cluster: cluster,
+		h, err := status.New(status.Options{Source: srcs[i], Cluster: peers[i].Cluster(srcs[i]),
 			Title: "Sextant demo — " + m.Node.Stats().ID})
 		if err != nil {
 			ln.Close()
@@ -98,31 +205,4 @@ func (sp *statusPages) close() {
 	sp.srv.Close()
 	sp.cancel()
 	sp.wg.Wait()
-}
-
-func snapshot(o Options, m *crawl.Member, c *curves, start time.Time) status.Snapshot {
-	st, spl := m.Node.Stats(), m.Split.Stats()
-	elapsed := time.Since(start).Seconds()
-	s := status.Snapshot{
-		Node: st.ID, Time: time.Now(), Uptime: elapsed, Pages: st.Fetches, Bytes: st.Bytes,
-		Outcomes: map[string]uint64{"2xx": st.FetchOK, "3xx": st.FetchRedirect, "4xx/5xx": st.FetchHTTPErr,
-			"error": st.FetchErr, "robots": st.RobotsDisallowed},
-		Frontier: st.Frontier.Queued, DUE: int64(st.DUE.EntriesOnDisk),
-	}
-	frontCurves := c.front.Curves()
-	adv := mrc.MakeAdvice(frontCurves[mrc.CLOCK], o.CachePerWorker, o.Workers, float64(st.LinksLocal)/max(elapsed, 1e-9))
-	s.Caches = append(s.Caches, status.Cache{Name: "due-front (per worker)", Size: o.CachePerWorker,
-		Lookups: st.CacheHits + st.CacheMisses, Hits: st.CacheHits, Curves: frontCurves, Advice: &adv})
-	crossCurves := c.cross.Curves()
-	cadv := mrc.MakeAdvice(crossCurves[mrc.CLOCK], o.PeerCache, 1, float64(spl.Total.Discovered)/max(elapsed, 1e-9))
-	s.Caches = append(s.Caches, status.Cache{Name: "per-peer splitter caches", Size: o.PeerCache,
-		Lookups: spl.Total.Discovered, Hits: spl.Total.Suppressed, Curves: crossCurves, Advice: &cadv})
-	for _, p := range spl.Peers {
-		// Up: nothing refused, and either nothing waits in the spool or the
-		// peer has been acknowledging batches.
-		up := p.RejectedByPeer == 0 && (p.SpoolBatches == 0 || p.AckedBatches > 0)
-		s.Peers = append(s.Peers, status.Peer{ID: string(p.Peer), Up: up,
-			SentURLs: p.SentURLs, SentBytes: p.WireBytes, Spool: int64(p.SpoolURLs)})
-	}
-	return s
 }
