@@ -7,17 +7,22 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	"github.com/sextant-crawler/sextant/internal/crawl"
+	"github.com/sextant-crawler/sextant/internal/demo"
 	"github.com/sextant-crawler/sextant/internal/nodeconfig"
+	"github.com/sextant-crawler/sextant/internal/status"
 )
 
 func init() {
@@ -34,7 +39,11 @@ every member's advertised address, data dir, mTLS files from
 seeds. Every node is given the same seeds and keeps the hosts it owns.
 
 The node serves Prometheus metrics on http://METRICS/metrics, a liveness
-check on /healthz and a JSON snapshot on /status. When the whole cluster's
+check on /healthz and a JSON snapshot on /status. Its status page (--status,
+loopback by default) shows pages/s, fetch outcomes, frontier and DUE sizes,
+the live miss-ratio curves of the front caches and of the per-peer splitter
+caches with sizing advice, per-peer traffic, the busiest and most-delayed
+hosts, and the whole cluster (asked over the peers' mTLS gRPC port). When the whole cluster's
 crawl has terminated it prints a summary and keeps serving (so a container
 does not restart in a loop) until SIGTERM or Ctrl-C, unless
 --exit-when-done. SIGTERM stops gracefully: fetches in flight finish or
@@ -44,6 +53,7 @@ data dir resumes.`)
 	id := f.String("id", "", "this node's id, overriding the file's (one file for every member; \"{id}\" in its paths is replaced)")
 	probe := f.String("healthcheck", "", "only GET this URL and exit 0 on a response with status < 500, 1 otherwise (the container health check: the image has no shell or curl)")
 	exitDone := f.Bool("exit-when-done", false, "exit when the cluster's crawl has terminated instead of serving metrics until SIGTERM")
+	statusAddr := f.String("status", "127.0.0.1:0", "where to serve the status page (read-only; keep it on loopback unless you mean to expose it); \"off\" disables it")
 	if err := f.parse(args); err != nil {
 		return err
 	}
@@ -60,7 +70,7 @@ data dir resumes.`)
 		}
 		return err
 	}
-	return runNodeConfig(ctx, env, cfg, *exitDone, nil)
+	return runNodeConfig(ctx, env, cfg, *exitDone, *statusAddr, nil)
 }
 
 // healthcheck GETs url with a short timeout.
@@ -96,8 +106,9 @@ func oneLine(err error) string {
 type nodeReady func(metricsAddr, grpcAddr string)
 
 // runNodeConfig runs one node to the end of the cluster's crawl, then
-// (unless exitDone) serves metrics until ctx is cancelled.
-func runNodeConfig(ctx context.Context, env *cmdEnv, cfg *nodeconfig.Config, exitDone bool, ready nodeReady) error {
+// (unless exitDone) serves metrics until ctx is cancelled. statusAddr is
+// where the status page is served ("off": not at all).
+func runNodeConfig(ctx context.Context, env *cmdEnv, cfg *nodeconfig.Config, exitDone bool, statusAddr string, ready nodeReady) error {
 	seeds, err := cfg.ReadSeeds()
 	if err != nil {
 		return err
@@ -113,6 +124,34 @@ func runNodeConfig(ctx context.Context, env *cmdEnv, cfg *nodeconfig.Config, exi
 	mo.Node.Logf = func(format string, args ...any) {
 		fmt.Fprintf(env.stderr, "%s %s: %s\n", time.Now().UTC().Format(time.RFC3339), cfg.ID, fmt.Sprintf(format, args...))
 	}
+	// The status page's live curves, busiest hosts (from the crawl log)
+	// and the NodeStatus service for the peers' cluster view.
+	curves, err := demo.NewCurves()
+	if err != nil {
+		return err
+	}
+	mo.Node.FrontObserver = chainObserver(mo.Node.FrontObserver, curves.Front.Observe)
+	mo.CrossTrace = chainObserver(mo.CrossTrace, curves.Cross.Observe)
+	var tally *crawl.HostTally
+	if mo.Node.CrawlLog == nil {
+		if err := os.MkdirAll(mo.Node.DataDir, 0o755); err != nil {
+			return err
+		}
+		tl, err := crawl.OpenTalliedLog(filepath.Join(mo.Node.DataDir, "crawl.log"))
+		if err != nil {
+			return err
+		}
+		defer tl.Close() // after m.Close (deferred later, so run earlier)
+		mo.Node.CrawlLog, tally = tl.Log, tl.Tally
+	}
+	var src atomic.Pointer[demo.StatusSource]
+	self := status.SourceFunc(func() status.Snapshot {
+		if s := src.Load(); s != nil {
+			return s.Snapshot()
+		}
+		return status.Snapshot{Node: cfg.ID, Error: "starting"}
+	})
+	mo.Services = func(s grpc.ServiceRegistrar) { status.Register(s, self) }
 	lis, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		return fmt.Errorf("grpc listen: %w", err)
@@ -144,9 +183,26 @@ func runNodeConfig(ctx context.Context, env *cmdEnv, cfg *nodeconfig.Config, exi
 		return err
 	}
 
+	workers, perWorker, shared := m.Node.CacheSizes()
+	peerCache := mo.PeerCacheSize
+	if peerCache == 0 {
+		peerCache = 4096 // crawl.MemberOptions' default
+	}
+	src.Store(&demo.StatusSource{Member: m, Curves: curves, Tally: tally,
+		Cache: demo.CacheConfig{Workers: workers, CachePerWorker: perWorker, CacheShared: shared, PeerCache: peerCache}})
+
 	var done atomic.Bool
 	var wg sync.WaitGroup
 	defer wg.Wait()
+	if statusAddr != "off" {
+		url, stop, err := serveNodeStatus(statusAddr, cfg.ID, mo, self, &wg)
+		if err != nil {
+			m.Close()
+			return err
+		}
+		defer stop()
+		fmt.Fprintf(env.stdout, "node %s: status page %s (cluster view over gRPC)\n", cfg.ID, url)
+	}
 	// Plaintext health-only gRPC server for probes (Kubernetes' grpc probe
 	// cannot present a client certificate to the mTLS port).
 	hs := health.NewServer()
@@ -227,4 +283,52 @@ func printNodeSummary(env *cmdEnv, st crawl.Stats, sp interface{ TrafficReductio
 		st.ID, st.Fetches, st.FetchOK, st.FetchRedirect, st.FetchHTTPErr, st.FetchErr, st.RobotsDisallowed, fmt.Sprintf("%.1f MiB", float64(st.Bytes)/(1<<20)), st.CacheHitRate())
 	fmt.Fprintf(env.stdout, "node %s: links local share %.3f, cross-machine traffic reduction by the peer cache %.3f, received %d URLs from peers\n",
 		st.ID, local, sp.TrafficReduction(), st.Received)
+}
+
+// chainObserver calls a (if set) then b.
+func chainObserver(a, b func(uint64)) func(uint64) {
+	if a == nil {
+		return b
+	}
+	return func(fp uint64) { a(fp); b(fp) }
+}
+
+// serveNodeStatus serves the status page of self on addr, its cluster view
+// asking the other members over their NodeStatus gRPC service with this
+// node's mTLS client certificate. stop ends it (the goroutines are in wg).
+func serveNodeStatus(addr, id string, mo crawl.MemberOptions, self status.Source, wg *sync.WaitGroup) (url string, stop func(), err error) {
+	var peers []status.PeerAddr
+	ids := make([]string, 0, len(mo.Members))
+	for _, m := range mo.Members {
+		ids = append(ids, string(m.ID))
+		if string(m.ID) != id {
+			peers = append(peers, status.PeerAddr{ID: string(m.ID), Addr: m.Addr})
+		}
+	}
+	p, err := status.DialPeers(peers, credentials.NewTLS(mo.TLS.ClientConfig(ids)), 2*time.Second)
+	if err != nil {
+		return "", nil, err
+	}
+	h, err := status.New(status.Options{Source: self, Cluster: p.Cluster(self), Title: "Sextant node " + id})
+	if err != nil {
+		p.Close()
+		return "", nil, err
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		p.Close()
+		return "", nil, fmt.Errorf("status listen: %w", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	wg.Add(2)
+	go func() { defer wg.Done(); _ = h.Run(ctx) }()
+	go func() { defer wg.Done(); _ = srv.Serve(ln) }()
+	return "http://" + ln.Addr().String() + "/?cluster=1", func() {
+		cancel()
+		sctx, c2 := context.WithTimeout(context.Background(), 5*time.Second)
+		defer c2()
+		_ = srv.Shutdown(sctx)
+		p.Close()
+	}, nil
 }

@@ -22,6 +22,7 @@ import (
 
 	"github.com/sextant-crawler/sextant/internal/crawl"
 	"github.com/sextant-crawler/sextant/internal/nodeconfig"
+	"github.com/sextant-crawler/sextant/internal/status"
 	"github.com/sextant-crawler/sextant/internal/tlsutil"
 	"github.com/sextant-crawler/sextant/simweb"
 )
@@ -163,6 +164,7 @@ func TestNodeClusterMetrics(t *testing.T) {
 	errs := make([]error, len(ids))
 	outs := make([]*syncBuf, len(ids))
 	metricsAddr := make([]string, len(ids))
+	statusAddr := []string{freeAddr(t), freeAddr(t)}
 	for i, id := range ids {
 		cert, key := tlsutil.NodeFiles("pki", id)
 		cpw, peer := 64, 1024
@@ -196,7 +198,7 @@ func TestNodeClusterMetrics(t *testing.T) {
 				errs[i] = err
 				return
 			}
-			errs[i] = runNodeConfig(ctx, env, cfg, false, nil)
+			errs[i] = runNodeConfig(ctx, env, cfg, false, statusAddr[i], nil)
 		}()
 	}
 	defer func() { cancel(); wg.Wait() }()
@@ -216,6 +218,30 @@ func TestNodeClusterMetrics(t *testing.T) {
 				}
 			}
 			time.Sleep(200 * time.Millisecond)
+		}
+	}
+	// Each node's status page shows its live curves and busiest hosts, and
+	// the other node as asked over the NodeStatus gRPC service (mTLS).
+	for i, id := range ids {
+		resp, err := http.Get("http://" + statusAddr[i] + "/status.json?cluster=1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sj struct {
+			Node    status.Snapshot   `json:"node"`
+			Cluster []status.Snapshot `json:"cluster"`
+		}
+		err = json.NewDecoder(resp.Body).Decode(&sj)
+		resp.Body.Close()
+		if err != nil {
+			t.Fatalf("%s status.json: %v", id, err)
+		}
+		if sj.Node.Node != id || len(sj.Node.Caches) != 2 || len(sj.Node.Caches[0].Curves["clock"]) == 0 ||
+			len(sj.Node.Caches[1].Curves["lru"]) == 0 || sj.Node.Caches[0].Advice == nil || len(sj.Node.Busiest) == 0 {
+			t.Errorf("%s status: %+v", id, sj.Node)
+		}
+		if len(sj.Cluster) != 2 || sj.Cluster[1].Node != ids[1-i] || sj.Cluster[1].Error != "" || sj.Cluster[1].Pages == 0 {
+			t.Errorf("%s cluster view: %+v", id, sj.Cluster)
 		}
 	}
 	count := map[string]int{}
