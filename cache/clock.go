@@ -4,14 +4,13 @@ import "math/bits"
 
 // Clock is a CLOCK cache of fingerprints in a scatter table: a hit sets the
 // entry's mark bit; on a miss with the cache full the hand sweeps the table's
-// slots (in a fixed scattered order), clearing marks, and evicts the first
+// slots (slot 0 of every bucket, then slot 1, …), clearing marks, and evicts the first
 // unmarked entry. New entries start marked. Not safe for concurrent use.
 type Clock struct {
-	t      ctable
-	k      int
-	hand   uint64
-	stride uint64
-	stats  Stats
+	t     ctable
+	k     int
+	hand  uint64
+	stats Stats
 }
 
 // NewClock returns an empty CLOCK cache of k ≥ 0 entries (k = 0 never hits).
@@ -19,16 +18,22 @@ func NewClock(k int) *Clock {
 	if k < 0 {
 		k = 0
 	}
-	t := newCtable(k)
-	return &Clock{t: t, k: k, stride: strideFor(t.nb)}
+	return &Clock{t: newCtable(k), k: k}
 }
 
 // Seen implements Cache.
 func (c *Clock) Seen(fp uint64) bool {
 	fp = key(fp)
-	i, empty := c.t.lookup(fp)
-	if i >= 0 {
-		c.t.setMark(uint64(i))
+	t := &c.t
+	b1 := t.b1(fp)
+	if m := eqMask(t.bucket(b1), fp); m != 0 {
+		t.setMark(b1*bucketSlots + uint64(bits.TrailingZeros(m)))
+		c.stats.Hits++
+		return true
+	}
+	b2 := t.b2(fp)
+	if m := eqMask(t.bucket(b2), fp); m != 0 {
+		t.setMark(b2*bucketSlots + uint64(bits.TrailingZeros(m)))
 		c.stats.Hits++
 		return true
 	}
@@ -36,26 +41,25 @@ func (c *Clock) Seen(fp uint64) bool {
 	if c.k == 0 {
 		return false
 	}
-	if c.t.n >= c.k {
+	if t.n >= c.k {
 		c.evict()
 	}
-	if empty >= 0 {
-		c.t.place(empty, fp, true)
-	} else {
-		c.t.insert(fp, true)
-	}
+	t.insertIn(fp, true, b1, b2)
 	return false
 }
 
 // evict advances the hand to the first unmarked entry, clearing the marks it
 // passes, and removes that entry.
 //
-// The hand visits the buckets in a scattered order (bucket += stride mod nb,
-// with stride ≈ 0.618·nb coprime to nb, so every bucket is visited once per
-// turn) and the eight slots of each bucket in order: one cache line per eight
-// steps, yet no long runs of neighbouring evictions, which would leave the
-// buckets behind the hand empty while inserts fill the rest (with linear
-// probing that made chains of thousands of slots ahead of the hand).
+// The hand visits slot 0 of every bucket, then slot 1 of every bucket, and so
+// on (bucket by bucket in address order, which the hardware prefetches), so
+// that consecutive evictions empty slots of different buckets: the free slots
+// a full cache has are then spread over the table, where new fingerprints'
+// buckets find them. A hand that emptied whole buckets in a row left the free
+// slots in the few buckets just behind it, so almost every insert found both
+// of its buckets full and had to walk (measured: 2× the cost of a miss). A
+// new entry lands in a slot the hand vacated recently, as the new page takes
+// the victim's frame in textbook CLOCK.
 func (c *Clock) evict() {
 	t := &c.t
 	i := c.hand
@@ -72,15 +76,14 @@ func (c *Clock) evict() {
 	}
 }
 
+// step is the slot the hand visits after slot i: the same slot of the next
+// bucket, or slot j+1 of bucket 0 after the last bucket.
 func (c *Clock) step(i uint64) uint64 {
-	if (i+1)%bucketSlots != 0 {
-		return i + 1
+	i += bucketSlots
+	if m := uint64(len(c.t.slots)); i >= m {
+		i = (i - m + 1) % bucketSlots
 	}
-	b := i/bucketSlots + c.stride
-	if b >= c.t.nb {
-		b -= c.t.nb
-	}
-	return b * bucketSlots
+	return i
 }
 
 // strideFor returns a step coprime to m near m/φ.
@@ -145,8 +148,14 @@ func splitmix64(s *uint64) uint64 {
 // Seen implements Cache.
 func (c *Random) Seen(fp uint64) bool {
 	fp = key(fp)
-	i, empty := c.t.lookup(fp)
-	if i >= 0 {
+	t := &c.t
+	b1 := t.b1(fp)
+	if eqMask(t.bucket(b1), fp) != 0 {
+		c.stats.Hits++
+		return true
+	}
+	b2 := t.b2(fp)
+	if eqMask(t.bucket(b2), fp) != 0 {
 		c.stats.Hits++
 		return true
 	}
@@ -154,20 +163,16 @@ func (c *Random) Seen(fp uint64) bool {
 	if c.k == 0 {
 		return false
 	}
-	if c.t.n >= c.k {
+	if t.n >= c.k {
 		for {
-			i, _ := bits.Mul64(splitmix64(&c.rng), c.t.m())
-			if c.t.slots[i] != 0 {
-				c.t.remove(i)
+			i, _ := bits.Mul64(splitmix64(&c.rng), t.m())
+			if t.slots[i] != 0 {
+				t.remove(i)
 				break
 			}
 		}
 	}
-	if empty >= 0 {
-		c.t.place(empty, fp, false)
-	} else {
-		c.t.insert(fp, false)
-	}
+	t.insertIn(fp, false, b1, b2)
 	return false
 }
 

@@ -18,16 +18,18 @@
 //
 // CLOCK and RANDOM keep their entries in a scatter table: a flat []uint64 of
 // fingerprints with the mark bits packed one per slot, no pointers and no
-// allocation per entry. The table has about 8% more slots than entries, so a
-// cache of k ≥ 256 entries takes ≤ 9 bytes per entry (9.1 at k = 100). At that load linear
-// probing with circular chains (the structure the study names) costs ~85
-// probes per insert, so the slots are grouped in buckets of eight and each
-// fingerprint has two candidate buckets (cuckoo displacement on insert): a
-// lookup reads at most two cache lines. See ctable.go. The CLOCK hand sweeps the
-// table's slots in a fixed scattered order (so that evictions do not empty one
-// region of the table and pack the next), so the clock order is that slot
-// order rather than insertion order; an entry is inserted with its mark set so
-// that it survives one sweep, as a freshly loaded page does in textbook CLOCK.
+// allocation per entry. The table has about 9.5% more slots than entries, so
+// a cache of k ≥ 256 entries takes ≤ 8.9 bytes per entry (9.8 at k = 100). At
+// that load linear probing with circular chains (the structure the study
+// names) costs ~85 probes per insert, so the slots are grouped in buckets of
+// eight and each fingerprint has two candidate buckets (the emptier one on
+// insert, cuckoo displacement when both are full): a lookup reads at most two
+// cache lines and compares without branches. See ctable.go. The CLOCK hand
+// sweeps slot 0 of every bucket, then slot 1 of every bucket, and so on (so
+// that consecutive evictions free slots in different buckets, where new
+// fingerprints find them), so the clock order is that slot order rather than
+// insertion order; an entry is inserted with its mark set so that it survives
+// one sweep, as a freshly loaded page does in textbook CLOCK.
 // The tests bound the difference against textbook CLOCK.
 //
 // Fingerprint 0 marks an empty slot, so it is stored as the constant ZeroKey:
