@@ -133,7 +133,7 @@ func (s *StatusSource) Snapshot() status.Snapshot {
 		if !ok && s.Tally != nil {
 			f = s.Tally.Count(h.Host)
 		}
-		snap.Delayed = append(snap.Delayed, status.Host{Host: h.Host, Fetches: f, Queued: 1,
+		snap.Delayed = append(snap.Delayed, status.Host{Host: h.Host, Fetches: f,
 			DelayMS: float64(h.Wait.Microseconds()) / 1000, Failures: h.Failures})
 	}
 	return snap

@@ -113,8 +113,8 @@ async function poll(){
   barChart(document.getElementById("outcomes"),n.outcomes);
   caches(document.getElementById("caches"),n.caches);
   table(document.getElementById("peers"),["peer","up","sent URLs","recv URLs","sent bytes","spool"],(n.peers||[]).map(p=>[p.id,p.up?"yes":"NO",p.sentUrls,p.recvUrls,p.sentBytes,p.spool]));
-  table(document.getElementById("busiest"),["host","fetches","bytes","mean fetch ms","next fetch in ms"],(n.busiestHosts||[]).map(h=>[h.host,h.fetches,h.bytes||0,h.fetchMs||0,h.delayMs]));
-  table(document.getElementById("delayed"),["host","fetches","queued","next fetch in ms","failures"],(n.delayedHosts||[]).map(h=>[h.host,h.fetches,h.queued,h.delayMs,h.failures||0]));
+  table(document.getElementById("busiest"),["host","fetches","bytes","mean fetch ms"],(n.busiestHosts||[]).map(h=>[h.host,h.fetches,h.bytes||0,h.fetchMs||0]));
+  table(document.getElementById("delayed"),["host","fetches","next fetch in ms","failures"],(n.delayedHosts||[]).map(h=>[h.host,h.fetches,h.delayMs,h.failures||0]));
   if(d.cluster&&d.cluster.length){document.getElementById("clusterBox").style.display="";
    table(document.getElementById("cluster"),["node","state","pages","pages/s (mean)","frontier","DUE","front-cache hit","peers up"],d.cluster.map(s=>s.error?[s.node,s.error,"","","","","",""]:[s.node,"ok",s.pages,s.uptimeSec>0?s.pages/s.uptimeSec:0,s.frontier,s.due,(s.caches&&s.caches.length)?(100*s.caches[0].hitRate).toFixed(1)+"%":"–",(s.peers||[]).filter(p=>p.up).length+"/"+(s.peers||[]).length]))}
   else wantCluster=false;
