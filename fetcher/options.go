@@ -32,6 +32,7 @@ const (
 	DefaultRobotsMaxBytes      = 500 << 10
 	DefaultRobotsErrorTTL      = 10 * time.Minute
 	DefaultRobotsAttempts      = 3
+	DefaultRobotsRetryDelay    = 5 * time.Second
 	DefaultRobotsMaxRedirects  = 5
 	DefaultRobotsUnreachable   = 30 * 24 * time.Hour
 )
@@ -121,10 +122,12 @@ type Options struct {
 	// RobotsAttempts is how many consecutive failed robots.txt fetches (5xx
 	// or network) a host gets before its "disallow all" is cached for
 	// RobotsErrorTTL (default 3). Before that the rules carry Retry: the
-	// caller should hold the URL and try again after a back-off — a node
-	// that starts before the web server, or a short outage, must not lose
-	// a host's URLs.
-	RobotsAttempts int
+	// caller should hold the URL and try again later — a node that starts
+	// before the web server, or a short outage, must not lose a host's
+	// URLs. The n-th retry waits RobotsRetryDelay × 2^(n-1) (default 5 s:
+	// attempts at 0, 5 and 15 s).
+	RobotsAttempts   int
+	RobotsRetryDelay time.Duration
 	// RobotsMaxRedirects is how many robots.txt redirects are followed
 	// (default 5; more is treated as 404, i.e. allow all).
 	RobotsMaxRedirects int
@@ -160,6 +163,7 @@ func (o *Options) EnsureDefaults() *Options {
 	setDefault(&o.RobotsMaxBytes, DefaultRobotsMaxBytes)
 	setDefault(&o.RobotsErrorTTL, DefaultRobotsErrorTTL)
 	setDefault(&o.RobotsAttempts, DefaultRobotsAttempts)
+	setDefault(&o.RobotsRetryDelay, DefaultRobotsRetryDelay)
 	setDefault(&o.RobotsMaxRedirects, DefaultRobotsMaxRedirects)
 	setDefault(&o.RobotsUnreachable, DefaultRobotsUnreachable)
 	if o.Logger == nil {
@@ -195,7 +199,7 @@ func (o *Options) Validate() error {
 		"HeaderTimeout": o.HeaderTimeout, "FetchTimeout": o.FetchTimeout,
 		"DNSCacheTTL": o.DNSCacheTTL, "IdleConnTimeout": o.IdleConnTimeout,
 		"RobotsCacheTTL": o.RobotsCacheTTL, "RobotsErrorTTL": o.RobotsErrorTTL,
-		"RobotsUnreachable": o.RobotsUnreachable,
+		"RobotsUnreachable": o.RobotsUnreachable, "RobotsRetryDelay": o.RobotsRetryDelay,
 	} {
 		if d < 0 {
 			bad("%s %v is negative", name, d)

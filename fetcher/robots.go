@@ -60,9 +60,10 @@ type RobotsRules struct {
 	Fetched, Expires time.Time
 	// Retry is set on RobotsUnreachable rules while the host has failed
 	// fewer than Options.RobotsAttempts times in a row: nothing may be
-	// fetched now, but the URL should be held and tried again after a
-	// back-off (these rules are not cached). Without Retry, the disallow
-	// holds until Expires and the caller may drop the URL.
+	// fetched now, but the URL should be held (requeued) — robots.txt is
+	// fetched again once Expires passes (Options.RobotsRetryDelay, doubling).
+	// Without Retry, the disallow holds until Expires and the caller may
+	// drop the URL.
 	Retry bool
 	// Truncated reports that the file exceeded RobotsMaxBytes and only
 	// its first RobotsMaxBytes (up to the last complete line) were parsed.
@@ -322,7 +323,7 @@ func (c *robotsCache) store(key string, r *RobotsRules, now time.Time, o *Option
 		e.failures++
 		r.Expires = now.Add(o.RobotsErrorTTL)
 		if e.failures < o.RobotsAttempts {
-			r.Retry, r.Expires = true, now // fetched again at the next call
+			r.Retry, r.Expires = true, now.Add(o.RobotsRetryDelay<<(e.failures-1))
 		}
 		if now.Sub(e.downSince) >= o.RobotsUnreachable {
 			fb := &RobotsRules{Outcome: RobotsStaleFallback, Status: r.Status, Err: r.Err,

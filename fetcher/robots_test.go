@@ -371,15 +371,22 @@ func TestRobotsRetryBeforeDisallow(t *testing.T) {
 			return
 		}
 		fmt.Fprint(w, "User-agent: *\nDisallow: /private\n")
-	}, func(o *Options) { o.RobotsErrorTTL = time.Hour; o.RobotsAttempts = 3 })
+	}, func(o *Options) { o.RobotsErrorTTL = time.Hour; o.RobotsAttempts = 3; o.RobotsRetryDelay = time.Second })
 	for i := 1; i <= 2; i++ {
 		r, fetched := rw.robots(t, "h.sim.test")
 		if !fetched || r.Outcome != RobotsUnreachable || !r.Retry || r.Allowed("/x") {
 			t.Fatalf("failure %d: fetched %v outcome %v retry %v", i, fetched, r.Outcome, r.Retry)
 		}
+		// Held until the retry delay (1 s, then 2 s) has passed.
+		wait := time.Second << (i - 1)
+		rw.clock.Advance(wait - time.Millisecond)
+		if r, fetched := rw.robots(t, "h.sim.test"); fetched || !r.Retry {
+			t.Fatalf("failure %d: refetched before its retry delay %v", i, wait)
+		}
+		rw.clock.Advance(time.Millisecond)
 	}
 	if rw.count("h.sim.test") != 2 {
-		t.Fatalf("%d fetches after two failures, want 2 (failures must not be cached)", rw.count("h.sim.test"))
+		t.Fatalf("%d fetches after two failures, want 2", rw.count("h.sim.test"))
 	}
 	fail.Store(false)
 	if r, _ := rw.robots(t, "h.sim.test"); r.Outcome != RobotsParsed || r.Retry || !r.Allowed("/x") {
@@ -394,6 +401,7 @@ func TestRobotsRetryBeforeDisallow(t *testing.T) {
 		if !fetched || r.Outcome != RobotsUnreachable || r.Retry != (i < 3) {
 			t.Fatalf("failure %d after recovery: fetched %v outcome %v retry %v", i, fetched, r.Outcome, r.Retry)
 		}
+		rw.clock.Advance(time.Second << (i - 1))
 	}
 	if r, fetched := rw.robots(t, "h.sim.test"); fetched || r.Retry || r.Allowed("/x") {
 		t.Fatalf("after %d failures the disallow must be cached: fetched %v retry %v", 3, fetched, r.Retry)

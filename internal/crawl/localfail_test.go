@@ -99,6 +99,7 @@ func TestRobotsOutageLosesNothing(t *testing.T) {
 		return srv.DialContext(ctx, network, addr)
 	}
 	opts.Fetcher.RobotsAttempts = 3
+	opts.Fetcher.RobotsRetryDelay = 100 * time.Millisecond
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	n, err := Open(opts)
