@@ -522,3 +522,7 @@ func (s *Splitter) spoolMany(groups map[NodeID][]string, kind Kind, meta map[str
 	}
 	return nil
 }
+
+// NodeStatusFromProto converts a Status answer (for callers outside the
+// cluster, such as `crawler cluster`).
+func NodeStatusFromProto(r *pb.StatusResponse) NodeStatus { return statusFromProto(r) }

@@ -91,7 +91,7 @@ const (
 	// whose owner changed. Only after every node of both views reported
 	// PREPARE drained (two Status rounds, see hostsplit.Drained).
 	TransitionRequest_PHASE_COMMIT TransitionRequest_Phase = 2
-	// Fetch again (members of view) or stay stopped (a node view removed).
+	// Fetch again (members of view) or stay stopped (a node the view removed).
 	// Only after every node committed and the hand-off batches are applied.
 	TransitionRequest_PHASE_RESUME TransitionRequest_Phase = 3
 )
@@ -771,9 +771,12 @@ func (*GetViewRequest) Descriptor() ([]byte, []int) {
 }
 
 type TransitionRequest struct {
-	state         protoimpl.MessageState  `protogen:"open.v1"`
-	Phase         TransitionRequest_Phase `protobuf:"varint,1,opt,name=phase,proto3,enum=sextant.v1.TransitionRequest_Phase" json:"phase,omitempty"`
-	View          *View                   `protobuf:"bytes,2,opt,name=view,proto3" json:"view,omitempty"`
+	state protoimpl.MessageState  `protogen:"open.v1"`
+	Phase TransitionRequest_Phase `protobuf:"varint,1,opt,name=phase,proto3,enum=sextant.v1.TransitionRequest_Phase" json:"phase,omitempty"`
+	View  *View                   `protobuf:"bytes,2,opt,name=view,proto3" json:"view,omitempty"`
+	// lost names members removed with their disk gone (COMMIT): a node that
+	// gains their hosts crawls them again from its seeds.
+	Lost          []string `protobuf:"bytes,3,rep,name=lost,proto3" json:"lost,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -818,6 +821,13 @@ func (x *TransitionRequest) GetPhase() TransitionRequest_Phase {
 func (x *TransitionRequest) GetView() *View {
 	if x != nil {
 		return x.View
+	}
+	return nil
+}
+
+func (x *TransitionRequest) GetLost() []string {
+	if x != nil {
+		return x.Lost
 	}
 	return nil
 }
@@ -1061,10 +1071,11 @@ const file_sextant_proto_rawDesc = "" +
 	"ViewMember\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04addr\x18\x02 \x01(\tR\x04addr\"\x10\n" +
-	"\x0eGetViewRequest\"\xcb\x01\n" +
+	"\x0eGetViewRequest\"\xdf\x01\n" +
 	"\x11TransitionRequest\x129\n" +
 	"\x05phase\x18\x01 \x01(\x0e2#.sextant.v1.TransitionRequest.PhaseR\x05phase\x12$\n" +
-	"\x04view\x18\x02 \x01(\v2\x10.sextant.v1.ViewR\x04view\"U\n" +
+	"\x04view\x18\x02 \x01(\v2\x10.sextant.v1.ViewR\x04view\x12\x12\n" +
+	"\x04lost\x18\x03 \x03(\tR\x04lost\"U\n" +
 	"\x05Phase\x12\x15\n" +
 	"\x11PHASE_UNSPECIFIED\x10\x00\x12\x11\n" +
 	"\rPHASE_PREPARE\x10\x01\x12\x10\n" +

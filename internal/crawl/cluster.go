@@ -7,7 +7,9 @@ import (
 	"log/slog"
 	"net"
 	"path/filepath"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc"
@@ -16,6 +18,7 @@ import (
 	"github.com/sextant-crawler/sextant/cache"
 	"github.com/sextant-crawler/sextant/hostsplit"
 	"github.com/sextant-crawler/sextant/internal/tlsutil"
+	pb "github.com/sextant-crawler/sextant/proto"
 )
 
 // MemberOptions configure one node of a cluster: a Node plus its host
@@ -54,6 +57,18 @@ type MemberOptions struct {
 	// read-only NodeStatus) on the member's mTLS gRPC server before it
 	// serves; they get the same peer authentication as the Peer service.
 	Services func(grpc.ServiceRegistrar)
+	// Epoch numbers the membership Members (default 1); a newer view the
+	// node adopted in a membership change (see elastic.go) is persisted
+	// and wins on restart. Joining starts a node added to a running
+	// cluster: Members is the view it joins; it does not seed and does not
+	// fetch until `crawler cluster add` commits that view.
+	Epoch   uint64
+	Joining bool
+	// CrawlLogPath is read in a hand-off for the URLs this node fetched
+	// (they become seen-only entries at the hosts' new owner). Default
+	// Node.DataDir/crawl.log when Node.CrawlLog is nil; with a custom
+	// CrawlLog and no path, hand-offs carry queued URLs only.
+	CrawlLogPath string
 }
 
 // Member is a running cluster node. Start it, Run it, Close it.
@@ -65,6 +80,10 @@ type Member struct {
 	done  chan struct{} // closed when Serve returns
 	gf    *groupFlusher
 	self  hostsplit.NodeID
+
+	el       elastic
+	seeds    []string
+	reseeded atomic.Uint64
 }
 
 // sinkRef lets the splitter deliver to the node opened after it.
@@ -179,10 +198,6 @@ func StartMember(o MemberOptions) (*Member, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	ids := make([]string, len(o.Members))
-	for i, m := range o.Members {
-		ids[i] = string(m.ID)
-	}
 	ref := &sinkRef{}
 	var peerCache func() hostsplit.Cache
 	if o.PeerCacheAlgo != "none" {
@@ -195,17 +210,31 @@ func StartMember(o MemberOptions) (*Member, error) {
 		}
 	}
 	m := &Member{self: hostsplit.NodeID(o.Self), done: make(chan struct{})}
+	// The members accepted over mTLS follow the membership view.
+	var spRef atomic.Pointer[hostsplit.Splitter]
+	known := func(id hostsplit.NodeID) bool {
+		if sp := spRef.Load(); sp != nil {
+			return sp.Known(id)
+		}
+		return slices.ContainsFunc(o.Members, func(mm hostsplit.Member) bool { return mm.ID == id })
+	}
+	clientTLS := o.TLS.ClientConfig(nil)
+	clientTLS.VerifyConnection = knownVerifier(known)
+	serverTLS := o.TLS.ServerConfig(nil)
+	serverTLS.VerifyConnection = knownVerifier(known)
 	sp, err := hostsplit.New(hostsplit.Options{
-		Self: m.self, Members: o.Members,
+		Self: m.self, Members: o.Members, Epoch: o.Epoch, Joining: o.Joining,
 		DataDir:   filepath.Join(o.Node.DataDir, "spool"),
 		Local:     ref,
 		PeerCache: peerCache,
-		ClientTLS: o.TLS.ClientConfig(ids),
+		ClientTLS: clientTLS,
 		Status: func() hostsplit.LocalStatus {
-			if ref.n == nil {
+			if ref.n == nil || m.Split == nil {
 				return hostsplit.LocalStatus{}
 			}
-			return hostsplit.LocalStatus{Idle: ref.n.Idle(), FrontierSize: int64(ref.n.FrontierLen()), InFlight: ref.n.busy.Load()}
+			phase := m.Phase()
+			return hostsplit.LocalStatus{Idle: phase == PhaseRunning && ref.n.Idle(), FrontierSize: int64(ref.n.FrontierLen()),
+				InFlight: ref.n.busy.Load(), Paused: m.paused(), Phase: phase}
 		},
 		BatchMaxAge: o.BatchMaxAge,
 		FullTrace:   o.FullTrace, CrossTrace: o.CrossTrace,
@@ -214,6 +243,7 @@ func StartMember(o MemberOptions) (*Member, error) {
 	if err != nil {
 		return nil, fmt.Errorf("crawl: splitter: %w", err)
 	}
+	spRef.Store(sp)
 	m.Split = sp
 	o.Node.ID = o.Self
 	if o.FlushInterval == 0 {
@@ -227,6 +257,18 @@ func StartMember(o MemberOptions) (*Member, error) {
 		return nil, err
 	}
 	ref.n = m.Node
+	fail := func(err error) (*Member, error) {
+		m.Node.Close()
+		m.gf.close()
+		sp.Close()
+		return nil, err
+	}
+	if err := m.initElastic(o); err != nil {
+		return fail(err)
+	}
+	if err := m.resumeElastic(context.Background()); err != nil {
+		return fail(fmt.Errorf("crawl: resuming a membership change: %w", err))
+	}
 	m.lis = o.Listener
 	if m.lis == nil {
 		var addr string
@@ -243,8 +285,9 @@ func StartMember(o MemberOptions) (*Member, error) {
 		}
 	}
 	m.srv = grpc.NewServer(append(hostsplit.ServerOptions(hostsplit.Limits{}),
-		grpc.Creds(credentials.NewTLS(o.TLS.ServerConfig(ids))))...)
+		grpc.Creds(credentials.NewTLS(serverTLS)))...)
 	sp.Register(m.srv)
+	pb.RegisterMembershipServer(m.srv, &membershipServer{m: m})
 	if o.Services != nil {
 		o.Services(m.srv)
 	}
@@ -257,7 +300,15 @@ func StartMember(o MemberOptions) (*Member, error) {
 
 // Seed submits the seeds this member owns; others are left to their owner
 // (every member is given the same seed list).
+//
+// A joining member seeds nothing: the hosts it will own are handed over to
+// it with their queued URLs. Seeds are kept for a membership change that
+// loses a member for good (its hosts are crawled again from their seeds).
 func (m *Member) Seed(ctx context.Context, seeds []string) error {
+	m.seeds = append(m.seeds, seeds...)
+	if m.Phase() == PhaseJoining {
+		return nil
+	}
 	var mine []string
 	for _, s := range seeds {
 		if owner, err := m.Split.Ring().OwnerOfURL(s); err != nil || owner == m.self {
@@ -272,44 +323,83 @@ func (m *Member) Seed(ctx context.Context, seeds []string) error {
 // termination at slightly different moments and confirm it by asking each
 // other, so after Run returns keep the member serving (do not Close it) for
 // a grace period of a few status rounds, or until told to stop.
+//
+// During a membership change (elastic.go) Run stops the workers at PREPARE
+// and starts them again at RESUME; a member the change removed stays
+// stopped (Run returns when the remaining cluster terminates, or with ctx).
 func (m *Member) Run(ctx context.Context) error {
-	rctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var wg sync.WaitGroup
-	var runErr error
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		runErr = m.Node.Run(rctx, false)
-		cancel()
-	}()
 	t := time.NewTicker(100 * time.Millisecond)
 	defer t.Stop()
-	var termErr error
-loop:
+	for ctx.Err() == nil {
+		fetch, changed := m.shouldFetch()
+		if fetch {
+			done, err := m.runWorkers(ctx, changed, t)
+			if err != nil || done {
+				return err
+			}
+			continue
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-changed:
+			continue
+		case <-t.C:
+		}
+		if m.Phase() == PhaseRemoved {
+			if done, err := m.Split.Terminated(ctx); err == nil && done {
+				return nil
+			}
+		}
+	}
+	return nil
+}
+
+// runWorkers runs the node's workers until the cluster terminates (true),
+// the membership phase changes, ctx ends or the node fails.
+func (m *Member) runWorkers(ctx context.Context, changed <-chan struct{}, t *time.Ticker) (bool, error) {
+	wctx, cancel := context.WithCancel(ctx)
+	m.setRunning(true)
+	var runErr error
+	exited := make(chan struct{})
+	go func() {
+		defer close(exited)
+		runErr = m.Node.Run(wctx, false)
+	}()
+	stop := func() {
+		cancel()
+		<-exited
+		m.setRunning(false)
+	}
 	for {
 		select {
-		case <-rctx.Done():
-			break loop
+		case <-ctx.Done():
+			stop()
+			return false, runErr
+		case <-exited:
+			m.setRunning(false)
+			cancel()
+			return false, runErr
+		case <-changed:
+			stop()
+			return false, runErr
 		case <-t.C:
 		}
 		if m.Node.fr.Idle() && m.Node.busy.Load() == 0 {
 			if err := m.Node.Flush(); err != nil {
-				termErr = fmt.Errorf("crawl: due flush: %w", err)
-				break loop
+				stop()
+				return false, errors.Join(runErr, fmt.Errorf("crawl: due flush: %w", err))
 			}
 		}
-		done, err := m.Split.Terminated(rctx)
+		done, err := m.Split.Terminated(wctx)
 		if err != nil {
 			continue // a peer is unreachable: keep crawling, retry later
 		}
 		if done {
-			break loop
+			stop()
+			return true, runErr
 		}
 	}
-	cancel()
-	wg.Wait()
-	return errors.Join(runErr, termErr)
 }
 
 // Close stops serving (gracefully, with a bound) and closes the splitter

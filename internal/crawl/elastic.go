@@ -1,0 +1,598 @@
+package crawl
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
+	grpcpeer "google.golang.org/grpc/peer"
+	"google.golang.org/grpc/status"
+
+	"github.com/sextant-crawler/sextant/due"
+	"github.com/sextant-crawler/sextant/frontier"
+	"github.com/sextant-crawler/sextant/hostsplit"
+	"github.com/sextant-crawler/sextant/internal/fingerprint"
+	"github.com/sextant-crawler/sextant/internal/tlsutil"
+	pb "github.com/sextant-crawler/sextant/proto"
+)
+
+// Elastic membership (issue 10). A membership change is a barrier that the
+// operator's `crawler cluster add|remove` (ChangeMembership) drives over
+// every node of the old and the new view, through the Membership gRPC
+// service each member serves:
+//
+//  1. PREPARE: the node stops fetching (leases finish or are requeued),
+//     spools every buffered remote URL and merges its DUE. It keeps
+//     receiving batches. The caller waits until two Status rounds show
+//     every node paused and every batch sent applied (hostsplit.Drained):
+//     then no URL is travelling.
+//  2. COMMIT: the node adopts the new view (hostsplit.SetView: routing by
+//     the new ring, senders for new members, batches spooled for a member
+//     that left re-routed) and hands over every host whose rendezvous owner
+//     changed: the host's already fetched URLs (from the crawl log) as
+//     seen-only entries, then its queued frontier URLs, spooled for the new
+//     owner in the same mTLS channel as any batch. Queued URLs move out of
+//     the frontier through its staging area (frontier.Stage) with a resume
+//     mark stored atomically with each spooled chunk, so a node killed
+//     during a hand-off resumes it on restart without losing or repeating
+//     a URL. The caller waits for Drained again: every hand-off applied.
+//  3. RESUME: members fetch again; a node the view removed stays stopped
+//     and may be shut down.
+//
+// Because nobody fetches between PREPARE and RESUME, the new owner of a
+// host knows its whole seen-set before it discovers any link to it: no URL
+// is fetched twice. The phase is persisted (in the splitter's store), so a
+// node restarted mid-change comes back paused in the same phase.
+
+// Phases of a member, as reported by MemberState.phase.
+const (
+	PhaseRunning   = "running"
+	PhaseJoining   = "joining"
+	PhasePrepared  = "prepared"
+	PhaseCommitted = "committed"
+	PhaseRemoved   = "removed"
+)
+
+// HandoffStats describe the last hand-off a node made as an old owner.
+type HandoffStats struct {
+	Epoch      uint64
+	Done       bool
+	Hosts      int // hosts handed over
+	QueuedURLs int
+	SeenURLs   int
+	Batches    uint64
+	WireBytes  uint64
+	Duration   time.Duration
+}
+
+// elastic is a Member's membership-change state.
+type elastic struct {
+	mu        sync.Mutex
+	phase     string
+	pending   *hostsplit.View // the view being changed to
+	lost      []hostsplit.NodeID
+	changed   chan struct{} // closed and replaced when phase changes
+	running   bool          // Node.Run is running
+	stopped   chan struct{} // closed and replaced when running becomes false
+	handoff   HandoffStats
+	commitMu  sync.Mutex // serialises COMMIT work
+	logPath   string
+	transHook func(phase string) // tests: called at the start of each commit step
+}
+
+type persistedPhase struct {
+	Phase   string          `json:"phase"`
+	Pending *hostsplit.View `json:"pending,omitempty"`
+}
+
+const (
+	metaPhase        = "elastic-phase"
+	metaHandoffTodo  = "handoff-todo" // epoch whose hand-off has started
+	metaHandoffDone  = "handoff-done" // epoch whose hand-off is complete
+	metaHandoffMark  = "handoff-mark" // highest staged frontier seq spooled
+	metaHandoffStats = "handoff-stats"
+)
+
+func u64(b []byte) uint64 {
+	if len(b) != 8 {
+		return 0
+	}
+	return binary.BigEndian.Uint64(b)
+}
+
+func u64b(x uint64) []byte { return binary.BigEndian.AppendUint64(nil, x) }
+
+func (m *Member) initElastic(o MemberOptions) error {
+	e := &m.el
+	e.changed = make(chan struct{})
+	e.stopped = make(chan struct{})
+	close(e.stopped)
+	e.phase = PhaseRunning
+	if o.Joining {
+		e.phase = PhaseJoining
+	}
+	e.logPath = o.CrawlLogPath
+	if e.logPath == "" && o.Node.CrawlLog == nil {
+		e.logPath = filepath.Join(o.Node.DataDir, "crawl.log")
+	}
+	v, ok, err := m.Split.Meta(metaPhase)
+	if err != nil {
+		return err
+	}
+	if ok {
+		var pp persistedPhase
+		if err := json.Unmarshal(v, &pp); err != nil {
+			return fmt.Errorf("crawl: stored membership phase: %w", err)
+		}
+		e.phase, e.pending = pp.Phase, pp.Pending
+		if e.pending != nil {
+			m.Split.Expect(*e.pending)
+		}
+	}
+	if !m.Split.View().Has(m.self) && m.Split.Epoch() > 0 {
+		e.phase = PhaseRemoved
+	}
+	if st, ok, _ := m.Split.Meta(metaHandoffStats); ok {
+		_ = json.Unmarshal(st, &e.handoff)
+	}
+	return nil
+}
+
+// resumeElastic finishes what a crash interrupted: re-routes batches for
+// departed members and completes an unfinished hand-off.
+func (m *Member) resumeElastic(ctx context.Context) error {
+	if err := m.Split.RerouteOrphans(ctx); err != nil {
+		return err
+	}
+	todo, _, err := m.Split.Meta(metaHandoffTodo)
+	if err != nil {
+		return err
+	}
+	done, _, err := m.Split.Meta(metaHandoffDone)
+	if err != nil {
+		return err
+	}
+	if u64(todo) > u64(done) {
+		return m.handoff(ctx, u64(todo))
+	}
+	return nil
+}
+
+func (m *Member) setPhase(phase string, pending *hostsplit.View) error {
+	b, err := json.Marshal(persistedPhase{Phase: phase, Pending: pending})
+	if err != nil {
+		return err
+	}
+	if err := m.Split.SetMeta(metaPhase, b); err != nil {
+		return err
+	}
+	e := &m.el
+	e.mu.Lock()
+	e.phase, e.pending = phase, pending
+	close(e.changed)
+	e.changed = make(chan struct{})
+	e.mu.Unlock()
+	return nil
+}
+
+// Phase returns the member's membership phase.
+func (m *Member) Phase() string {
+	m.el.mu.Lock()
+	defer m.el.mu.Unlock()
+	return m.el.phase
+}
+
+// Handoff returns the statistics of the last hand-off this member made.
+func (m *Member) Handoff() HandoffStats {
+	m.el.mu.Lock()
+	defer m.el.mu.Unlock()
+	return m.el.handoff
+}
+
+// shouldFetch reports whether the workers should run, and the channel
+// closed at the next phase change.
+func (m *Member) shouldFetch() (bool, <-chan struct{}) {
+	m.el.mu.Lock()
+	defer m.el.mu.Unlock()
+	return m.el.phase == PhaseRunning, m.el.changed
+}
+
+func (m *Member) setRunning(r bool) {
+	e := &m.el
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if r == e.running {
+		return
+	}
+	e.running = r
+	if r {
+		e.stopped = make(chan struct{})
+	} else {
+		close(e.stopped)
+	}
+}
+
+// paused reports whether the member is stopped for a membership change with
+// nothing in flight and nothing buffered in its DUE (it merges the DUE).
+func (m *Member) paused() bool {
+	e := &m.el
+	e.mu.Lock()
+	p, running := e.phase, e.running
+	e.mu.Unlock()
+	if p == PhaseRunning || running || m.Node.busy.Load() != 0 {
+		return false
+	}
+	if err := m.Node.Flush(); err != nil {
+		return false
+	}
+	st := m.Node.due.Stats()
+	return st.BufferEntries == 0 && st.MergingEntries == 0 && st.PendingBatches == 0
+}
+
+// prepare stops the workers and spools what they buffered.
+func (m *Member) prepare(ctx context.Context, v hostsplit.View) error {
+	cur := m.Split.Epoch()
+	if v.Epoch <= cur {
+		if v.Epoch == cur {
+			return nil // already committed: a repeated PREPARE
+		}
+		return fmt.Errorf("%w: epoch %d, node is on %d", hostsplit.ErrStaleView, v.Epoch, cur)
+	}
+	m.Split.Expect(v)
+	if p := m.Phase(); p != PhaseJoining && p != PhaseRemoved {
+		if err := m.setPhase(PhasePrepared, &v); err != nil {
+			return err
+		}
+	} else if err := m.setPhase(p, &v); err != nil {
+		return err
+	}
+	// Wait for the workers to stop (Run notices the phase change).
+	m.el.mu.Lock()
+	stopped := m.el.stopped
+	m.el.mu.Unlock()
+	select {
+	case <-stopped:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	if err := m.Split.Flush(ctx); err != nil {
+		return err
+	}
+	return m.Node.Flush()
+}
+
+// commit adopts v and hands over the hosts that changed owner.
+func (m *Member) commit(ctx context.Context, v hostsplit.View, lost []hostsplit.NodeID) error {
+	m.el.commitMu.Lock()
+	defer m.el.commitMu.Unlock()
+	cur := m.Split.Epoch()
+	switch {
+	case v.Epoch < cur:
+		return fmt.Errorf("%w: epoch %d, node is on %d", hostsplit.ErrStaleView, v.Epoch, cur)
+	case v.Epoch == cur && m.Phase() != PhasePrepared:
+		return nil // done before (a repeated COMMIT)
+	}
+	if p := m.Phase(); p == PhaseRunning {
+		return fmt.Errorf("crawl: COMMIT of epoch %d before PREPARE", v.Epoch)
+	}
+	if !m.paused() {
+		return errors.New("crawl: COMMIT while the node is not paused")
+	}
+	oldRing := m.Split.Ring()
+	if err := m.Split.SetMeta(metaHandoffTodo, u64b(v.Epoch)); err != nil {
+		return err
+	}
+	if err := m.Split.SetView(ctx, v); err != nil {
+		return err
+	}
+	if err := m.handoff(ctx, v.Epoch); err != nil {
+		return err
+	}
+	if len(lost) > 0 {
+		if err := m.reseedLost(ctx, oldRing, lost); err != nil {
+			return err
+		}
+	}
+	phase := PhaseCommitted
+	if !v.Has(m.self) {
+		phase = PhaseRemoved
+	}
+	return m.setPhase(phase, &v)
+}
+
+// resume lets the workers fetch again.
+func (m *Member) resume(v hostsplit.View) error {
+	if m.Split.Epoch() != v.Epoch {
+		return fmt.Errorf("crawl: RESUME of epoch %d, node is on %d (COMMIT first)", v.Epoch, m.Split.Epoch())
+	}
+	if m.Phase() == PhaseRemoved {
+		return m.setPhase(PhaseRemoved, nil)
+	}
+	return m.setPhase(PhaseRunning, nil)
+}
+
+// ownerOfKey is the owner, under ring, of a frontier host key (host[:port]).
+func ownerOfKey(ring *hostsplit.Ring, hostport string) hostsplit.NodeID {
+	h, ok := hostsplit.Host("x://" + hostport + "/")
+	if !ok {
+		h = hostport
+	}
+	return ring.Owner(h)
+}
+
+// handoff hands over, for epoch, every queued and fetched URL of the hosts
+// this node no longer owns. It resumes an interrupted hand-off.
+func (m *Member) handoff(ctx context.Context, epoch uint64) error {
+	if m.el.transHook != nil {
+		m.el.transHook("handoff")
+	}
+	start := time.Now()
+	ring := m.Split.Ring()
+	notMine := func(hostport string) bool { return ownerOfKey(ring, hostport) != m.self }
+	st := HandoffStats{Epoch: epoch}
+	prev, _, err := m.Split.Meta(metaHandoffStats)
+	if err != nil {
+		return err
+	}
+	if prev != nil {
+		var ps HandoffStats
+		if json.Unmarshal(prev, &ps) == nil && ps.Epoch == epoch {
+			st = ps // resuming: keep counting
+		}
+	}
+	// 1. Fetched URLs of moved hosts, as seen-only entries (idempotent at
+	// the receiver, so a resumed hand-off may resend them).
+	fetched := map[string]bool{}
+	hosts := map[string]bool{}
+	if m.el.logPath != "" {
+		es, err := ReadLogFile(m.el.logPath)
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("crawl: hand-off: %w", err)
+		}
+		for _, e := range es {
+			if h, ok := hostsplit.Host(e.URL); ok && ring.Owner(h) != m.self {
+				fetched[e.URL] = true
+				hosts[h] = true
+			}
+		}
+	}
+	seen := slices.Sorted(mapKeys(fetched))
+	for len(seen) > 0 {
+		n := min(len(seen), 4096)
+		b, w, err := m.Split.SpoolHandoff(seen[:n], hostsplit.KindSeen, nil)
+		if err != nil {
+			return fmt.Errorf("crawl: hand-off: %w", err)
+		}
+		st.Batches += b
+		st.WireBytes += w
+		st.SeenURLs += n
+		seen = seen[n:]
+	}
+	// 2. Queued URLs: staged out of the frontier atomically, then spooled
+	// chunk by chunk with a resume mark.
+	if _, err := m.Node.fr.Stage(notMine); err != nil {
+		return fmt.Errorf("crawl: hand-off: %w", err)
+	}
+	if m.el.transHook != nil {
+		m.el.transHook("staged")
+	}
+	markB, _, err := m.Split.Meta(metaHandoffMark)
+	if err != nil {
+		return err
+	}
+	mark := u64(markB)
+	for {
+		items, err := m.Node.fr.Staged(mark, 1000)
+		if err != nil {
+			return fmt.Errorf("crawl: hand-off: %w", err)
+		}
+		if len(items) == 0 {
+			break
+		}
+		var urls []string
+		for _, it := range items {
+			if h, ok := hostsplit.Host(it.URL); ok {
+				hosts[h] = true
+			}
+			if fetched[it.URL] {
+				continue // fetched already (requeued after a kill): seen-only is enough
+			}
+			urls = append(urls, it.URL)
+		}
+		last := items[len(items)-1].Seq
+		b, w, err := m.Split.SpoolHandoff(urls, hostsplit.KindQueued, map[string][]byte{metaHandoffMark: u64b(last)})
+		if err != nil {
+			return fmt.Errorf("crawl: hand-off: %w", err)
+		}
+		if err := m.Node.fr.Unstage(last); err != nil {
+			return fmt.Errorf("crawl: hand-off: %w", err)
+		}
+		st.Batches += b
+		st.WireBytes += w
+		st.QueuedURLs += len(urls)
+		mark = last
+		if m.el.transHook != nil {
+			m.el.transHook("chunk")
+		}
+	}
+	st.Hosts = len(hosts)
+	st.Done = true
+	st.Duration += time.Since(start)
+	b, _ := json.Marshal(st)
+	if err := m.Split.SetMeta(metaHandoffStats, b); err != nil {
+		return err
+	}
+	if err := m.Split.SetMeta(metaHandoffDone, u64b(epoch)); err != nil {
+		return err
+	}
+	m.el.mu.Lock()
+	m.el.handoff = st
+	m.el.mu.Unlock()
+	return nil
+}
+
+func mapKeys(m map[string]bool) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+// reseedLost re-submits the seeds whose host this node gained from a
+// member lost with its disk: what that member had fetched is unknown, so
+// its hosts are crawled again from their seeds.
+func (m *Member) reseedLost(ctx context.Context, oldRing *hostsplit.Ring, lost []hostsplit.NodeID) error {
+	var mine []string
+	for _, s := range m.seeds {
+		h, ok := hostsplit.Host(s)
+		if !ok {
+			continue
+		}
+		if slices.Contains(lost, oldRing.Owner(h)) && m.Split.Owner(h) == m.self {
+			mine = append(mine, s)
+		}
+	}
+	m.reseeded.Add(uint64(len(mine)))
+	if len(mine) == 0 {
+		return nil
+	}
+	return m.Node.Seed(ctx, mine)
+}
+
+// DeliverSeen records URLs fetched by another node in the DUE's seen-set.
+func (n *Node) DeliverSeen(_ context.Context, urls []string) error {
+	es := make([]due.Entry, 0, len(urls))
+	for _, u := range urls {
+		es = append(es, due.Entry{FP: fingerprint.URL(u), URL: u, SeenOnly: true})
+	}
+	n.metrics.Received.Add(uint64(len(urls)))
+	return n.due.AddBatch(es)
+}
+
+// DeliverQueued takes URLs queued by another node (a hand-off): they join
+// the seen-set and go straight to the frontier, once per (source, seq).
+func (n *Node) DeliverQueued(ctx context.Context, source string, seq uint64, urls []string) error {
+	if err := n.DeliverSeen(ctx, urls); err != nil {
+		return err
+	}
+	items := make([]frontier.Item, 0, len(urls))
+	for _, u := range urls {
+		host := hostOf(u)
+		items = append(items, frontier.Item{URL: u, Host: host})
+	}
+	return n.fr.AddBatch(source, seq, items)
+}
+
+// DeliverSeen and DeliverQueued pass hand-offs to the node.
+func (s *sinkRef) DeliverSeen(ctx context.Context, urls []string) error {
+	return s.n.DeliverSeen(ctx, urls)
+}
+
+func (s *sinkRef) DeliverQueued(ctx context.Context, source string, seq uint64, urls []string) error {
+	return s.n.DeliverQueued(ctx, source, seq, urls)
+}
+
+// knownVerifier accepts a TLS peer signed by the cluster CA (checked by the
+// handshake) whose node id known(id) accepts: the membership changes, so
+// the set is consulted at each handshake.
+func knownVerifier(known func(hostsplit.NodeID) bool) func(tls.ConnectionState) error {
+	return func(cs tls.ConnectionState) error {
+		if len(cs.VerifiedChains) == 0 || len(cs.PeerCertificates) == 0 {
+			return errors.New("crawl: peer certificate not verified")
+		}
+		id, err := tlsutil.ID(cs.PeerCertificates[0])
+		if err != nil {
+			return err
+		}
+		if !known(hostsplit.NodeID(id)) {
+			return fmt.Errorf("%w: %q", tlsutil.ErrNotMember, id)
+		}
+		return nil
+	}
+}
+
+// membershipServer serves the Membership service of one member.
+type membershipServer struct {
+	pb.UnimplementedMembershipServer
+	m *Member
+}
+
+func (s *membershipServer) auth(ctx context.Context) error {
+	pr, ok := grpcpeer.FromContext(ctx)
+	if !ok {
+		return status.Error(codes.Unauthenticated, "crawl: no peer information")
+	}
+	ti, ok := pr.AuthInfo.(credentials.TLSInfo)
+	if !ok || len(ti.State.VerifiedChains) == 0 || len(ti.State.PeerCertificates) == 0 {
+		return status.Error(codes.Unauthenticated, "crawl: a cluster client certificate is required")
+	}
+	id, err := tlsutil.ID(ti.State.PeerCertificates[0])
+	if err != nil || !s.m.Split.Known(hostsplit.NodeID(id)) {
+		return status.Errorf(codes.PermissionDenied, "crawl: %q is not a cluster member", id)
+	}
+	return nil
+}
+
+// State returns the member's membership state.
+func (m *Member) State() *pb.MemberState {
+	m.el.mu.Lock()
+	phase, pending, h := m.el.phase, m.el.pending, m.el.handoff
+	m.el.mu.Unlock()
+	st := &pb.MemberState{NodeId: string(m.self), View: hostsplit.ViewToProto(m.Split.View()), Phase: phase,
+		Handoff: &pb.Handoff{Epoch: h.Epoch, Done: h.Done, Hosts: uint64(h.Hosts), QueuedUrls: uint64(h.QueuedURLs),
+			SeenUrls: uint64(h.SeenURLs), Batches: h.Batches, WireBytes: h.WireBytes, DurationNs: int64(h.Duration)}}
+	if pending != nil {
+		st.PendingEpoch = pending.Epoch
+	}
+	return st
+}
+
+func (s *membershipServer) GetView(ctx context.Context, _ *pb.GetViewRequest) (*pb.MemberState, error) {
+	if err := s.auth(ctx); err != nil {
+		return nil, err
+	}
+	return s.m.State(), nil
+}
+
+func (s *membershipServer) Transition(ctx context.Context, r *pb.TransitionRequest) (*pb.MemberState, error) {
+	if err := s.auth(ctx); err != nil {
+		return nil, err
+	}
+	v := hostsplit.ViewFromProto(r.GetView())
+	var lost []hostsplit.NodeID
+	for _, id := range r.GetLost() {
+		lost = append(lost, hostsplit.NodeID(id))
+	}
+	var err error
+	switch r.GetPhase() {
+	case pb.TransitionRequest_PHASE_PREPARE:
+		err = s.m.prepare(ctx, v)
+	case pb.TransitionRequest_PHASE_COMMIT:
+		err = s.m.commit(ctx, v, lost)
+	case pb.TransitionRequest_PHASE_RESUME:
+		err = s.m.resume(v)
+	default:
+		return nil, status.Errorf(codes.InvalidArgument, "crawl: unknown phase %v", r.GetPhase())
+	}
+	if err != nil {
+		code := codes.FailedPrecondition
+		if errors.Is(err, hostsplit.ErrBadView) {
+			code = codes.InvalidArgument
+		}
+		return nil, status.Errorf(code, "%s: %v", r.GetPhase(), err)
+	}
+	return s.m.State(), nil
+}

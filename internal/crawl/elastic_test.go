@@ -1,0 +1,219 @@
+package crawl
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sextant-crawler/sextant/hostsplit"
+	"github.com/sextant-crawler/sextant/simweb"
+)
+
+// elasticCluster is an in-process cluster whose membership changes.
+type elasticCluster struct {
+	t      *testing.T
+	root   string
+	web    *simweb.Web
+	srv    *simweb.Server
+	all    []hostsplit.Member
+	seats  []LoopbackSeat
+	ms     map[string]*Member
+	errs   map[string]error
+	mu     sync.Mutex
+	wg     sync.WaitGroup
+	ctx    context.Context
+	logs   []string
+	starts map[string]int
+}
+
+func newElasticCluster(t *testing.T, ctx context.Context, n int) *elasticCluster {
+	web, srv, _ := smallWeb(t, 1<<20)
+	root := t.TempDir()
+	all, seats, err := LoopbackCluster(filepath.Join(root, "pki"), n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &elasticCluster{t: t, root: root, web: web, srv: srv, all: all, seats: seats, ms: map[string]*Member{},
+		errs: map[string]error{}, ctx: ctx, starts: map[string]int{}}
+}
+
+// start starts seat i on members (epoch), joining or not, and runs it.
+func (c *elasticCluster) start(i int, members []hostsplit.Member, epoch uint64, joining bool) *Member {
+	t := c.t
+	seat := c.seats[i]
+	o := testNodeOptions(t, filepath.Join(c.root, seat.ID), c.srv, c.web.Domain())
+	o.Workers = 8
+	m, err := StartMember(MemberOptions{Node: o, Self: seat.ID, Members: members, TLS: seat.TLS, Listener: seat.Listener,
+		PeerCacheSize: 1024, Epoch: epoch, Joining: joining})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Seed(c.ctx, c.web.Seeds()); err != nil {
+		t.Fatal(err)
+	}
+	c.mu.Lock()
+	c.ms[seat.ID] = m
+	if c.starts[seat.ID] == 0 {
+		c.logs = append(c.logs, filepath.Join(c.root, seat.ID, "crawl.log"))
+	}
+	c.starts[seat.ID]++
+	c.mu.Unlock()
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		err := m.Run(c.ctx)
+		c.mu.Lock()
+		c.errs[seat.ID] = err
+		c.mu.Unlock()
+	}()
+	return m
+}
+
+func (c *elasticCluster) fetches() uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var n uint64
+	for _, m := range c.ms {
+		n += m.Node.Stats().Fetches
+	}
+	return n
+}
+
+func (c *elasticCluster) waitFetches(n uint64) {
+	for c.fetches() < n {
+		if c.ctx.Err() != nil {
+			c.t.Fatal("timed out waiting for progress")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func (c *elasticCluster) change(old, nw hostsplit.View) ChangeReport {
+	c.t.Helper()
+	rep, err := ChangeMembership(c.ctx, ChangeOptions{TLS: c.seats[1].TLS, Old: old, New: nw, Logf: c.t.Logf})
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return rep
+}
+
+// movedShare is the share of the web's hosts whose owner differs between
+// the two views.
+func movedShare(web *simweb.Web, a, b hostsplit.View) float64 {
+	ra, _ := hostsplit.NewRing(a.IDs(), false)
+	rb, _ := hostsplit.NewRing(b.IDs(), false)
+	moved, n := 0, 0
+	for _, h := range web.Hosts() {
+		n++
+		if ra.Owner(h) != rb.Owner(h) {
+			moved++
+		}
+	}
+	return float64(moved) / float64(n)
+}
+
+// checkUnion checks the union of the crawl logs against the oracle, trap
+// hosts aside (their budget is per owner), and that no URL was fetched
+// twice.
+func (c *elasticCluster) checkUnion(maxRepeats int) {
+	t := c.t
+	oracle, err := c.web.Oracle(c.web.Seeds(), simweb.Rules{BodyCap: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, dups := fetchedURLs(t, c.logs...)
+	var rest []string
+	traps := 0
+	for _, u := range got {
+		trap := false
+		for _, h := range oracle.TrapHosts {
+			if strings.HasPrefix(u, "http://"+h+"/") {
+				trap = true
+			}
+		}
+		if trap {
+			traps++
+		} else {
+			rest = append(rest, u)
+		}
+	}
+	if len(dups) > maxRepeats {
+		t.Errorf("%d URLs fetched more than once cluster-wide (allowed %d), e.g. %v", len(dups), maxRepeats, dups[:min(5, len(dups))])
+	}
+	if err := oracle.Check(rest); err != nil {
+		t.Errorf("union of fetched URLs (trap hosts aside) differs from the oracle's (%d fetched, oracle %d): %v", len(rest), oracle.Size(), err)
+	}
+	t.Logf("fetched %d URLs (%d on trap hosts), %d fetched twice", len(got), traps, len(dups))
+}
+
+// Issue 10: start 2 nodes, add a third mid-crawl, later remove one
+// gracefully. The union of fetched URLs equals the oracle's set, no URL is
+// fetched twice, and about 1/N of the hosts move at each change.
+func TestElasticJoinThenLeave(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	c := newElasticCluster(t, ctx, 3)
+	v1 := hostsplit.View{Epoch: 1, Members: c.all[:2]}
+	v2 := hostsplit.View{Epoch: 2, Members: c.all}
+	v3 := hostsplit.View{Epoch: 3, Members: c.all[1:]}
+	c.start(0, v1.Members, 1, false)
+	c.start(1, v1.Members, 1, false)
+	c.waitFetches(600)
+
+	// Add node-2.
+	c.start(2, v2.Members, 0, true)
+	rep := c.change(v1, v2)
+	share := movedShare(c.web, v1, v2)
+	t.Logf("join: moved share of hosts %.3f (1/3 expected); hand-off %d hosts, %d queued + %d fetched URLs in %d batches, %d wire bytes (%.1f B/URL); prepare %v, commit %v (slowest hand-off %v), total %v",
+		share, rep.HandoffHosts, rep.HandoffQueued, rep.HandoffSeen, rep.HandoffBatches, rep.HandoffWireBytes,
+		float64(rep.HandoffWireBytes)/float64(max(1, rep.HandoffQueued+rep.HandoffSeen)), rep.Prepare, rep.Commit, rep.MaxHandoff, rep.Total)
+	if share < 0.15 || share > 0.5 {
+		t.Errorf("join moved %.3f of the hosts, want about 1/3", share)
+	}
+	if rep.HandoffQueued+rep.HandoffSeen == 0 {
+		t.Error("the join handed nothing over")
+	}
+	before := c.fetches()
+	c.waitFetches(before + 600)
+
+	// Remove node-0 gracefully.
+	rep = c.change(v2, v3)
+	share = movedShare(c.web, v2, v3)
+	t.Logf("leave: moved share of hosts %.3f (1/3 expected); hand-off %d hosts, %d queued + %d fetched URLs in %d batches, %d wire bytes (%.1f B/URL); prepare %v, commit %v (slowest hand-off %v), total %v",
+		share, rep.HandoffHosts, rep.HandoffQueued, rep.HandoffSeen, rep.HandoffBatches, rep.HandoffWireBytes,
+		float64(rep.HandoffWireBytes)/float64(max(1, rep.HandoffQueued+rep.HandoffSeen)), rep.Prepare, rep.Commit, rep.MaxHandoff, rep.Total)
+	if share < 0.15 || share > 0.5 {
+		t.Errorf("leave moved %.3f of the hosts, want about 1/3", share)
+	}
+	if p := c.ms["node-0"].Phase(); p != PhaseRemoved {
+		t.Errorf("node-0 phase %q after its removal", p)
+	}
+	c.wg.Wait()
+	if ctx.Err() != nil {
+		t.Fatal("cluster did not terminate in time")
+	}
+	for id, err := range c.errs {
+		if err != nil {
+			t.Errorf("%s: %v", id, err)
+		}
+	}
+	time.Sleep(300 * time.Millisecond) // let late peers see termination
+	for id, m := range c.ms {
+		if m.Phase() == PhaseRemoved {
+			if n := m.Node.FrontierLen(); n != 0 {
+				t.Errorf("removed %s still queues %d URLs", id, n)
+			}
+		}
+		if err := m.Close(); err != nil {
+			t.Error(err)
+		}
+	}
+	c.checkUnion(0)
+	t.Logf("%d hosts in the web", c.web.NumHosts())
+}
