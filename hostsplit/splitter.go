@@ -12,6 +12,7 @@ import (
 
 	"github.com/sextant-crawler/sextant/internal/fingerprint"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/health"
@@ -215,6 +216,10 @@ func (s *Splitter) dial(p *peer, addr string) error {
 	dial := append([]grpc.DialOption{
 		grpc.WithTransportCredentials(creds),
 		grpc.WithKeepaliveParams(keepalive.ClientParameters{Time: KeepaliveTime, Timeout: KeepaliveTime / 2}),
+		// Reconnect within RetryMax of a healed partition or a restarted
+		// peer (gRPC's default backoff grows to 2 minutes).
+		grpc.WithConnectParams(grpc.ConnectParams{MinConnectTimeout: 5 * time.Second,
+			Backoff: backoff.Config{BaseDelay: s.opts.RetryMin, Multiplier: 1.6, Jitter: 0.2, MaxDelay: s.opts.RetryMax}}),
 	}, s.opts.DialOptions...)
 	conn, err := grpc.NewClient(addr, dial...)
 	if err != nil {
