@@ -47,10 +47,10 @@ func (q *quick) metric(sub, unit string) (float64, bool) {
 func quickEstimate(o options) time.Duration {
 	d := time.Duration(0)
 	if o.quick {
-		d += 4 * time.Minute
+		d += 3 * time.Minute
 	}
 	if o.profile {
-		d += 2 * time.Minute
+		d += 90 * time.Second
 	}
 	return d
 }

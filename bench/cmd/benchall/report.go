@@ -113,10 +113,11 @@ func ratio(a, b float64) float64 {
 }
 
 var kindNames = map[string]string{
-	"ceiling": "ceiling (bare fetch + tokenize of the oracle's list)",
-	"sextant": "**Sextant, single node** (`crawler crawl`)",
-	"cluster": "Sextant, 3-node cluster (`crawler node` ×3)",
-	"colly":   "gocolly/colly v2.3.0",
+	"ceiling":    "ceiling (bare fetch + tokenize of the oracle's list)",
+	"sextant":    "**Sextant, single node** (`crawler crawl`)",
+	"sextant-f0": "Sextant, single node, politeness factor 0 (`--factor 0`)",
+	"cluster":    "Sextant, 3-node cluster (`crawler node` ×3)",
+	"colly":      "gocolly/colly v2.3.0",
 }
 
 const (
@@ -219,7 +220,12 @@ func (rp *report) writeGenerated(b *bytes.Buffer) {
 	s, c, cl, col := rp.med["sextant"], rp.med["ceiling"], rp.med["cluster"], rp.med["colly"]
 	w("Ratios of medians: Sextant ÷ ceiling **%.2f** in pages/s, %.2f in CPU per page; Sextant ÷ colly **%.2f** in pages/s, %.2f in CPU per page, **%.2f** in RSS per URL; ",
 		ratio(s.pps, c.pps), ratio(s.cpu, c.cpu), ratio(s.pps, col.pps), ratio(s.cpu, col.cpu), ratio(s.rssURL, col.rssURL))
-	w("3-node cluster ÷ single node %.2f in pages/s (three nodes sharing the same 2 cores).\n\n", ratio(cl.pps, s.pps))
+	w("3-node cluster ÷ single node %.2f in pages/s (three nodes sharing the same 2 cores).", ratio(cl.pps, s.pps))
+	if f0 := rp.med["sextant-f0"]; f0.n > 0 {
+		w(" Without the politeness factor (`--factor 0`, the setting colly and the ceiling have): Sextant ÷ ceiling **%.2f**, ÷ colly %.2f in pages/s.",
+			ratio(f0.pps, c.pps), ratio(f0.pps, col.pps))
+	}
+	w("\n\n")
 
 	w("### Targets\n\n| target | measured | wanted | |\n|---|---:|---|---|\n")
 	for _, t := range rp.targets {

@@ -81,7 +81,14 @@ type runner func(ctx context.Context, o options, e *env, rep int) result
 
 var runners = map[string]runner{
 	"ceiling": runCeiling,
-	"sextant": runSextant,
+	"sextant": func(ctx context.Context, o options, e *env, rep int) result {
+		return runSextant(ctx, o, e, rep, "sextant")
+	},
+	// Sextant without its politeness factor (next request to a host as
+	// soon as the last one ends, like colly and the ceiling).
+	"sextant-f0": func(ctx context.Context, o options, e *env, rep int) result {
+		return runSextant(ctx, o, e, rep, "sextant-f0", "--factor", "0")
+	},
 	"cluster": runCluster,
 	"colly":   runColly,
 }
@@ -237,16 +244,17 @@ func runColly(ctx context.Context, o options, e *env, rep int) (r result) {
 // sextantArgs are the crawl settings both Sextant contenders share with the
 // others: min delay 0 (the default politeness factor still spaces requests
 // to one host, one at a time), scope = the web's domain.
-func runSextant(ctx context.Context, o options, e *env, rep int) (r result) {
-	dir, err := runDir(o, "sextant", rep)
+func runSextant(ctx context.Context, o options, e *env, rep int, kind string, extra ...string) (r result) {
+	dir, err := runDir(o, kind, rep)
 	if err != nil {
 		return result{Err: err.Error()}
 	}
 	data := filepath.Join(dir, "data")
 	t0 := time.Now()
-	p, err := start(ctx, o, e.bins.crawler, filepath.Join(dir, "stdout"), "crawl", "--seeds", e.seeds, "--data", data,
-		"--resolve", e.web.Domain()+"="+e.addr, "--allow-private", "--min-delay", "0",
-		"--scope", "suffixes", "--suffix", e.web.Domain(), "--workers", strconv.Itoa(o.workers), "--progress", "0")
+	args := append([]string{"crawl", "--seeds", e.seeds, "--data", data,
+		"--resolve", e.web.Domain() + "=" + e.addr, "--allow-private", "--min-delay", "0",
+		"--scope", "suffixes", "--suffix", e.web.Domain(), "--workers", strconv.Itoa(o.workers), "--progress", "0"}, extra...)
+	p, err := start(ctx, o, e.bins.crawler, filepath.Join(dir, "stdout"), args...)
 	if err != nil {
 		return result{Err: err.Error()}
 	}
