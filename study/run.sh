@@ -1,0 +1,107 @@
+#!/bin/sh
+# Regenerates every figure and table of docs/caching-study.md.
+#
+#   study/run.sh [DATA_DIR]          (from the repository root)
+#
+# DATA_DIR (default /tmp/sextant-study) receives the crawls and traces (GBs);
+# the CSVs and PNG plots go to docs/caching-study/. Steps can be picked with
+# STEPS="crawl sweep perworker order wiki live bench" (default: all).
+# SITES is the wiki mirror (default ../shared/testdata/sites).
+# SCALE=small runs a 10⁵-URL crawl instead of the 10⁶-URL one (minutes
+# instead of an hour; the figures in the doc are from the full run).
+set -eu
+DATA=${1:-/tmp/sextant-study}
+OUT=docs/caching-study
+STEPS=${STEPS:-"crawl sweep perworker order wiki live bench"}
+HOSTS=10400 PAGES=520000
+[ "${SCALE:-}" = small ] && HOSTS=2000 PAGES=50000
+BIN=$DATA/bin
+mkdir -p "$DATA" "$BIN" "$OUT"
+go build -o "$BIN/crawler" ./cmd/crawler
+go build -o "$BIN/tracecrawl" ./study/tracecrawl
+go build -o "$BIN/cachestudy" ./study/cachestudy
+has() { case " $STEPS " in *" $1 "*) return 0 ;; esac; return 1; }
+keep() { # keep the CSV and the PNGs of a cachesim/cachestudy output dir
+	mkdir -p "$OUT/$2"
+	cp "$1"/*.csv "$1"/*.png "$OUT/$2/"
+}
+
+# 1. A 3-node crawl of ≥ 10⁶ URLs with worker-tagged full and cross traces.
+if has crawl; then
+	rm -rf "$DATA/big"
+	uptime
+	"$BIN/tracecrawl" --hosts $HOSTS --pages $PAGES --no-pathologies --data "$DATA/big" | tee "$DATA/big.log"
+	uptime
+fi
+
+# 2. Item 1: all six algorithms, k = 2^0 … 2^25, full trace and cross subtrace of node-0.
+if has sweep; then
+	for t in full cross; do
+		"$BIN/crawler" cachesim --trace "$DATA/big/node-0/$t.trace" --kmax 25 --workers 32 \
+			--out "$DATA/sweep-$t" | tee "$DATA/sweep-$t.log"
+		keep "$DATA/sweep-$t" "sweep-$t"
+	done
+fi
+
+# 3. Item 2: W per-worker caches of k/W vs one cache of k (and the sharded shared cache).
+if has perworker; then
+	for t in full cross; do
+		"$BIN/cachestudy" perworker --trace "$DATA/big/node-0/$t.trace" --crawl-workers 32 \
+			--ws 1,8,32,64,500 --algos clock --kmax 25 --out "$DATA/perworker-$t"
+		keep "$DATA/perworker-$t" "perworker-$t"
+	done
+fi
+
+# 4. Item 3: crawl order (offline crawl of simweb through its generator).
+if has order; then
+	args=""
+	for o in bfs inlinks random; do
+		"$BIN/cachestudy" order --hosts 2000 --pages 100000 --order $o --out "$DATA/order-$o.trace"
+		"$BIN/crawler" cachesim --trace "$DATA/order-$o.trace" --kmax 22 --out "$DATA/order-$o" >/dev/null
+		keep "$DATA/order-$o" "order-$o"
+		args="$args $o=$DATA/order-$o/results.csv"
+	done
+	"$BIN/cachestudy" plot --algo lru --title "LRU by crawl order (simweb 2000 hosts, 204 669 URLs)" --out "$DATA/order-lru" $args
+	mkdir -p "$OUT/order-lru" && cp "$DATA/order-lru"/*.png "$OUT/order-lru/"
+fi
+
+# 5. Item 4: the real wiki mirror against simweb, default and with the new knobs.
+if has wiki; then
+	rm -rf "$DATA/wiki"
+	"$BIN/tracecrawl" --dir "${SITES:-../shared/testdata/sites}" --nodes 1 --data "$DATA/wiki"
+	"$BIN/crawler" cachesim --trace "$DATA/wiki/node-0/full.trace" --kmax 16 --out "$DATA/wiki-sim" >/dev/null
+	keep "$DATA/wiki-sim" wiki
+	args="wiki-mirror=$DATA/wiki-sim/results.csv"
+	# name:nav dead links-median links-mean
+	for v in "default:0 0 0 0" "nav6:6 0 0 0" "wiki-like:6 0.85 14 22"; do
+		name=${v%%:*}
+		set -- ${v#*:}
+		"$BIN/cachestudy" order --hosts 1 --pages 1500 --max-pages-per-host 2000 --nav-links $1 \
+			--dead-links $2 --links-median $3 --links-mean $4 --out "$DATA/sim1-$name.trace"
+		"$BIN/crawler" cachesim --trace "$DATA/sim1-$name.trace" --kmax 16 --out "$DATA/sim1-$name" >/dev/null
+		keep "$DATA/sim1-$name" "simweb1-$name"
+		args="$args simweb-$name=$DATA/sim1-$name/results.csv"
+	done
+	"$BIN/cachestudy" plot --algo lru --title "LRU: wiki mirror vs one-host simweb" --out "$DATA/wiki-lru" $args
+	mkdir -p "$OUT/wiki-lru" && cp "$DATA/wiki-lru"/*.png "$OUT/wiki-lru/"
+fi
+
+# 6. Item 2, live: per-worker (512 × 32) vs one shared cache (16 384) per node, ABBA.
+if has live; then
+	i=0
+	for mode in pw sh sh pw; do
+		i=$((i + 1))
+		extra=""
+		[ $mode = sh ] && extra=--cache-shared
+		uptime
+		"$BIN/crawler" demo --status off --progress 30s $extra --report-json "$DATA/live-$i-$mode.json" | tail -12
+	done
+	cp "$DATA"/live-*.json "$OUT/" 2>/dev/null || true
+fi
+
+# 7. ns per lookup: per-worker caches vs cache.NewShared under W goroutines.
+if has bench; then
+	uptime
+	go test ./study/cachestudy -run '^$' -bench Lookup -benchtime 2000000x -count 5 | tee "$OUT/bench-lookup.txt"
+	uptime
+fi
