@@ -69,6 +69,8 @@ type MemberOptions struct {
 	// Node.DataDir/crawl.log when Node.CrawlLog is nil; with a custom
 	// CrawlLog and no path, hand-offs carry queued URLs only.
 	CrawlLogPath string
+
+	testHandoffHook func(step string) // tests: called at each hand-off step
 }
 
 // Member is a running cluster node. Start it, Run it, Close it.

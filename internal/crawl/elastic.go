@@ -103,6 +103,9 @@ const (
 	metaHandoffStats = "handoff-stats"
 )
 
+// handoffChunk is how many staged URLs one hand-off step spools.
+var handoffChunk = 1000
+
 func u64(b []byte) uint64 {
 	if len(b) != 8 {
 		return 0
@@ -121,6 +124,7 @@ func (m *Member) initElastic(o MemberOptions) error {
 	if o.Joining {
 		e.phase = PhaseJoining
 	}
+	e.transHook = o.testHandoffHook
 	e.logPath = o.CrawlLogPath
 	if e.logPath == "" && o.Node.CrawlLog == nil {
 		e.logPath = filepath.Join(o.Node.DataDir, "crawl.log")
@@ -392,7 +396,7 @@ func (m *Member) handoff(ctx context.Context, epoch uint64) error {
 	}
 	mark := u64(markB)
 	for {
-		items, err := m.Node.fr.Staged(mark, 1000)
+		items, err := m.Node.fr.Staged(mark, handoffChunk)
 		if err != nil {
 			return fmt.Errorf("crawl: hand-off: %w", err)
 		}
@@ -413,6 +417,9 @@ func (m *Member) handoff(ctx context.Context, epoch uint64) error {
 		b, w, err := m.Split.SpoolHandoff(urls, hostsplit.KindQueued, map[string][]byte{metaHandoffMark: u64b(last)})
 		if err != nil {
 			return fmt.Errorf("crawl: hand-off: %w", err)
+		}
+		if m.el.transHook != nil {
+			m.el.transHook("spooled")
 		}
 		if err := m.Node.fr.Unstage(last); err != nil {
 			return fmt.Errorf("crawl: hand-off: %w", err)
