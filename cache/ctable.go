@@ -19,7 +19,7 @@ import "math/bits"
 // Why the emptier bucket: with the first bucket always tried first, 60% of
 // the buckets of a full cache were full and 36% of RANDOM's misses found both
 // of their buckets full and had to walk; choosing the emptier one spreads the
-// free slots (measured: 51–55% full buckets, 26–30% of the misses walk, see
+// free slots (measured: 52–59% full buckets, 28–32% of the misses walk, see
 // TestCtableBalance), and the walk moves one resident per step.
 type ctable struct {
 	slots []uint64 // 0 = empty; bucket b is slots[8b : 8b+8]
@@ -36,13 +36,13 @@ const (
 	maxWalk     = 500
 )
 
-// ctableBuckets is the number of buckets for k entries: as many as 8.9
+// ctableBuckets is the number of buckets for k entries: as many as 8.85
 // bytes per entry pay for (8 per slot, 1/8 per mark bit, so 65 bytes per
-// bucket: ~9.5% spare slots; 0.1 byte is left for the allocator's rounding
-// and the struct, so that the heap-measured cost stays ≤ 9), and at least
+// bucket: ~8.9% spare slots; 0.15 byte is left for the allocator's page
+// rounding, so that the heap-measured cost stays ≤ 9 from k = 2^16), and at least
 // 6% + 8 spare slots so that small tables are never nearly full.
 func ctableBuckets(k int) int {
-	nb := (89*k/10 - 8) / 65
+	nb := (885*k/100 - 8) / 65
 	if min := (k + k/16 + 8 + bucketSlots - 1) / bucketSlots; nb < min {
 		nb = min
 	}
@@ -79,32 +79,34 @@ func (t *ctable) bucket(b uint64) *[bucketSlots]uint64 {
 // compiler makes each if a conditional move): a loop that stops at the match
 // mispredicts once per lookup, and the shift-and-or form measured ~50% slower.
 func eqMask(s *[bucketSlots]uint64, v uint64) uint {
-	var m uint
+	// Four independent chains of conditional moves, joined at the end: one
+	// chain of eight would be eight moves deep.
+	var m0, m1, m2, m3 uint
 	if s[0] == v {
-		m |= 1
+		m0 |= 1
 	}
 	if s[1] == v {
-		m |= 2
+		m1 |= 2
 	}
 	if s[2] == v {
-		m |= 4
+		m2 |= 4
 	}
 	if s[3] == v {
-		m |= 8
+		m3 |= 8
 	}
 	if s[4] == v {
-		m |= 16
+		m0 |= 16
 	}
 	if s[5] == v {
-		m |= 32
+		m1 |= 32
 	}
 	if s[6] == v {
-		m |= 64
+		m2 |= 64
 	}
 	if s[7] == v {
-		m |= 128
+		m3 |= 128
 	}
-	return m
+	return m0 | m1 | m2 | m3
 }
 
 // find returns the slot holding fp, or -1: the first bucket, then the second.

@@ -10,7 +10,7 @@ import (
 // are spread over the table), so few misses pay for a displacement walk.
 // Before the emptier-bucket choice 36% of RANDOM's misses walked (and
 // CLOCK's hand left the free slots in the buckets it had just emptied), with
-// a walk that read the other buckets of all eight residents; now 26–30% walk,
+// a walk that read the other buckets of all eight residents; now 28–32% walk,
 // one resident per step.
 func TestCtableBalance(t *testing.T) {
 	for _, k := range []int{1 << 12, 1 << 16} {

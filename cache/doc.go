@@ -18,8 +18,8 @@
 //
 // CLOCK and RANDOM keep their entries in a scatter table: a flat []uint64 of
 // fingerprints with the mark bits packed one per slot, no pointers and no
-// allocation per entry. The table has about 9.5% more slots than entries, so
-// a cache of k ≥ 256 entries takes ≤ 8.9 bytes per entry (9.8 at k = 100). At
+// allocation per entry. The table has about 8.9% more slots than entries, so
+// a cache of k ≥ 256 entries takes ≤ 8.85 bytes per entry (9.8 at k = 100). At
 // that load linear probing with circular chains (the structure the study
 // names) costs ~85 probes per insert, so the slots are grouped in buckets of
 // eight and each fingerprint has two candidate buckets (the emptier one on
