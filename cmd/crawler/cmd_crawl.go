@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sextant-crawler/sextant/internal/crawl"
+	"github.com/sextant-crawler/sextant/internal/mrc"
 	"github.com/sextant-crawler/sextant/simweb"
 )
 
@@ -37,6 +38,7 @@ embedded synthetic web on loopback and crawls it from its seeds (it implies
 	maxFetches := f.Uint64("max-fetches", 0, "stop after this many fetches (0 = no limit)")
 	dur := f.Duration("duration", 0, "stop after this long (0 = no limit)")
 	every := f.Duration("progress", 5*time.Second, "interval of progress lines (0 = none)")
+	advice := f.Bool("cache-advice", false, "estimate the front cache's miss-ratio curve live (SHARDS, package mrc; a few % of CPU) and end the summary with sizing advice")
 	if err := f.parse(args); err != nil {
 		return err
 	}
@@ -94,7 +96,14 @@ embedded synthetic web on loopback and crawls it from its seeds (it implies
 	if srv != nil {
 		opts.Fetcher.DialContext = srv.DialContext
 	}
-	return crawlOnce(ctx, env, opts, seeds, *maxFetches, *dur, *every)
+	var est *mrc.Shared
+	if *advice {
+		if est, err = mrc.NewShared(mrc.Economy); err != nil {
+			return err
+		}
+		opts.FrontObserver = chainObserver(opts.FrontObserver, est.Observe)
+	}
+	return crawlOnce(ctx, env, opts, seeds, *maxFetches, *dur, *every, est)
 }
 
 // readSeeds reads the seeds file (see crawl.ReadSeedsFile); an empty one is
@@ -112,7 +121,9 @@ func readSeeds(path string) ([]string, error) {
 
 // crawlOnce opens the node, seeds it and runs it to the end or a limit,
 // printing progress and a summary.
-func crawlOnce(ctx context.Context, env *cmdEnv, opts crawl.Options, seeds []string, maxFetches uint64, dur, every time.Duration) error {
+// est, if set, is the front cache's live miss-ratio curve estimator (fed by
+// opts.FrontObserver): the summary then ends with sizing advice.
+func crawlOnce(ctx context.Context, env *cmdEnv, opts crawl.Options, seeds []string, maxFetches uint64, dur, every time.Duration, est *mrc.Shared) error {
 	n, err := crawl.Open(opts)
 	if err != nil {
 		if errors.Is(err, crawl.ErrInvalidOptions) {
@@ -181,10 +192,29 @@ func crawlOnce(ctx context.Context, env *cmdEnv, opts crawl.Options, seeds []str
 		how = "--duration reached; run again with the same --data to resume"
 	}
 	printSummary(env, opts.DataDir, how, st)
+	if est != nil {
+		printAdvice(env, n, st, est)
+	}
 	if runErr != nil {
 		return runErr
 	}
 	return closeErr
+}
+
+// printAdvice sizes the front caches from their live CLOCK curve: now, at
+// the knee, at a 20% miss rate, and the DUE lookups/s each would save.
+func printAdvice(env *cmdEnv, n *crawl.Node, st crawl.Stats, est *mrc.Shared) {
+	c, _ := est.Curve(mrc.CLOCK)
+	if c == nil {
+		return
+	}
+	workers, per, shared := n.CacheSizes()
+	kind := "per worker"
+	if shared {
+		kind = "shared by the workers, given per worker"
+	}
+	a := mrc.MakeAdvice(c, per, workers, float64(st.LinksLocal)/max(st.Elapsed.Seconds(), 1e-9))
+	fmt.Fprintf(env.stdout, "  front cache advice (CLOCK, %s; URLs/s are DUE lookups): %s\n", kind, a)
 }
 
 func mib(b uint64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }

@@ -43,10 +43,10 @@ type Advice struct {
 
 // String is the advice as one line for an operator.
 func (a Advice) String() string {
-	s := fmt.Sprintf("now %d/worker miss %.3f (%.0f URLs/s sent); knee %d/worker miss %.3f saves %.0f URLs/s",
-		a.CurrentPerWorker, a.CurrentMiss, a.SentPerSec, a.KneePerWorker, a.KneeMiss, a.KneeSavedPerSec)
+	s := fmt.Sprintf("now %d/worker miss %.3f (%.0f URLs/s sent); knee %d/worker miss %.3f %s",
+		a.CurrentPerWorker, a.CurrentMiss, a.SentPerSec, a.KneePerWorker, a.KneeMiss, saves(a.KneeSavedPerSec))
 	if a.Reached20 {
-		s += fmt.Sprintf("; 20%% miss at %d/worker saves %.0f URLs/s", a.K20PerWorker, a.K20SavedPerSec)
+		s += fmt.Sprintf("; 20%% miss at %d/worker %s", a.K20PerWorker, saves(a.K20SavedPerSec))
 	} else {
 		s += "; 20% miss not reached at any size"
 	}
@@ -118,4 +118,12 @@ func MakeAdvice(curve []Point, currentPerWorker, workers int, requestsPerSec flo
 		}
 	}
 	return a
+}
+
+// saves words a URLs/s difference: positive saves, negative costs.
+func saves(x float64) string {
+	if x < 0 {
+		return fmt.Sprintf("costs %.0f more URLs/s", -x)
+	}
+	return fmt.Sprintf("saves %.0f URLs/s", x)
 }
