@@ -111,14 +111,25 @@ func (f *Frontier) syncWait(b *pebble.Batch) error {
 	return err
 }
 
-// commitLocked writes the counters into b and applies it. With sync it
-// does not wait for the fsync: wait is then true and the caller must call
+// commitLocked writes the counters into b and applies it, after the open
+// group of Done writes (which b's counters include). With sync it does not
+// wait for the fsync: wait is then true and the caller must call
 // syncWait(b) after releasing the lock; otherwise b is closed. A failed
 // write breaks the frontier: every later call returns the error.
 func (f *Frontier) commitLocked(b *pebble.Batch, sync bool, count, frontKeys int64, nextSeq uint64) (wait bool, err error) {
-	b.Set(keyCount, encodeU64(uint64(count)), nil)
-	b.Set(keyFrontCount, encodeU64(uint64(frontKeys)), nil)
-	b.Set(keyNextSeq, encodeU64(nextSeq), nil)
+	if err := f.flushDoneLocked(); err != nil {
+		b.Close()
+		return false, err
+	}
+	f.mu.count, f.mu.frontKeys, f.mu.nextSeq = count, frontKeys, nextSeq
+	return f.commitRawLocked(b, sync)
+}
+
+// commitRawLocked writes the in-memory counters into b and applies it.
+func (f *Frontier) commitRawLocked(b *pebble.Batch, sync bool) (wait bool, err error) {
+	b.Set(keyCount, encodeU64(uint64(f.mu.count)), nil)
+	b.Set(keyFrontCount, encodeU64(uint64(f.mu.frontKeys)), nil)
+	b.Set(keyNextSeq, encodeU64(f.mu.nextSeq), nil)
 	if sync {
 		err = f.db.ApplyNoSyncWait(b, pebble.Sync)
 		if err == nil {
@@ -134,7 +145,6 @@ func (f *Frontier) commitLocked(b *pebble.Batch, sync bool, count, frontKeys int
 		f.mu.broken = fmt.Errorf("frontier: write failed: %w", err)
 		return false, f.mu.broken
 	}
-	f.mu.count, f.mu.frontKeys, f.mu.nextSeq = count, frontKeys, nextSeq
 	return sync, nil
 }
 

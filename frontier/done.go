@@ -1,54 +1,76 @@
 package frontier
 
 import (
+	"fmt"
+
 	"github.com/cockroachdb/pebble/v2"
 )
+
+// Done writes are group-committed: a Done changes the frontier in memory at
+// once and adds its writes (delete the URL or move it back, the host's
+// politeness state) to the open group, a pebble batch shared by consecutive
+// Done calls. The group is committed, with the counters and each host's
+// latest state written once, when it holds doneGroupMax Dones; when no lease
+// is outstanding; before any other write or any read of queue keys from
+// pebble (so the store and the in-memory queues never disagree); when Next
+// is about to wait; and on Close. With SyncDone a Done returns only once its
+// group is durable: the first waiter commits the group with an fsync and
+// Dones arriving meanwhile join the next group (classic group commit).
+// Without SyncDone a crash may lose the open group and the unsynced tail of
+// pebble's log: those URLs are handed out again (at-least-once), never lost.
+const doneGroupMax = 256
+
+// doneGroup is the open group of Done writes.
+type doneGroup struct {
+	b      *pebble.Batch     // nil while empty
+	n      int               // Dones in the group
+	states map[string][]byte // host → latest encoded politeness state
+	gen    uint64            // this group's generation, from 1 (groups commit in order)
+}
 
 // Done completes a lease: the URL is removed (or, with r.Requeue, put back at
 // the tail of its host's queue) and the host's next fetch is scheduled.
 func (f *Frontier) Done(l Lease, r Result) error {
-	b, err := f.doneLocked(l, r)
-	if b == nil || err != nil {
+	gen, err := f.doneLocked(l, r)
+	if err != nil || !f.opts.SyncDone {
 		return err
 	}
-	return f.syncWait(b)
+	return f.waitDurable(gen)
 }
 
-func (f *Frontier) doneLocked(l Lease, r Result) (*pebble.Batch, error) {
+func (f *Frontier) doneLocked(l Lease, r Result) (uint64, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if err := f.usableLocked(); err != nil {
-		return nil, err
+		return 0, err
 	}
 	rec, ok := f.mu.leases[l.id]
 	if !ok || l.f != f {
-		return nil, ErrUnknownLease
+		return 0, ErrUnknownLease
 	}
 	h := rec.host
 	now := f.opts.Clock.Now()
-	b := f.db.NewBatch()
-	b.Set(stateKey(h.name), encodeState(f.mu.sched.after(h, now, r)), nil)
-	count, seq, frontKeys := f.mu.count, f.mu.nextSeq, f.mu.frontKeys
+	g := &f.mu.group
+	if g.b == nil {
+		g.b = f.db.NewBatch()
+	}
+	g.states[h.name] = encodeState(f.mu.sched.after(h, now, r))
 	if r.Requeue {
-		frontKeys -= int64(f.appendBackLocked(&b, h, rec.e, &seq))
+		seq := f.mu.nextSeq
+		f.mu.frontKeys -= int64(f.appendBackLocked(&g.b, h, rec.e, &seq))
+		f.mu.nextSeq = seq
 		h.queued = true
-	} else {
-		b.Delete(rec.e.key(), nil)
-		count--
-		if rec.e.front {
-			frontKeys--
-		}
-	}
-	wait, err := f.commitLocked(b, f.opts.SyncDone, count, frontKeys, seq)
-	if err != nil {
-		return nil, err
-	}
-	delete(f.mu.leases, l.id)
-	if r.Requeue {
 		f.mu.stats.Requeued++
 	} else {
+		g.b.Delete(rec.e.key(), nil)
+		f.mu.count--
+		if rec.e.front {
+			f.mu.frontKeys--
+		}
 		f.mu.stats.Completed++
 	}
+	g.n++
+	delete(f.mu.leases, l.id)
 	if r.Failed {
 		f.mu.stats.Failures++
 	}
@@ -63,9 +85,91 @@ func (f *Frontier) doneLocked(l Lease, r Result) (*pebble.Batch, error) {
 		}
 		f.mu.idle[h.name] = idleState{h.next, h.failures}
 	}
-	f.notifyLocked()
-	if wait {
-		return b, nil
+	gen := g.gen
+	// Without SyncDone, commit a full group, and commit at once when no
+	// lease is outstanding, so that once every Done has returned with no
+	// lease left nothing is pending (Stage and other readers of the store
+	// rely on it). With SyncDone every Done returns only after its group
+	// is committed (waitDurable), which gives the same guarantee.
+	if !f.opts.SyncDone && (g.n >= doneGroupMax || len(f.mu.leases) == 0) {
+		if err := f.flushDoneLocked(); err != nil {
+			return 0, err
+		}
 	}
-	return nil, nil
+	f.notifyLocked()
+	return gen, nil
+}
+
+// flushDoneLocked commits the open group (without fsync) if it holds any
+// Done. Every other write and every read of queue keys calls it first.
+func (f *Frontier) flushDoneLocked() error {
+	g := &f.mu.group
+	if g.n == 0 {
+		return nil
+	}
+	b := g.b
+	for host, st := range g.states {
+		b.Set(stateKey(host), st, nil)
+	}
+	clear(g.states)
+	g.b, g.n = nil, 0
+	f.mu.committedGen = g.gen
+	g.gen++
+	f.mu.stats.DoneCommits++
+	_, err := f.commitRawLocked(b, false)
+	return err
+}
+
+// waitDurable returns once the Done group gen is durable (SyncDone).
+func (f *Frontier) waitDurable(gen uint64) error {
+	for {
+		f.mu.Lock()
+		if err := f.mu.broken; err != nil {
+			f.mu.Unlock()
+			return err
+		}
+		if f.mu.durableGen >= gen {
+			f.mu.Unlock()
+			return nil
+		}
+		if ch := f.mu.syncing; ch != nil {
+			f.mu.Unlock()
+			<-ch // another Done leads; then check again
+			continue
+		}
+		if f.mu.closed {
+			f.mu.Unlock()
+			return ErrClosed
+		}
+		// Lead: commit the open group (if gen is still in it) and sync the
+		// log, which also makes every earlier commit durable.
+		if err := f.flushDoneLocked(); err != nil {
+			f.mu.Unlock()
+			return err
+		}
+		target := f.mu.committedGen
+		b := f.db.NewBatch()
+		b.LogData(nil, nil) // pebble skips an empty batch, fsync included
+		if err := f.db.ApplyNoSyncWait(b, pebble.Sync); err != nil {
+			b.Close()
+			f.mu.broken = fmt.Errorf("frontier: sync failed: %w", err)
+			f.mu.Unlock()
+			return f.mu.broken
+		}
+		f.syncs.Add(1)
+		ch := make(chan struct{})
+		f.mu.syncing = ch
+		f.mu.Unlock()
+		err := f.syncWait(b)
+		f.mu.Lock()
+		if err == nil {
+			f.mu.durableGen = max(f.mu.durableGen, target)
+		}
+		f.mu.syncing = nil
+		close(ch)
+		f.mu.Unlock()
+		if err != nil {
+			return err
+		}
+	}
 }

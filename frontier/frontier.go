@@ -88,6 +88,7 @@ type Stats struct {
 	IgnoredBatches  uint64 // AddBatch calls ignored as already applied
 	Leased          uint64 // leases handed out
 	Completed       uint64 // leases done and removed
+	DoneCommits     uint64 // pebble batches that carried Done writes (group commit)
 	Requeued        uint64 // leases done with Requeue
 	Failures        uint64 // leases done with Failed
 	Moves           uint64 // URLs moved from a front queue to a back queue
@@ -128,6 +129,12 @@ type Frontier struct {
 		// admitted caches the persisted budget counts of recent sites; at
 		// most admittedCacheSize entries.
 		admitted map[string]uint64
+
+		// group is the open group of Done writes (done.go); groups up to
+		// committedGen are applied to pebble, up to durableGen synced.
+		group                    doneGroup
+		committedGen, durableGen uint64
+		syncing                  chan struct{} // closed when the leading Done's fsync ends
 
 		leases  map[uint64]leaseRec
 		leaseID uint64
@@ -173,6 +180,7 @@ func Open(dir string, opts Options) (*Frontier, error) {
 	f.mu.leases = make(map[uint64]leaseRec)
 	f.mu.idle = make(map[string]idleState)
 	f.mu.admitted = make(map[string]uint64)
+	f.mu.group = doneGroup{states: make(map[string][]byte), gen: 1}
 	if err := f.recover(); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("frontier: recover %s: %w", dir, err)
@@ -245,6 +253,13 @@ func (f *Frontier) activateLocked(host string) (*hostState, error) {
 	if st, ok := f.mu.idle[host]; ok {
 		delete(f.mu.idle, host)
 		return f.mu.sched.activate(host, st.next, st.failures), nil
+	}
+	if v, ok := f.mu.group.states[host]; ok { // written by a Done not yet committed
+		next, failures, err := decodeState(v)
+		if err != nil {
+			return nil, err
+		}
+		return f.mu.sched.activate(host, next, failures), nil
 	}
 	var next time.Time
 	failures := 0
@@ -328,11 +343,15 @@ func (f *Frontier) Close() error {
 		f.mu.Unlock()
 		return ErrClosed
 	}
+	err := f.flushDoneLocked()
 	f.mu.closed = true
 	close(f.closed)
 	f.mu.Unlock()
 	f.syncs.Wait() // no write starts once closed is set
-	return f.db.Close()
+	if cerr := f.db.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // pebbleLogger adapts Logger to pebble's logger.

@@ -22,6 +22,9 @@ func (f *Frontier) Next(ctx context.Context) (Lease, error) {
 		changed := f.mu.changed
 		idle := f.idleLocked()
 		if !ok && err == nil && !again {
+			// About to wait: commit pending Done writes rather than let
+			// them sit while nothing happens.
+			err = f.flushDoneLocked()
 			f.mu.armed = true // this caller may wait on changed
 			if !wake.IsZero() && !waited {
 				f.mu.stats.PolitenessWaits++
@@ -97,6 +100,11 @@ func (f *Frontier) tryNextLocked(now time.Time) (l Lease, ok bool, wake time.Tim
 		}
 		if h == nil {
 			return l, false, w, again, nil
+		}
+		if len(h.back.buf) == 0 && h.back.more {
+			if err := f.flushDoneLocked(); err != nil { // the store must hold requeued URLs
+				return l, false, wake, false, err
+			}
 		}
 		if err := h.back.fill(f.db, hostPrefix(h.name), hostChunk); err != nil {
 			f.mu.broken = fmt.Errorf("frontier: read failed: %w", err)
@@ -212,6 +220,11 @@ func (f *Frontier) appendBackLocked(b **pebble.Batch, h *hostState, e entry, seq
 func (f *Frontier) frontHeadLocked() (int, bool, error) {
 	for ; f.mu.minPrio < len(f.mu.front); f.mu.minPrio++ {
 		q := &f.mu.front[f.mu.minPrio]
+		if len(q.buf) == 0 && q.more {
+			if err := f.flushDoneLocked(); err != nil {
+				return 0, false, err
+			}
+		}
 		if err := q.fill(f.db, frontPrefix(uint8(f.mu.minPrio)), frontChunk); err != nil {
 			return 0, false, err
 		}
