@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -103,8 +104,12 @@ func TestEndToEnd(t *testing.T) {
 	}
 	dir := t.TempDir()
 	out := filepath.Join(dir, "B.md")
-	o := options{out: out, work: filepath.Join(dir, "work"), root: "../../..", hosts: 8, pages: 120, reps: 1,
-		budget: 10 * time.Minute, workers: 8, nodeWorkers: 3, kinds: []string{"ceiling", "sextant", "cluster", "colly"},
+	root := os.Getenv("SEXTANT_BENCH_ROOT") // another checkout (default: this one)
+	if root == "" {
+		root = "../../.."
+	}
+	o := options{out: out, work: filepath.Join(dir, "work"), root: root, hosts: 8, pages: 120, reps: 1,
+		budget: 10 * time.Minute, workers: 8, nodeWorkers: 3, kinds: []string{"ceiling", "sextant", "sextant-f0", "cluster", "colly"},
 		runTimeout: 3 * time.Minute}
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
@@ -130,12 +135,19 @@ func TestEndToEnd(t *testing.T) {
 		}
 		rows++
 		f := strings.Split(l, "|")
-		// | round | contender | wall | pages | pages/s | CPU | RSS | distinct | missing | extra | twice | off-web | load | error |
-		if missing := strings.TrimSpace(f[9]); missing != "0" {
-			t.Errorf("%s missed %s oracle URLs: %s", strings.TrimSpace(f[2]), missing, l)
+		// | round | contender | wall | pages | pages/s | CPU | simweb CPU | RSS | distinct | missing | extra | twice | off-web | load | error |
+		kind := strings.TrimSpace(f[2])
+		distinct, _ := strconv.Atoi(strings.TrimSpace(f[9]))
+		missing, _ := strconv.Atoi(strings.TrimSpace(f[10]))
+		// colly's known misses (docs/bench/peers.md) are tolerated up to 2%.
+		if missing > 0 && (kind != "colly" || 50*missing > distinct) {
+			t.Errorf("%s missed %d oracle URLs: %s", kind, missing, l)
 		}
-		if e := strings.TrimSpace(f[14]); e != "" && !strings.HasPrefix(e, "extra") {
-			t.Errorf("%s: %s", strings.TrimSpace(f[2]), e)
+		if distinct == 0 {
+			t.Errorf("%s fetched nothing: %s", kind, l)
+		}
+		if e := strings.TrimSpace(f[15]); e != "" && !strings.HasPrefix(e, "missing") && !strings.HasPrefix(e, "extra") {
+			t.Errorf("%s: %s", kind, e)
 		}
 	}
 	if rows != len(o.kinds) {

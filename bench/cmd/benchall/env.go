@@ -20,24 +20,29 @@ import (
 	"github.com/sextant-crawler/sextant/simweb"
 )
 
-type binaries struct{ crawler, ceiling, colly string }
+type binaries struct{ crawler, ceiling, colly, prof string }
 
 // build compiles the crawler from the repository (its own module) and the
 // two bench programs from this module.
 func build(ctx context.Context, o options) (binaries, error) {
 	dir := filepath.Join(o.work, "bin")
-	b := binaries{crawler: filepath.Join(dir, "crawler"), ceiling: filepath.Join(dir, "ceiling"), colly: filepath.Join(dir, "collycrawl")}
+	b := binaries{crawler: filepath.Join(dir, "crawler"), ceiling: filepath.Join(dir, "ceiling"), colly: filepath.Join(dir, "collycrawl"),
+		prof: filepath.Join(dir, "sextantprof")}
 	steps := []struct {
 		wd   string
 		args []string
 	}{
 		{o.root, []string{"build", "-o", b.crawler, "./cmd/crawler"}},
-		{".", []string{"build", "-o", dir + "/", "./cmd/ceiling", "./cmd/collycrawl"}},
+		{".", []string{"build", "-o", dir + "/", "github.com/sextant-crawler/sextant/bench/cmd/ceiling",
+			"github.com/sextant-crawler/sextant/bench/cmd/collycrawl", "github.com/sextant-crawler/sextant/bench/cmd/sextantprof"}},
 	}
 	for _, s := range steps {
 		t0 := time.Now()
 		cmd := exec.CommandContext(ctx, "go", s.args...)
 		cmd.Dir = s.wd
+		if s.wd == o.root {
+			cmd.Env = rootEnv()
+		}
 		if out, err := cmd.CombinedOutput(); err != nil {
 			return b, fmt.Errorf("go %s (in %s): %w\n%s", strings.Join(s.args, " "), s.wd, err, out)
 		}
@@ -186,6 +191,27 @@ func (e *env) close() {
 	}
 }
 
+// serverCPU is the simweb process's CPU time so far (utime+stime from
+// /proc), so that a run's server-side cost can be reported too.
+func (e *env) serverCPU() float64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", e.simweb.Process.Pid))
+	if err != nil {
+		return 0
+	}
+	s := string(b)
+	if i := strings.LastIndexByte(s, ')'); i >= 0 {
+		s = s[i+1:]
+	}
+	f := strings.Fields(s)
+	if len(f) < 13 {
+		return 0
+	}
+	// Fields after the command: state(0) … utime(11) stime(12), in clock ticks.
+	ut, _ := strconv.ParseFloat(f[11], 64)
+	st, _ := strconv.ParseFloat(f[12], 64)
+	return (ut + st) / 100 // USER_HZ is 100 on Linux
+}
+
 // onWeb reports whether u is on one of the web's hosts (the resolver
 // override also sends the web's deliberately unresolvable host to simweb).
 func (e *env) onWeb(u string) bool {
@@ -234,6 +260,11 @@ func (e *env) check(r *result) {
 	r.OracleSize = e.oracle.Size()
 	r.fetched = nil
 }
+
+// rootEnv is the environment of go commands run in the repository's own
+// module: a GOFLAGS meant for the bench module (-modfile=…) must not leak
+// into it.
+func rootEnv() []string { return append(os.Environ(), "GOFLAGS=") }
 
 func machineInfo() string {
 	cpu := ""

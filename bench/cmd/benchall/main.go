@@ -133,9 +133,10 @@ func run(ctx context.Context, o options) error {
 				continue
 			}
 			logf("round %d: %s …", r, k)
-			t0 := time.Now()
+			t0, srv0 := time.Now(), env.serverCPU()
 			res := runners[k](ctx, o, env, r)
 			last[k] = time.Since(t0)
+			res.SrvCPU = env.serverCPU() - srv0
 			res.Kind, res.Rep, res.Load = k, r, loadAvg()
 			env.check(&res)
 			logf("round %d: %s", r, res.summary())
@@ -152,7 +153,7 @@ func run(ctx context.Context, o options) error {
 	}
 	rep.compute()
 	if o.profile && ctx.Err() == nil && !rep.allMet() {
-		rep.Profile = profileSextant(ctx, o)
+		rep.Profile = profileSextant(ctx, o, env)
 	}
 	rep.LoadAfter = loadAvg()
 	rep.Elapsed = time.Since(start)

@@ -84,7 +84,7 @@ func runQuick(ctx context.Context, o options, bins binaries) []quick {
 		q := quick{Name: s.name, Command: s.shown}
 		cmd := exec.CommandContext(ctx, s.bin, s.args...)
 		cmd.Dir = o.root
-		cmd.Env = append(os.Environ(), s.env...)
+		cmd.Env = append(rootEnv(), s.env...)
 		t0 := time.Now()
 		b, err := cmd.CombinedOutput()
 		q.Wall = time.Since(t0).Seconds()
@@ -137,40 +137,62 @@ func tail(s string, n int) string {
 	return s
 }
 
-// profile is a CPU profile of a Sextant crawl next to the ceiling.
+// profile is a CPU profile of a Sextant crawl of the benchmark's web.
 type profile struct {
 	Command string
 	Err     string
-	Bench   string // the benchmark's result line
-	Top     string // go tool pprof -top
+	Result  string // sextantprof's summary line
+	Wall    float64
+	CPU     float64
+	Flat    string // go tool pprof -top
+	Cum     string // go tool pprof -top -cum
 }
 
-// profileSextant profiles a single-node crawl in-process with the committed
-// BenchmarkCrawlVsCeiling (1,000 hosts, ≈26,000 URLs): `crawler crawl` has
-// no --cpuprofile flag and the node serves no /debug/pprof, and this
-// harness adds nothing to the product.
-func profileSextant(ctx context.Context, o options) *profile {
-	pf := filepath.Join(o.work, "crawl.cpu.pprof")
-	p := &profile{Command: "go test ./internal/crawl -run '^$' -bench BenchmarkCrawlVsCeiling -benchtime=1x -count 1 -cpuprofile crawl.cpu.pprof -o crawl.test && go tool pprof -top -nodecount 30 crawl.test crawl.cpu.pprof"}
+// profileSextant crawls the benchmark's web once more with the single-node
+// settings under a CPU profiler. `crawler crawl` has no --cpuprofile and the
+// harness adds nothing to the product, so bench/cmd/sextantprof runs the
+// same crawl.Node with the same flags (crawl.AddNodeFlags) and profiles it.
+func profileSextant(ctx context.Context, o options, e *env) *profile {
+	dir, err := runDir(o, "profile", 1)
+	if err != nil {
+		return &profile{Err: err.Error()}
+	}
+	pf := filepath.Join(dir, "cpu.pprof")
+	args := []string{"--seeds", e.seeds, "--data", filepath.Join(dir, "data"),
+		"--resolve", e.web.Domain() + "=" + e.addr, "--allow-private", "--min-delay", "0",
+		"--scope", "suffixes", "--suffix", e.web.Domain(), "--workers", strconv.Itoa(o.workers), "--cpuprofile", pf}
+	p := &profile{Command: "sextantprof " + strings.Join(args, " ") + "; go tool pprof -top [-cum] -nodecount 25 cpu.pprof"}
 	logf("profile: %s", p.Command)
-	tbin := filepath.Join(o.work, "crawl.test")
-	cmd := exec.CommandContext(ctx, "go", "test", "./internal/crawl", "-run", "^$", "-bench", "BenchmarkCrawlVsCeiling",
-		"-benchtime=1x", "-count", "1", "-timeout", "10m", "-cpuprofile", pf, "-o", tbin)
-	cmd.Dir = o.root
+	t0 := time.Now()
+	cmd := exec.CommandContext(ctx, e.bins.prof, args...)
 	b, err := cmd.CombinedOutput()
+	p.Wall = time.Since(t0).Seconds()
+	if st := cmd.ProcessState; st != nil {
+		if ru, ok := st.SysUsage().(*syscall.Rusage); ok {
+			p.CPU = time.Duration(syscall.TimevalToNsec(ru.Utime) + syscall.TimevalToNsec(ru.Stime)).Seconds()
+		}
+	}
+	p.Result = tail(string(b), 300)
 	if err != nil {
 		p.Err = fmt.Sprintf("%v: %s", err, tail(string(b), 600))
 		return p
 	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if strings.HasPrefix(strings.TrimSpace(l), "BenchmarkCrawlVsCeiling") {
-			p.Bench = strings.TrimSpace(l)
+	_ = os.RemoveAll(filepath.Join(dir, "data", "frontier"))
+	_ = os.RemoveAll(filepath.Join(dir, "data", "due"))
+	for _, cum := range []bool{false, true} {
+		a := []string{"tool", "pprof", "-top", "-nodecount", "25"}
+		if cum {
+			a = append(a, "-cum")
+		}
+		top, err := exec.CommandContext(ctx, "go", append(a, e.bins.prof, pf)...).CombinedOutput()
+		if err != nil {
+			p.Err = fmt.Sprintf("pprof: %v: %s", err, tail(string(top), 300))
+		}
+		if cum {
+			p.Cum = string(top)
+		} else {
+			p.Flat = string(top)
 		}
 	}
-	top, err := exec.CommandContext(ctx, "go", "tool", "pprof", "-top", "-nodecount", "30", tbin, pf).CombinedOutput()
-	if err != nil {
-		p.Err = fmt.Sprintf("pprof: %v: %s", err, tail(string(top), 300))
-	}
-	p.Top = string(top)
 	return p
 }

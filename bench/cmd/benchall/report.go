@@ -29,7 +29,7 @@ type report struct {
 
 type medians struct {
 	n                                int // successful runs
-	pps, cpu, rss, rssURL, wall      float64
+	pps, cpu, srv, rss, rssURL, wall float64
 	distinct, missing, extra, twice  float64
 	reduction, wirePerURL, wireRatio float64
 }
@@ -57,13 +57,14 @@ func median(xs []float64) float64 {
 func (rp *report) compute() {
 	rp.med = map[string]medians{}
 	for _, k := range rp.Opts.kinds {
-		var pps, cpu, rss, rssURL, wall, dist, miss, extra, twice, red, wpu, wr []float64
+		var pps, cpu, srv, rss, rssURL, wall, dist, miss, extra, twice, red, wpu, wr []float64
 		for _, r := range rp.Runs {
 			if r.Kind != k || r.Err != "" {
 				continue
 			}
 			pps = append(pps, r.pagesPerSec())
 			cpu = append(cpu, r.cpuPer1000())
+			srv = append(srv, r.srvPer1000())
 			rss = append(rss, float64(r.MaxRSS))
 			rssURL = append(rssURL, r.rssPerURL())
 			wall = append(wall, r.Wall)
@@ -81,7 +82,7 @@ func (rp *report) compute() {
 				wr = append(wr, r.WireBytes/r.RawBytes)
 			}
 		}
-		rp.med[k] = medians{n: len(pps), pps: median(pps), cpu: median(cpu), rss: median(rss), rssURL: median(rssURL),
+		rp.med[k] = medians{n: len(pps), pps: median(pps), cpu: median(cpu), srv: median(srv), rss: median(rss), rssURL: median(rssURL),
 			wall: median(wall), distinct: median(dist), missing: median(miss), extra: median(extra), twice: median(twice),
 			reduction: median(red), wirePerURL: median(wpu), wireRatio: median(wr)}
 	}
@@ -205,15 +206,15 @@ func (rp *report) writeGenerated(b *bytes.Buffer) {
 	w("- **Measured per run**, each contender its own process(es): wall time from start to the end of the crawl; CPU = getrusage utime+stime; peak RSS = Maxrss (the cluster: summed over its 3 processes); pages = fetches in the contender's own per-fetch log (robots.txt excluded); RSS per URL = peak RSS ÷ distinct URLs fetched. ")
 	w("The fetched set is checked against simweb's oracle (missing, extra, fetched twice).\n\n")
 
-	w("| contender | runs | pages/s | CPU s per 1,000 pages | peak RSS MiB | RSS bytes per URL | distinct URLs (oracle %d) | missing | extra | fetched twice |\n", oracleSize(rp))
-	w("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	w("| contender | runs | pages/s | CPU s per 1,000 pages | simweb CPU s per 1,000 pages | peak RSS MiB | RSS bytes per URL | distinct URLs (oracle %d) | missing | extra | fetched twice |\n", oracleSize(rp))
+	w("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, k := range o.kinds {
 		m := rp.med[k]
 		if m.n == 0 {
-			w("| %s | 0 | failed | | | | | | | |\n", kindNames[k])
+			w("| %s | 0 | failed | | | | | | | | |\n", kindNames[k])
 			continue
 		}
-		w("| %s | %d | %.0f | %.2f | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f |\n", kindNames[k], m.n, m.pps, m.cpu, mib(m.rss), m.rssURL,
+		w("| %s | %d | %.0f | %.2f | %.2f | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f |\n", kindNames[k], m.n, m.pps, m.cpu, m.srv, mib(m.rss), m.rssURL,
 			m.distinct, m.missing, m.extra, m.twice)
 	}
 	w("\nMedians over the successful runs. ")
@@ -247,8 +248,8 @@ func (rp *report) writeGenerated(b *bytes.Buffer) {
 		w("- Whether 4,096 is the recommended size for this web is not checked here: the node's status page shows the live miss-ratio curve and the recommendation; `crawler demo --traces` + `crawler cachesim` give it offline.\n")
 	}
 
-	w("\n### Every run, in order\n\n| round | contender | wall s | pages | pages/s | CPU s | peak RSS MiB | distinct | missing | extra | twice | off-web | load after | error |\n")
-	w("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|\n")
+	w("\n### Every run, in order\n\n| round | contender | wall s | pages | pages/s | CPU s | simweb CPU s | peak RSS MiB | distinct | missing | extra | twice | off-web | load after | error |\n")
+	w("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|\n")
 	for _, r := range rp.Runs {
 		e := r.Err
 		if len(r.MissingEx) > 0 {
@@ -257,8 +258,8 @@ func (rp *report) writeGenerated(b *bytes.Buffer) {
 		if len(r.ExtraEx) > 0 {
 			e += " extra e.g. " + strings.Join(r.ExtraEx, " ")
 		}
-		w("| %d | %s | %.1f | %d | %.0f | %.1f | %.0f | %d | %d | %d | %d | %d | %s | %s |\n", r.Rep, r.Kind, r.Wall, r.Pages, r.pagesPerSec(),
-			r.CPU, mib(float64(r.MaxRSS)), r.Distinct, r.Missing, r.Extra, r.FetchedTwice, r.OffWeb, r.Load, strings.ReplaceAll(e, "|", "\\|"))
+		w("| %d | %s | %.1f | %d | %.0f | %.1f | %.1f | %.0f | %d | %d | %d | %d | %d | %s | %s |\n", r.Rep, r.Kind, r.Wall, r.Pages, r.pagesPerSec(),
+			r.CPU, r.SrvCPU, mib(float64(r.MaxRSS)), r.Distinct, r.Missing, r.Extra, r.FetchedTwice, r.OffWeb, r.Load, strings.ReplaceAll(e, "|", "\\|"))
 	}
 	for _, n := range rp.Notes {
 		w("\nNote: %s\n", n)
@@ -292,12 +293,12 @@ func (rp *report) writeGenerated(b *bytes.Buffer) {
 		w("| %s | %s | `%s` |\n", c[0], c[1], c[2])
 	}
 	if p := rp.Profile; p != nil {
-		w("\n### CPU profile of a Sextant crawl (a target was not met)\n\n")
-		w("`crawler crawl` has no profiling flag and nodes serve no /debug/pprof, so the profile comes from the committed in-process benchmark that crawls a 1,000-host simweb next to the same ceiling loop: `%s`.\n\n", p.Command)
+		w("\n### CPU profile of a Sextant crawl of this web (a target was not met)\n\n")
+		w("`crawler crawl` has no profiling flag and the harness adds none to the product: bench/cmd/sextantprof runs the same crawl.Node with the same flags (crawl.AddNodeFlags) under pprof, against the same simweb, after the timed runs (%.0f s wall, %.0f s CPU, with the profiler on). Command: `%s`.\n\n", p.Wall, p.CPU, p.Command)
 		if p.Err != "" {
 			w("Failed: `%s`\n", strings.ReplaceAll(p.Err, "\n", " "))
 		} else {
-			w("Result: `%s`\n\n```\n%s\n```\n", p.Bench, strings.TrimSpace(p.Top))
+			w("`%s`\n\n```\n%s\n```\n\n```\n%s\n```\n", strings.TrimSpace(p.Result), strings.TrimSpace(p.Flat), strings.TrimSpace(p.Cum))
 		}
 	}
 }

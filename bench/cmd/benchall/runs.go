@@ -29,6 +29,7 @@ type result struct {
 
 	Wall   float64 // seconds, first process start to the crawl's end
 	CPU    float64 // seconds, utime+stime summed over the run's processes
+	SrvCPU float64 // seconds of simweb CPU during the run
 	MaxRSS int64   // bytes, Maxrss summed over the run's processes
 
 	// Completeness, from the contender's own per-fetch log.
@@ -61,6 +62,12 @@ func (r *result) cpuPer1000() float64 {
 	}
 	return 1000 * r.CPU / float64(r.Pages)
 }
+func (r *result) srvPer1000() float64 {
+	if r.Pages == 0 {
+		return 0
+	}
+	return 1000 * r.SrvCPU / float64(r.Pages)
+}
 func (r *result) rssPerURL() float64 {
 	if r.Distinct == 0 {
 		return 0
@@ -72,8 +79,8 @@ func (r *result) summary() string {
 	if r.Err != "" {
 		return fmt.Sprintf("FAILED: %s", r.Err)
 	}
-	return fmt.Sprintf("%d pages in %.1f s = %.0f pages/s; CPU %.1f s (%.2f s/1000 pages); peak RSS %.0f MiB (%.0f B/URL); distinct %d, twice %d, missing %d, extra %d, off-web %d",
-		r.Pages, r.Wall, r.pagesPerSec(), r.CPU, r.cpuPer1000(), float64(r.MaxRSS)/(1<<20), r.rssPerURL(),
+	return fmt.Sprintf("%d pages in %.1f s = %.0f pages/s; CPU %.1f s (%.2f s/1000 pages, simweb %.2f); peak RSS %.0f MiB (%.0f B/URL); distinct %d, twice %d, missing %d, extra %d, off-web %d",
+		r.Pages, r.Wall, r.pagesPerSec(), r.CPU, r.cpuPer1000(), r.srvPer1000(), float64(r.MaxRSS)/(1<<20), r.rssPerURL(),
 		r.Distinct, r.FetchedTwice, r.Missing, r.Extra, r.OffWeb)
 }
 
