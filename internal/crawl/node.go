@@ -24,6 +24,12 @@ import (
 	"github.com/sextant-crawler/sextant/internal/warc"
 )
 
+// Politeness keys (Options.PolitenessKey).
+const (
+	PolitenessHost = "host"
+	PolitenessIP   = "ip"
+)
+
 // Sentinel errors.
 var (
 	ErrInvalidOptions = errors.New("crawl: invalid options")
@@ -89,6 +95,15 @@ type Options struct {
 	// restarts and kill -9.
 	MaxPagesPerHost  int
 	SoftPagesPerHost int
+	// PolitenessKey is what "one request at a time, then wait" applies to:
+	// "host" (default: host name and port) or "ip" (the address the host
+	// name resolves to, through the fetcher's resolver, Resolve override
+	// and DNS cache, so that many names served by one machine share its
+	// politeness slot). In "ip" mode names are resolved when the DUE hands
+	// new URLs to the frontier (each batch's new names in parallel); a name
+	// that does not resolve keeps its host name as key (its fetch will fail
+	// and back off). The per-host budget stays per host name.
+	PolitenessKey string
 	// MaxDepth drops links more than MaxDepth hops from a seed (seeds are
 	// depth 0; a redirect target is one hop from the redirecting URL); 0
 	// means unlimited. Depth is the length of the path along which the
@@ -123,6 +138,9 @@ type Options struct {
 func (o *Options) EnsureDefaults() {
 	if o.ID == "" {
 		o.ID = "n0"
+	}
+	if o.PolitenessKey == "" {
+		o.PolitenessKey = PolitenessHost
 	}
 	if o.Workers == 0 {
 		o.Workers = 64
@@ -172,6 +190,9 @@ func (o *Options) Validate() error {
 	}
 	if o.MaxPagesPerHost < 0 || o.SoftPagesPerHost < 0 {
 		errs = append(errs, fmt.Errorf("%w: MaxPagesPerHost %d or SoftPagesPerHost %d < 0", ErrInvalidOptions, o.MaxPagesPerHost, o.SoftPagesPerHost))
+	}
+	if o.PolitenessKey != PolitenessHost && o.PolitenessKey != PolitenessIP {
+		errs = append(errs, fmt.Errorf("%w: PolitenessKey %q: want %q or %q", ErrInvalidOptions, o.PolitenessKey, PolitenessHost, PolitenessIP))
 	}
 	if o.MaxDepth < 0 || o.MaxDepth >= math.MaxUint16 {
 		errs = append(errs, fmt.Errorf("%w: MaxDepth %d out of [0, %d)", ErrInvalidOptions, o.MaxDepth, math.MaxUint16))
@@ -387,6 +408,9 @@ func (s *dueSink) Deliver(seq uint64, batch []due.Entry) error {
 	for _, e := range batch {
 		items = append(items, frontier.Item{URL: e.URL, Host: hostOf(e.URL), Depth: e.Depth})
 	}
+	if n.opts.PolitenessKey == PolitenessIP {
+		n.keyByIP(items)
+	}
 	n.metrics.NewURLs.Add(uint64(len(items)))
 	return n.fr.AddBatch("due", seq, items)
 }
@@ -431,6 +455,7 @@ type Stats struct {
 	ContentDuplicates                                       uint64
 	WARCRecords, WARCErrors                                 uint64
 	NewURLs, BudgetDropped, Received                        uint64
+	LookupFailures                                          uint64 // PolitenessKey "ip": names that did not resolve
 	FetchTime                                               time.Duration
 
 	Frontier frontier.Stats
@@ -468,7 +493,7 @@ func (n *Node) Stats() Stats {
 		CacheHits: m.CacheHits.Load(), CacheMisses: m.CacheMisses.Load(),
 		ContentDuplicates: m.ContentDuplicates.Load(), NewURLs: m.NewURLs.Load() - min(m.NewURLs.Load(), fs.BudgetDropped),
 		WARCRecords: m.WARCRecords.Load(), WARCErrors: m.WARCErrors.Load(),
-		BudgetDropped: fs.BudgetDropped, Received: m.Received.Load(),
+		BudgetDropped: fs.BudgetDropped, Received: m.Received.Load(), LookupFailures: m.LookupFailures.Load(),
 		FetchTime: time.Duration(m.FetchNanos.Load()),
 		Frontier:  fs, DUE: n.due.Stats(), Fetcher: n.ft.Stats(),
 	}

@@ -25,6 +25,7 @@ type NodeFlags struct {
 	fs *flag.FlagSet
 
 	data, id, userAgent, cacheAlgo, scope string
+	politenessKey                         string
 	workers, cachePerWorker, maxPages     int
 	maxDepth                              int
 	cacheShared                           bool
@@ -64,6 +65,7 @@ func AddNodeFlags(fs *flag.FlagSet) *NodeFlags {
 	fs.Var(&f.resolve, "resolve", "DOMAIN=IP[:PORT]: send DOMAIN and its sub-domains to that address instead of DNS (repeatable; needs --allow-private)")
 	fs.DurationVar(&f.minDelay, "min-delay", fr.MinDelay, "least delay between two requests to one host")
 	fs.DurationVar(&f.maxDelay, "max-delay", fr.MaxDelay, "largest delay between two requests to one host (Crawl-delay may exceed it)")
+	fs.StringVar(&f.politenessKey, "politeness-key", PolitenessHost, "what gets one request at a time and the delays: host (host name) or ip (the address it resolves to: names sharing a server share its slot)")
 	fs.Float64Var(&f.factor, "factor", fr.Factor, "delay = factor × duration of the host's last fetch, clamped to [min-delay, max-delay] (Mercator: 10)")
 	fs.DurationVar(&f.maxCrawlDelay, "max-crawl-delay", fr.MaxCrawlDelay, "cap on a robots.txt Crawl-delay")
 	fs.DurationVar(&f.failBackoff, "failure-backoff", fr.FailureBackoff, "delay after a host's first consecutive failure (doubles per failure)")
@@ -162,6 +164,7 @@ func (f *NodeFlags) Options(seeds []string) (Options, error) {
 		CacheShared:      f.cacheShared,
 		MaxPagesPerHost:  f.maxPages,
 		MaxDepth:         f.maxDepth,
+		PolitenessKey:    f.politenessKey,
 		Filter:           lf,
 	}
 	if len(errs) > 0 {

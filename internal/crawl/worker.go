@@ -41,6 +41,7 @@ type Metrics struct {
 	ContentDuplicates                                       atomic.Uint64
 	WARCRecords, WARCErrors                                 atomic.Uint64
 	NewURLs, Received                                       atomic.Uint64 // NewURLs: delivered by the DUE (budget drops included)
+	LookupFailures                                          atomic.Uint64 // PolitenessKey "ip": names that did not resolve
 	FetchNanos                                              atomic.Int64
 }
 
