@@ -49,7 +49,15 @@
 // with a mutex for the case where the stream comes from many goroutines or
 // the status page reads curves while the stream is observed.
 //
-// Memory is fixed at construction (about 2.7 MB with the defaults for the
-// three curves, see Bytes; ~1 MB of it is the LRU tiers)
-// and does not grow with the stream.
+// Memory is fixed at construction (about 2.2 MB with the defaults for the
+// three curves, 0.57 MB with Economy; see Bytes) and does not grow with the
+// stream.
+//
+// # Cost
+//
+// Observe stores the fingerprint in the ring and, every 64 requests, does
+// the sampling work of the last 64 in one loop: one multiply and compare
+// per unsampled request, the tiers' work for the sampled few. Shared adds a
+// mutex per call; feed it a page's links at once with ObserveBatch where
+// the caller can (docs/bench/operator.md has the figures).
 package mrc
