@@ -53,7 +53,11 @@
 // outside its API (see robotstxt.go), so this package parses groups and
 // matches rules itself and measures both against Google's compliance suite
 // (ctc_test.go). Status handling follows RFC 9309 §2.3.1: 2xx rules; up to 5
-// redirects (more ⇒ as 404); 4xx allow all; 5xx or network failure disallow
+// redirects (more ⇒ as 404) — but only on the same host by default: a hop
+// to another host would be a request outside that host's politeness slot,
+// so it is refused and robots.txt treated as unavailable, with
+// RobotsRules.RefusedRedirect for the caller's log (RobotsCrossHostRedirects
+// follows it, as the RFC suggests); 4xx allow all; 5xx or network failure disallow
 // all, cached for RobotsErrorTTL, and after 30 days of outage the last good
 // copy, or allow all; at most 500 KiB parsed; cached ≤ 24 h in a bounded LRU.
 package fetcher

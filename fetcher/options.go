@@ -131,6 +131,17 @@ type Options struct {
 	// RobotsMaxRedirects is how many robots.txt redirects are followed
 	// (default 5; more is treated as 404, i.e. allow all).
 	RobotsMaxRedirects int
+	// RobotsCrossHostRedirects lets a robots.txt redirect hop go to another
+	// host (as RFC 9309 §2.3.1.2 suggests). By default such a hop is
+	// refused: Robots runs inside the politeness slot of the host whose
+	// robots.txt it fetches, and a request to another host there would
+	// bypass that host's slot (one request at a time, delays). A refused hop
+	// makes robots.txt unavailable (allow all, as for too many redirects),
+	// with RobotsRules.RefusedRedirect naming the target so the caller can
+	// log it. Hops on the same host (and http↔https of one host name) are
+	// followed inline in the slot; their total time is the dur Robots
+	// returns, which the next delay of that host is based on.
+	RobotsCrossHostRedirects bool
 	// RobotsUnreachable is how long a host's robots.txt may stay unreachable
 	// before the RFC's fallback applies: the last good copy if any, else
 	// allow all (default 30 days).

@@ -70,6 +70,10 @@ type RobotsRules struct {
 	Truncated bool
 	// Sitemaps lists the sitemap records of the file.
 	Sitemaps []string
+	// RefusedRedirect is the target of a redirect to another host that was
+	// not followed (Options.RobotsCrossHostRedirects unset); the outcome is
+	// then RobotsAllowAll. Empty otherwise.
+	RefusedRedirect string
 
 	rules agentRules
 }
@@ -190,8 +194,24 @@ func (f *Fetcher) fetchRobots(ctx context.Context, key string) (*RobotsRules, er
 			f.opts.Logger.Debug("robots.txt: too many redirects", "url", key)
 			return &RobotsRules{Outcome: RobotsAllowAll, Status: resp.Status}, nil
 		}
+		if !f.opts.RobotsCrossHostRedirects && politenessHost(next) != politenessHost(u) {
+			f.stats.robotsRefused.add(1)
+			f.opts.Logger.Info("robots.txt: redirect to another host refused (it would bypass that host's politeness slot); treated as unavailable",
+				"url", u.String(), "target", next.String())
+			return &RobotsRules{Outcome: RobotsAllowAll, Status: resp.Status, RefusedRedirect: next.String()}, nil
+		}
 		u = next
 	}
+}
+
+// politenessHost is u's host name and non-default port, lower-case: the
+// host politeness is kept for (the scheme does not matter).
+func politenessHost(u *url.URL) string {
+	h, p := strings.ToLower(u.Hostname()), u.Port()
+	if p == "" || (p == "80" && u.Scheme == "http") || (p == "443" && u.Scheme == "https") {
+		return h
+	}
+	return h + ":" + p
 }
 
 // robotsFromResponse classifies one response per RFC 9309 §2.3.1; next is

@@ -191,11 +191,23 @@ func TestRobotsNetworkFailure(t *testing.T) {
 	}
 }
 
-func TestRobotsRedirects(t *testing.T) {
-	rw := newRobotsWeb(t, func(w http.ResponseWriter, r *http.Request) {
-		// rN.sim.test redirects N more times, then serves rules; loop.sim.test loops.
+// robotsRedirectHandler: rN.sim.test redirects to r(N-1) (another host),
+// r1 to final.sim.test; loop.sim.test loops on itself; sN.sim.test
+// redirects N times on its own host (/robots/N-1.txt), then serves rules.
+func robotsRedirectHandler(t *testing.T) func(w http.ResponseWriter, r *http.Request) {
+	return func(w http.ResponseWriter, r *http.Request) {
 		var n int
 		switch {
+		case strings.HasPrefix(r.Host, "s"):
+			if _, err := fmt.Sscanf(r.URL.Path, "/robots/%d.txt", &n); err != nil {
+				fmt.Sscanf(r.Host, "s%d.sim.test", &n)
+			}
+			if n == 0 {
+				fmt.Fprint(w, "User-agent: sextant\nDisallow: /secret\n")
+				return
+			}
+			http.Redirect(w, r, fmt.Sprintf("/robots/%d.txt", n-1), http.StatusFound)
+			return
 		case r.Host == "loop.sim.test":
 			http.Redirect(w, r, "/robots.txt", http.StatusFound)
 		case r.Host == "final.sim.test":
@@ -210,7 +222,46 @@ func TestRobotsRedirects(t *testing.T) {
 			}
 			http.Redirect(w, r, target, http.StatusMovedPermanently)
 		}
-	}, nil)
+	}
+}
+
+// TestRobotsRedirectOtherHostRefused: by default a hop to another host is
+// not followed (it would bypass that host's politeness slot): robots.txt
+// is then unavailable (allow all) and the refused target is reported; hops
+// on the host itself are followed up to the limit.
+func TestRobotsRedirectOtherHostRefused(t *testing.T) {
+	rw := newRobotsWeb(t, robotsRedirectHandler(t), nil)
+	r, fetched := rw.robots(t, "r2.sim.test")
+	if !fetched || r.Outcome != RobotsAllowAll || r.RefusedRedirect != "http://r1.sim.test/robots.txt" || !r.Allowed("/secret") {
+		t.Fatalf("cross-host hop: %+v", r)
+	}
+	if rw.count("r2.sim.test") != 1 || rw.count("r1.sim.test") != 0 || rw.count("final.sim.test") != 0 {
+		t.Fatalf("requests r2 %d r1 %d final %d: the other host was contacted", rw.count("r2.sim.test"), rw.count("r1.sim.test"), rw.count("final.sim.test"))
+	}
+	if st := rw.f.Stats(); st.RobotsRefusedHops != 1 {
+		t.Fatalf("refused hops %d", st.RobotsRefusedHops)
+	}
+	for n := 1; n <= 6; n++ {
+		host := fmt.Sprintf("s%d.sim.test", n)
+		r, _ := rw.robots(t, host)
+		if r.RefusedRedirect != "" {
+			t.Fatalf("%s: same-host hop refused", host)
+		}
+		if n <= 5 {
+			if r.Outcome != RobotsParsed || r.Allowed("/secret") {
+				t.Errorf("%d same-host redirects: %v", n, r.Outcome)
+			}
+		} else if r.Outcome != RobotsAllowAll {
+			t.Errorf("%d same-host redirects: %v, want allow-all", n, r.Outcome)
+		}
+		if want := min(n, 5) + 1; rw.count(host) != want {
+			t.Errorf("%s: %d requests, want %d", host, rw.count(host), want)
+		}
+	}
+}
+
+func TestRobotsRedirects(t *testing.T) {
+	rw := newRobotsWeb(t, robotsRedirectHandler(t), func(o *Options) { o.RobotsCrossHostRedirects = true })
 	for n := 1; n <= 6; n++ {
 		host := fmt.Sprintf("r%d.sim.test", n)
 		r, _ := rw.robots(t, host)

@@ -38,7 +38,8 @@ type Stats struct {
 	RobotsCacheMisses int64
 	RobotsEvictions   int64
 	RobotsRules       int64 // fetches that yielded rules (2xx)
-	RobotsAllowAll    int64 // 4xx, too many redirects
+	RobotsAllowAll    int64 // 4xx, too many redirects, refused redirect
+	RobotsRefusedHops int64 // redirects to another host refused (Options.RobotsCrossHostRedirects)
 	RobotsUnreachable int64 // 5xx or network failure (disallow all, retry later)
 }
 
@@ -49,6 +50,7 @@ type stats struct {
 	wireBytes, bodyBytes, spilled                            counter
 	robotsFetches, robotsHits, robotsMisses, robotsEvictions counter
 	robotsRules, robotsAllowAll, robotsUnreachable           counter
+	robotsRefused                                            counter
 }
 
 func (s *stats) countStatus(code int) {
@@ -107,6 +109,6 @@ func (f *Fetcher) Stats() Stats {
 		RobotsFetches: s.robotsFetches.Load(), RobotsCacheHits: s.robotsHits.Load(),
 		RobotsCacheMisses: s.robotsMisses.Load(), RobotsEvictions: s.robotsEvictions.Load(),
 		RobotsRules: s.robotsRules.Load(), RobotsAllowAll: s.robotsAllowAll.Load(),
-		RobotsUnreachable: s.robotsUnreachable.Load(),
+		RobotsUnreachable: s.robotsUnreachable.Load(), RobotsRefusedHops: s.robotsRefused.Load(),
 	}
 }

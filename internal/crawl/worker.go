@@ -121,6 +121,12 @@ func (w *worker) process(ctx context.Context, l frontier.Lease) (frontier.Result
 	}
 	if fetched {
 		n.metrics.RobotsFetches.Add(1)
+		if rules.RefusedRedirect != "" {
+			// Not a page fetch: logged as a robots line (no fetch counted).
+			n.log.Write(LogEntry{Time: time.Now(), Node: n.opts.ID, URL: scheme + "://" + host + "/robots.txt",
+				Status: rules.Status, Outcome: OutcomeRobots, Duration: rdur,
+				Note: "robots.txt redirect to another host refused (politeness): " + rules.RefusedRedirect + "; treated as unavailable (allow all)"})
+		}
 		// The robots.txt request used this host's politeness slot: fetch
 		// the page in a later one.
 		// A failed robots.txt counts against the host (back-off).
