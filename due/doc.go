@@ -24,6 +24,17 @@
 // not rewrite the whole set; every merge still probes all runs, skipping
 // blocks whose key range holds no buffered fingerprint.
 //
+// # Depth and seen-only entries
+//
+// An Entry carries a link Depth, stored with its URL in the log and the
+// batch files and delivered with it (the first offer of a URL decides its
+// depth). An Entry marked SeenOnly is recorded in the seen-set like any
+// other — durably, merged into the runs — but never delivered: any later
+// offer of its fingerprint is a duplicate. It serves to hand over URLs that
+// were fetched elsewhere (a host moving between nodes). The on-disk format
+// is version 2; a directory written by version 1 is refused (ErrCorrupt)
+// with a message saying so.
+//
 // # Exactly-once hand-off
 //
 // Each merge that finds new URLs writes them as a batch file with the next

@@ -43,8 +43,11 @@
 // suffixes) and repeated path segments — and returns a Reason the crawler
 // counts. A HostBudget contains traps per host in the manner of IRLbot's
 // BEAST (Lee, Leonard, Wang & Loguinov, WWW 2008): past a soft budget a
-// host's URLs are demoted to low priority, past a hard budget dropped. The
-// private-address guard is the fetcher's job, at dial time.
+// host's URLs are demoted to low priority, past a hard budget dropped; its
+// counts are in memory only (internal/crawl uses frontier.Budget instead,
+// which persists them with the frontier). The private-address guard is the
+// fetcher's job, at dial time. Link.Parsed returns a link's URL parsed
+// without parsing it again (it is canonical already).
 //
 // # Caller's duties and concurrency
 //

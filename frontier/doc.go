@@ -35,18 +35,37 @@
 //
 // Item.Host is the politeness key chosen by the caller: a host name, or an
 // IP address or registered domain for per-IP or per-domain politeness.
+// Item.Depth (link depth) is stored with the URL and handed back in its
+// Lease.
+//
+// # Trap budget
+//
+// Options.HostBudget bounds the URLs admitted per site (Item.Site, default
+// Host) over the whole crawl: beyond Soft they are queued at a low priority,
+// beyond Hard dropped (IRLbot's BEAST). The counts live in pebble and are
+// updated in the batch that queues the URLs, so a budget holds across
+// restarts and kill -9 (a re-delivered AddBatch is ignored with its counts).
 //
 // # Durability
 //
-// Every Add, AddBatch and Done is one pebble batch. Add and AddBatch return
-// once their batch is synced to disk (the fsync is waited for outside the
-// lock, so concurrent callers share it); Options.NoSyncAdd turns that off.
-// Done does not wait for the sync (Options.SyncDone makes it): pebble
-// buffers unsynced writes inside the process, so after a crash — even a
-// killed process — the last Done calls may be lost and their URLs handed out
-// again. A leased URL stays on disk until Done, so delivery is at-least-once;
-// no URL is lost. A failed write breaks the Frontier: every later call
-// returns the error.
+// Every Add and AddBatch is one pebble batch; they return once it is synced
+// to disk (the fsync is waited for outside the lock, so concurrent callers
+// share it); Options.NoSyncAdd turns that off. Done calls are
+// group-committed (done.go): each changes the in-memory state at once and
+// joins a shared batch (≤ 256 Dones, counters and host states written once)
+// that is committed before any other write or read of queue keys, when Next
+// is about to wait, when no lease is outstanding, and on Close. Without
+// Options.SyncDone, Done does not wait for the commit or the sync: after a
+// crash — even a killed process — the last Done calls (up to a group plus
+// pebble's unsynced log tail) may be lost and their URLs handed out again.
+// With SyncDone a Done returns once its group is durable; concurrent Dones
+// share one fsync. A leased URL stays on disk until its Done is committed,
+// so delivery is at-least-once; no URL is lost. A failed write breaks the
+// Frontier: every later call returns the error.
+//
+// Code that reads the store directly (frontier-internal, e.g. hand-off
+// staging) must call flushDoneLocked first, or run with no lease outstanding
+// and every Done returned: then no Done write is pending.
 //
 // A Frontier is safe for concurrent use and must be Closed.
 //
