@@ -639,6 +639,13 @@ func writeAdvice(w io.Writer, r *Report) {
 			line("", n.PeerAdvice, " per peer", n.ID+" per-peer (cross-machine):")
 		}
 	}
+	if !r.FrontCacheShared && workersOf(r) > 1 {
+		// The front curve is of the node's whole front stream: one cache
+		// of the workers' total size. Per-worker caches each see only
+		// their worker's links and miss far more (the hit rate above).
+		fmt.Fprintf(w, "%-15s front curves model one cache of the workers' total size (what --cache-shared runs); the per-worker caches missed %.1f%%\n",
+			"", 100*(1-r.FrontCacheHit))
+	}
 }
 
 func savesText(x float64) string {

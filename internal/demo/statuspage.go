@@ -93,6 +93,10 @@ func (s *StatusSource) Snapshot() status.Snapshot {
 	if frontCurves != nil {
 		a := mrc.MakeAdvice(frontCurves[mrc.CLOCK], c.CachePerWorker, c.Workers, float64(st.LinksLocal)/elapsed)
 		front.Advice = &a
+		if !c.CacheShared && c.Workers > 1 {
+			front.Note = "The curve is of one cache holding the workers' total size (what --cache-shared runs); " +
+				"each per-worker cache sees only its worker's links: its hit rate is the one in the title."
+		}
 	}
 	snap.Caches = append(snap.Caches, front)
 	if len(spl.Peers) > 0 {

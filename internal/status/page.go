@@ -92,6 +92,7 @@ function caches(box,cs){
   if(c.advice){const p=document.createElement("div");const a=c.advice;
    p.textContent="now miss "+(100*a.currentMiss).toFixed(1)+"% ("+fmt(a.sentPerSec)+" URLs/s sent) · knee "+fmt(a.kneePerWorker)+"/"+(c.unit||"worker")+" "+saves(a.kneeSavedPerSec)+" · "+(a.reached20?("20% miss at "+fmt(a.k20PerWorker)+"/"+(c.unit||"worker")+" "+saves(a.k20SavedPerSec)):"20% miss not reached");
    card.appendChild(p)}
+  if(c.note){const p=document.createElement("div");p.className="muted";p.textContent=c.note;card.appendChild(p)}
   box.appendChild(card)});
 }
 let wantCluster=true;

@@ -78,6 +78,8 @@ type Cache struct {
 	// Curves by algorithm ("lru", "clock", "random"), from mrc.Estimator.
 	Curves map[string][]mrc.Point `json:"curves,omitempty"`
 	Advice *mrc.Advice            `json:"advice,omitempty"`
+	// Note qualifies the curve or the advice for the operator.
+	Note string `json:"note,omitempty"`
 }
 
 // Peer is the traffic with one other node.
