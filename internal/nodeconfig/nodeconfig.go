@@ -106,6 +106,16 @@ type Config struct {
 	HealthListen string `json:"health_listen,omitempty"`
 	// Members is the whole cluster, this node included.
 	Members []Member `json:"members"`
+	// Epoch numbers that membership (default 1). Membership changes are
+	// made with `crawler cluster add|remove`, not by editing this file:
+	// each node persists the view it adopted (in its data dir), which wins
+	// over an older Epoch here on restart.
+	Epoch uint64 `json:"epoch,omitempty"`
+	// Join starts a node added to a running cluster: Members is then the
+	// new membership (the old one plus this node); the node neither seeds
+	// nor fetches until `crawler cluster add` commits it. Keep it set:
+	// once the node has joined, its persisted view wins.
+	Join bool `json:"join,omitempty"`
 	// DataDir holds the frontier, the DUE, the spool and crawl.log.
 	DataDir string `json:"data_dir"`
 	TLS     TLS    `json:"tls"`
@@ -539,5 +549,6 @@ func (c *Config) MemberOptions(seeds []string, resolve map[string]string) (crawl
 	return crawl.MemberOptions{
 		Node: o, Self: c.ID, Members: members, TLS: tn,
 		PeerCacheAlgo: palgo, PeerCacheSize: psize,
+		Epoch: c.Epoch, Joining: c.Join,
 	}, nil
 }
