@@ -1,0 +1,86 @@
+package hostsplit
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"testing"
+)
+
+// A membership change under load: node-2 leaves first (it forwards what it
+// receives to the new owners, whose batches are refused until they adopt
+// the view), then node-0 and node-1 adopt the view (re-routing what they
+// spooled for node-2). Every URL ends at its owner under the new view.
+func TestSetViewForwardsAndReroutes(t *testing.T) {
+	c := newTestCluster(t, 3, func(o *Options) { o.BatchMaxURLs = 50 })
+	ctx := context.Background()
+	v2 := View{Epoch: 2, Members: c.members[:2]}
+	ring2, err := NewRing(v2.IDs(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n0, n1, n2 := c.nodes[0], c.nodes[1], c.nodes[2]
+	if err := n2.sp.SetView(ctx, v2); err != nil {
+		t.Fatal(err)
+	}
+	if err := n2.sp.SetView(ctx, v2); err != nil { // repeated: a no-op
+		t.Fatal(err)
+	}
+	if err := n2.sp.SetView(ctx, View{Epoch: 1, Members: c.members}); !errors.Is(err, ErrStaleView) {
+		t.Fatalf("older view: %v", err)
+	}
+	all := simURLs(3000, 300, 5)
+	half := len(all) / 2
+	for s := 0; s < half; s += 25 {
+		if err := n0.sp.Route(ctx, all[s:s+25]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := n0.sp.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	c.stopServer(n2) // node-2 stops receiving: node-0's batches for it wait in its spool
+	for s := half; s < len(all); s += 25 {
+		if err := n0.sp.Route(ctx, all[s:min(s+25, len(all))]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := n0.sp.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, nd := range []*testNode{n0, n1} {
+		if err := nd.sp.SetView(ctx, v2); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := ownedBy(t, ring2, all)
+	waitFor(t, "every URL at its new owner", func() bool {
+		return len(n0.sink.snapshot()) == len(want[n0.id]) && len(n1.sink.snapshot()) == len(want[n1.id])
+	})
+	for _, nd := range []*testNode{n0, n1} {
+		if got := keys(nd.sink.snapshot()); !slices.Equal(got, want[nd.id]) {
+			t.Errorf("%s received %d URLs, want %d", nd.id, len(got), len(want[nd.id]))
+		}
+	}
+	if got := n2.sink.snapshot(); len(got) != 0 {
+		t.Errorf("node-2, not a member, delivered %d URLs locally", len(got))
+	}
+	var fwd, rerouted uint64
+	for _, nd := range c.nodes {
+		for _, p := range nd.sp.allPeers() {
+			fwd += p.st.forwarded.Load()
+			rerouted += p.st.rerouted.Load()
+		}
+	}
+	if fwd == 0 || rerouted == 0 {
+		t.Errorf("forwarded %d batches, re-routed %d URLs: the test did not exercise both", fwd, rerouted)
+	}
+	waitFor(t, "spools drained", func() bool {
+		return n0.sp.Stats().Total.SpoolBatches == 0 && n1.sp.Stats().Total.SpoolBatches == 0
+	})
+	// Restarted, node-0 resumes the adopted view whatever its options say.
+	c.restart(n0)
+	if e := n0.sp.Epoch(); e != 2 || !slices.Equal(n0.sp.View().IDs(), v2.IDs()) {
+		t.Errorf("after restart: epoch %d, members %v", e, n0.sp.View().IDs())
+	}
+}
