@@ -20,21 +20,22 @@ import (
 	"github.com/sextant-crawler/sextant/simweb"
 )
 
-type binaries struct{ crawler, ceiling, colly, prof string }
+type binaries struct{ crawler, ceiling, colly, prof, rusage string }
 
 // build compiles the crawler from the repository (its own module) and the
 // two bench programs from this module.
 func build(ctx context.Context, o options) (binaries, error) {
 	dir := filepath.Join(o.work, "bin")
 	b := binaries{crawler: filepath.Join(dir, "crawler"), ceiling: filepath.Join(dir, "ceiling"), colly: filepath.Join(dir, "collycrawl"),
-		prof: filepath.Join(dir, "sextantprof")}
+		prof: filepath.Join(dir, "sextantprof"), rusage: filepath.Join(dir, "rusage")}
 	steps := []struct {
 		wd   string
 		args []string
 	}{
 		{o.root, []string{"build", "-o", b.crawler, "./cmd/crawler"}},
 		{".", []string{"build", "-o", dir + "/", "github.com/sextant-crawler/sextant/bench/cmd/ceiling",
-			"github.com/sextant-crawler/sextant/bench/cmd/collycrawl", "github.com/sextant-crawler/sextant/bench/cmd/sextantprof"}},
+			"github.com/sextant-crawler/sextant/bench/cmd/collycrawl", "github.com/sextant-crawler/sextant/bench/cmd/sextantprof",
+			"github.com/sextant-crawler/sextant/bench/cmd/rusage"}},
 	}
 	for _, s := range steps {
 		t0 := time.Now()
@@ -48,6 +49,7 @@ func build(ctx context.Context, o options) (binaries, error) {
 		}
 		logf("built: go %s (%v)", strings.Join(s.args, " "), time.Since(t0).Round(time.Millisecond))
 	}
+	usageBin = b.rusage
 	return b, nil
 }
 
@@ -259,6 +261,20 @@ func (e *env) check(r *result) {
 	}
 	r.OracleSize = e.oracle.Size()
 	r.fetched = nil
+}
+
+// revision names the code measured: the commit of the repository and
+// whether its working tree had uncommitted changes to tracked files.
+func revision(root string) string {
+	out, err := exec.Command("git", "-C", root, "rev-parse", "--short", "HEAD").Output()
+	if err != nil {
+		return "unknown (not a git checkout)"
+	}
+	rev := "commit " + strings.TrimSpace(string(out))
+	if st, err := exec.Command("git", "-C", root, "status", "--porcelain", "--untracked-files=no").Output(); err == nil && len(strings.TrimSpace(string(st))) > 0 {
+		rev += fmt.Sprintf(" plus uncommitted changes to %d tracked files", len(strings.Split(strings.TrimSpace(string(st)), "\n")))
+	}
+	return rev
 }
 
 // rootEnv is the environment of go commands run in the repository's own

@@ -10,7 +10,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -82,16 +81,21 @@ func runQuick(ctx context.Context, o options, bins binaries) []quick {
 		}
 		logf("quick: %s …", s.shown)
 		q := quick{Name: s.name, Command: s.shown}
-		cmd := exec.CommandContext(ctx, s.bin, s.args...)
+		name, args, uf := s.bin, s.args, ""
+		if s.bin != "go" { // measure the command itself (see bench/cmd/rusage)
+			uf = filepath.Join(o.work, "quick.rusage.json")
+			_ = os.Remove(uf)
+			name, args = bins.rusage, append([]string{"--out", uf, "--", s.bin}, s.args...)
+		}
+		cmd := exec.CommandContext(ctx, name, args...)
 		cmd.Dir = o.root
 		cmd.Env = append(rootEnv(), s.env...)
 		t0 := time.Now()
 		b, err := cmd.CombinedOutput()
 		q.Wall = time.Since(t0).Seconds()
-		if st := cmd.ProcessState; st != nil && s.bin != "go" {
-			if ru, ok := st.SysUsage().(*syscall.Rusage); ok {
-				q.CPU = time.Duration(syscall.TimevalToNsec(ru.Utime) + syscall.TimevalToNsec(ru.Stime)).Seconds()
-				q.MaxRSS = ru.Maxrss * 1024
+		if uf != "" {
+			if u, uerr := readUsage(uf); uerr == nil {
+				q.CPU, q.MaxRSS = u.UserSec+u.SysSec, u.MaxRSS
 			}
 		}
 		if err != nil {
@@ -164,13 +168,12 @@ func profileSextant(ctx context.Context, o options, e *env) *profile {
 	p := &profile{Command: "sextantprof " + strings.Join(args, " ") + "; go tool pprof -top [-cum] -nodecount 25 cpu.pprof"}
 	logf("profile: %s", p.Command)
 	t0 := time.Now()
-	cmd := exec.CommandContext(ctx, e.bins.prof, args...)
+	uf := filepath.Join(dir, "rusage.json")
+	cmd := exec.CommandContext(ctx, e.bins.rusage, append([]string{"--out", uf, "--", e.bins.prof}, args...)...)
 	b, err := cmd.CombinedOutput()
 	p.Wall = time.Since(t0).Seconds()
-	if st := cmd.ProcessState; st != nil {
-		if ru, ok := st.SysUsage().(*syscall.Rusage); ok {
-			p.CPU = time.Duration(syscall.TimevalToNsec(ru.Utime) + syscall.TimevalToNsec(ru.Stime)).Seconds()
-		}
+	if u, uerr := readUsage(uf); uerr == nil {
+		p.CPU = u.UserSec + u.SysSec
 	}
 	p.Result = tail(string(b), 300)
 	if err != nil {

@@ -14,6 +14,7 @@ type report struct {
 	Elapsed    time.Duration
 	Opts       options
 	Machine    string
+	Revision   string
 	LoadBefore string
 	LoadAfter  string
 	Web        string
@@ -199,6 +200,7 @@ func (rp *report) writeGenerated(b *bytes.Buffer) {
 	w("- **Machine**: %s. Load average (1/5/15 min) before: %s, after: %s. ", rp.Machine, rp.LoadBefore, rp.LoadAfter)
 	w("The machine is shared with other sessions: wall-clock figures move with their load; the runs alternate (")
 	w("%s, repeated) so that load hits every contender alike, and the table gives medians.\n", strings.Join(o.kinds, ", "))
+	w("- **Code measured**: %s.\n", rp.Revision)
 	w("- **Web**: %s, served by one `crawler simweb` process on loopback for every run.\n", rp.Web)
 	w("- **Same settings for all**: %d-way parallelism (Sextant workers, colly Async parallelism, ceiling goroutines; the cluster has %d workers on each of 3 nodes), ", o.workers, o.nodeWorkers)
 	w("at most one connection per host, no minimum delay, the same 3 seeds and scope (`*.sim.test`), robots.txt obeyed (not by the ceiling), User-Agent of Sextant. ")
@@ -239,7 +241,7 @@ func (rp *report) writeGenerated(b *bytes.Buffer) {
 		w("| %s | %.2f | %s | %s |\n", t.what, t.value, t.want, st)
 	}
 	if !rp.allMet() {
-		w("\nWhere a target is not met, docs/bench/peers.md explains the gap with a CPU profile (the profile of this run is at the end of this section).\n")
+		w("\nWhere a target is not met, docs/bench/peers.md explains the gap with a CPU profile (this run's profile is at the end of this section).\n")
 	}
 	if cl.n > 0 {
 		w("\n### Cross-machine traffic (3-node cluster, per-peer CLOCK cache of 4,096 entries — the node default)\n\n")
@@ -293,7 +295,7 @@ func (rp *report) writeGenerated(b *bytes.Buffer) {
 		w("| %s | %s | `%s` |\n", c[0], c[1], c[2])
 	}
 	if p := rp.Profile; p != nil {
-		w("\n### CPU profile of a Sextant crawl of this web (a target was not met)\n\n")
+		w("\n### CPU profile of a Sextant crawl of this web\n\n")
 		w("`crawler crawl` has no profiling flag and the harness adds none to the product: bench/cmd/sextantprof runs the same crawl.Node with the same flags (crawl.AddNodeFlags) under pprof, against the same simweb, after the timed runs (%.0f s wall, %.0f s CPU, with the profiler on). Command: `%s`.\n\n", p.Wall, p.CPU, p.Command)
 		if p.Err != "" {
 			w("Failed: `%s`\n", strings.ReplaceAll(p.Err, "\n", " "))

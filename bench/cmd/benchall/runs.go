@@ -100,31 +100,39 @@ var runners = map[string]runner{
 	"colly":   runColly,
 }
 
-// proc is one started process of a run.
+// proc is one started process of a run. Every contender runs under
+// bench/cmd/rusage, which reports the child's own CPU and peak RSS (see
+// there why the harness cannot take ru_maxrss of its direct children).
 type proc struct {
-	cmd  *exec.Cmd
-	done chan error
+	cmd   *exec.Cmd
+	usage string // rusage's JSON output
+	done  chan error
 }
 
+// usageBin is the rusage wrapper, set by build.
+var usageBin string
+
 func start(ctx context.Context, o options, name, outFile string, args ...string) (*proc, error) {
-	cmd := exec.Command(name, args...)
 	f, err := os.Create(outFile)
 	if err != nil {
 		return nil, err
 	}
+	p := &proc{usage: outFile + ".rusage.json", done: make(chan error, 1)}
+	_ = os.Remove(p.usage)
+	cmd := exec.Command(usageBin, append([]string{"--out", p.usage, "--", name}, args...)...)
 	cmd.Stdout, cmd.Stderr = f, f
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		f.Close()
 		return nil, err
 	}
-	p := &proc{cmd: cmd, done: make(chan error, 1)}
+	p.cmd = cmd
 	go func() { err := cmd.Wait(); f.Close(); p.done <- err }()
 	_ = ctx
 	return p, nil
 }
 
-// wait waits for p to exit, killing it on ctx or after the run timeout.
+// wait waits for p to exit, stopping it on ctx or after the run timeout.
 func (p *proc) wait(ctx context.Context, timeout time.Duration) error {
 	select {
 	case err := <-p.done:
@@ -132,11 +140,11 @@ func (p *proc) wait(ctx context.Context, timeout time.Duration) error {
 	case <-ctx.Done():
 	case <-time.After(timeout):
 	}
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	_ = p.cmd.Process.Signal(syscall.SIGTERM) // forwarded to the contender
 	select {
 	case <-p.done:
 	case <-time.After(20 * time.Second):
-		_ = p.cmd.Process.Kill()
+		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL) // its process group
 		<-p.done
 	}
 	if ctx.Err() != nil {
@@ -145,16 +153,33 @@ func (p *proc) wait(ctx context.Context, timeout time.Duration) error {
 	return fmt.Errorf("killed after the run timeout %v", timeout)
 }
 
-// account adds p's rusage to r.
+// usage is bench/cmd/rusage's report.
+type usage struct {
+	UserSec float64 `json:"user_s"`
+	SysSec  float64 `json:"sys_s"`
+	MaxRSS  int64   `json:"max_rss_bytes"`
+}
+
+func readUsage(path string) (usage, error) {
+	var u usage
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return u, err
+	}
+	return u, json.Unmarshal(b, &u)
+}
+
+// account adds p's contender's CPU time and peak RSS to r.
 func (p *proc) account(r *result) {
-	st := p.cmd.ProcessState
-	if st == nil {
+	u, err := readUsage(p.usage)
+	if err != nil {
+		if r.Err == "" {
+			r.Err = fmt.Sprintf("no resource usage: %v", err)
+		}
 		return
 	}
-	if ru, ok := st.SysUsage().(*syscall.Rusage); ok {
-		r.CPU += time.Duration(syscall.TimevalToNsec(ru.Utime) + syscall.TimevalToNsec(ru.Stime)).Seconds()
-		r.MaxRSS += ru.Maxrss * 1024 // KiB on Linux
-	}
+	r.CPU += u.UserSec + u.SysSec
+	r.MaxRSS += u.MaxRSS
 	r.Procs++
 }
 
