@@ -100,9 +100,10 @@ type peerCounters struct {
 
 // New opens the spool in opts.DataDir, dials the peers lazily and starts one
 // sender goroutine per peer, which resumes sending whatever the spool holds.
-// The membership view is Options.Epoch and Members, unless the spool holds
-// a newer one adopted by SetView: then that one (with the addresses Options
-// gives for its members).
+// The membership view is Options.Epoch and Members on the first start; the
+// view is persisted, and a later start acts on the persisted one (with the
+// addresses Options gives for its members) unless Options.Epoch is newer.
+// Joining is ignored once a view is persisted.
 func New(opts Options) (*Splitter, error) {
 	opts.Members = slices.Clone(opts.Members)
 	opts.DialOptions = slices.Clone(opts.DialOptions)
@@ -138,6 +139,15 @@ func New(opts Options) (*Splitter, error) {
 	if vs.ring, err = NewRing(vs.v.IDs(), opts.ByDomain); err != nil {
 		st.close()
 		return nil, err
+	}
+	// Persist the first view, so that a restart with a changed member
+	// list (a config edited to add a node) keeps acting on this one until
+	// a membership change says otherwise.
+	if !ok && vs.v.Epoch > 0 {
+		if err := st.saveView(vs); err != nil {
+			st.close()
+			return nil, err
+		}
 	}
 	s := &Splitter{opts: opts, store: st, peers: map[NodeID]*peer{}, closing: make(chan struct{})}
 	s.view.Store(vs)

@@ -121,7 +121,7 @@ func (m *Member) initElastic(o MemberOptions) error {
 	e.stopped = make(chan struct{})
 	close(e.stopped)
 	e.phase = PhaseRunning
-	if o.Joining {
+	if o.Joining && m.Split.Epoch() == 0 { // Joining is ignored once the node has a view
 		e.phase = PhaseJoining
 	}
 	e.transHook = o.testHandoffHook
