@@ -914,15 +914,18 @@ func (x *MemberState) GetHandoff() *Handoff {
 
 // Handoff reports the last hand-off this node made as the old owner.
 type Handoff struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Epoch         uint64                 `protobuf:"varint,1,opt,name=epoch,proto3" json:"epoch,omitempty"`
-	Done          bool                   `protobuf:"varint,2,opt,name=done,proto3" json:"done,omitempty"`
-	Hosts         uint64                 `protobuf:"varint,3,opt,name=hosts,proto3" json:"hosts,omitempty"`
-	QueuedUrls    uint64                 `protobuf:"varint,4,opt,name=queued_urls,json=queuedUrls,proto3" json:"queued_urls,omitempty"`
-	SeenUrls      uint64                 `protobuf:"varint,5,opt,name=seen_urls,json=seenUrls,proto3" json:"seen_urls,omitempty"`
-	Batches       uint64                 `protobuf:"varint,6,opt,name=batches,proto3" json:"batches,omitempty"`
-	WireBytes     uint64                 `protobuf:"varint,7,opt,name=wire_bytes,json=wireBytes,proto3" json:"wire_bytes,omitempty"`
-	DurationNs    int64                  `protobuf:"varint,8,opt,name=duration_ns,json=durationNs,proto3" json:"duration_ns,omitempty"`
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	Epoch      uint64                 `protobuf:"varint,1,opt,name=epoch,proto3" json:"epoch,omitempty"`
+	Done       bool                   `protobuf:"varint,2,opt,name=done,proto3" json:"done,omitempty"`
+	Hosts      uint64                 `protobuf:"varint,3,opt,name=hosts,proto3" json:"hosts,omitempty"`
+	QueuedUrls uint64                 `protobuf:"varint,4,opt,name=queued_urls,json=queuedUrls,proto3" json:"queued_urls,omitempty"`
+	SeenUrls   uint64                 `protobuf:"varint,5,opt,name=seen_urls,json=seenUrls,proto3" json:"seen_urls,omitempty"`
+	Batches    uint64                 `protobuf:"varint,6,opt,name=batches,proto3" json:"batches,omitempty"`
+	WireBytes  uint64                 `protobuf:"varint,7,opt,name=wire_bytes,json=wireBytes,proto3" json:"wire_bytes,omitempty"`
+	DurationNs int64                  `protobuf:"varint,8,opt,name=duration_ns,json=durationNs,proto3" json:"duration_ns,omitempty"`
+	// raw_bytes is the length of the URLs handed over, before front coding
+	// and compression.
+	RawBytes      uint64 `protobuf:"varint,9,opt,name=raw_bytes,json=rawBytes,proto3" json:"raw_bytes,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1013,6 +1016,13 @@ func (x *Handoff) GetDurationNs() int64 {
 	return 0
 }
 
+func (x *Handoff) GetRawBytes() uint64 {
+	if x != nil {
+		return x.RawBytes
+	}
+	return 0
+}
+
 var File_sextant_proto protoreflect.FileDescriptor
 
 const file_sextant_proto_rawDesc = "" +
@@ -1086,7 +1096,7 @@ const file_sextant_proto_rawDesc = "" +
 	"\x04view\x18\x02 \x01(\v2\x10.sextant.v1.ViewR\x04view\x12\x14\n" +
 	"\x05phase\x18\x03 \x01(\tR\x05phase\x12#\n" +
 	"\rpending_epoch\x18\x04 \x01(\x04R\fpendingEpoch\x12-\n" +
-	"\ahandoff\x18\x05 \x01(\v2\x13.sextant.v1.HandoffR\ahandoff\"\xe1\x01\n" +
+	"\ahandoff\x18\x05 \x01(\v2\x13.sextant.v1.HandoffR\ahandoff\"\xfe\x01\n" +
 	"\aHandoff\x12\x14\n" +
 	"\x05epoch\x18\x01 \x01(\x04R\x05epoch\x12\x12\n" +
 	"\x04done\x18\x02 \x01(\bR\x04done\x12\x14\n" +
@@ -1098,7 +1108,8 @@ const file_sextant_proto_rawDesc = "" +
 	"\n" +
 	"wire_bytes\x18\a \x01(\x04R\twireBytes\x12\x1f\n" +
 	"\vduration_ns\x18\b \x01(\x03R\n" +
-	"durationNs*L\n" +
+	"durationNs\x12\x1b\n" +
+	"\traw_bytes\x18\t \x01(\x04R\brawBytes*L\n" +
 	"\tBatchKind\x12\x13\n" +
 	"\x0fBATCH_KIND_URLS\x10\x00\x12\x13\n" +
 	"\x0fBATCH_KIND_SEEN\x10\x01\x12\x15\n" +

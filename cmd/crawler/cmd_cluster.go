@@ -148,9 +148,9 @@ func runCluster(ctx context.Context, env *cmdEnv, args []string) error {
 	fmt.Fprintf(env.stdout, "cluster: epoch %d adopted by %d nodes in %v (drain %v, commit and hand-off %v, slowest hand-off %v)\n",
 		rep.Epoch, rep.ParticipatingNodes, rep.Total.Round(time.Millisecond), rep.Prepare.Round(time.Millisecond),
 		rep.Commit.Round(time.Millisecond), rep.MaxHandoff.Round(time.Millisecond))
-	fmt.Fprintf(env.stdout, "cluster: handed over %d hosts: %d queued URLs, %d fetched URLs (seen-only), %d batches, %d wire bytes (%.1f bytes per moved URL)\n",
+	fmt.Fprintf(env.stdout, "cluster: handed over %d hosts: %d queued URLs, %d fetched URLs (seen-only), %d batches, %d wire bytes (%.1f bytes per moved URL, %.0f%% of raw)\n",
 		rep.HandoffHosts, rep.HandoffQueued, rep.HandoffSeen, rep.HandoffBatches, rep.HandoffWireBytes,
-		float64(rep.HandoffWireBytes)/float64(max(1, moved)))
+		float64(rep.HandoffWireBytes)/float64(max(1, moved)), 100*float64(rep.HandoffWireBytes)/float64(max(1, rep.HandoffRawBytes)))
 	if len(lostIDs) > 0 {
 		fmt.Fprintf(env.stdout, "cluster: %s was lost: its hosts are crawled again from the seeds by their new owners (pages it fetched are fetched again; links to its hosts found only on pages of other hosts that were already crawled are not rediscovered)\n", nid)
 	}

@@ -72,6 +72,7 @@ type HandoffStats struct {
 	SeenURLs   int
 	Batches    uint64
 	WireBytes  uint64
+	RawBytes   uint64 // URL bytes handed over, before coding
 	Duration   time.Duration
 }
 
@@ -380,6 +381,9 @@ func (m *Member) handoff(ctx context.Context, epoch uint64) error {
 		st.Batches += b
 		st.WireBytes += w
 		st.SeenURLs += n
+		for _, u := range seen[:n] {
+			st.RawBytes += uint64(len(u))
+		}
 		seen = seen[n:]
 	}
 	// 2. Queued URLs: staged out of the frontier atomically, then spooled
@@ -427,6 +431,9 @@ func (m *Member) handoff(ctx context.Context, epoch uint64) error {
 		st.Batches += b
 		st.WireBytes += w
 		st.QueuedURLs += len(urls)
+		for _, u := range urls {
+			st.RawBytes += uint64(len(u))
+		}
 		mark = last
 		if m.el.transHook != nil {
 			m.el.transHook("chunk")
@@ -560,7 +567,8 @@ func (m *Member) State() *pb.MemberState {
 	m.el.mu.Unlock()
 	st := &pb.MemberState{NodeId: string(m.self), View: hostsplit.ViewToProto(m.Split.View()), Phase: phase,
 		Handoff: &pb.Handoff{Epoch: h.Epoch, Done: h.Done, Hosts: uint64(h.Hosts), QueuedUrls: uint64(h.QueuedURLs),
-			SeenUrls: uint64(h.SeenURLs), Batches: h.Batches, WireBytes: h.WireBytes, DurationNs: int64(h.Duration)}}
+			SeenUrls: uint64(h.SeenURLs), Batches: h.Batches, WireBytes: h.WireBytes, DurationNs: int64(h.Duration),
+			RawBytes: h.RawBytes}}
 	if pending != nil {
 		st.PendingEpoch = pending.Epoch
 	}

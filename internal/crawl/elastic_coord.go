@@ -46,6 +46,7 @@ type ChangeReport struct {
 	HandoffSeen        int           // fetched URLs moved as seen-only entries
 	HandoffBatches     uint64
 	HandoffWireBytes   uint64
+	HandoffRawBytes    uint64            // URL bytes handed over, before coding
 	Members            []*pb.MemberState // every contacted node's state after RESUME
 	MaxHandoff         time.Duration     // the slowest node's hand-off (inside COMMIT)
 	ParticipatingNodes int
@@ -240,6 +241,7 @@ func ChangeMembership(ctx context.Context, o ChangeOptions) (ChangeReport, error
 		rep.HandoffSeen += int(h.GetSeenUrls())
 		rep.HandoffBatches += h.GetBatches()
 		rep.HandoffWireBytes += h.GetWireBytes()
+		rep.HandoffRawBytes += h.GetRawBytes()
 		rep.MaxHandoff = max(rep.MaxHandoff, time.Duration(h.GetDurationNs()))
 	}
 	return rep, nil

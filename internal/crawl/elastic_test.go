@@ -170,9 +170,10 @@ func TestElasticJoinThenLeave(t *testing.T) {
 	c.start(2, v2.Members, 0, true)
 	rep := c.change(v1, v2)
 	share := movedShare(c.web, v1, v2)
-	t.Logf("join: moved share of hosts %.3f (1/3 expected); hand-off %d hosts, %d queued + %d fetched URLs in %d batches, %d wire bytes (%.1f B/URL); prepare %v, commit %v (slowest hand-off %v), total %v",
+	t.Logf("join: moved share of hosts %.3f (1/3 expected); hand-off %d hosts, %d queued + %d fetched URLs in %d batches, %d wire bytes (%.1f B/URL, %.1f%% of raw); prepare %v, commit %v (slowest hand-off %v), total %v",
 		share, rep.HandoffHosts, rep.HandoffQueued, rep.HandoffSeen, rep.HandoffBatches, rep.HandoffWireBytes,
-		float64(rep.HandoffWireBytes)/float64(max(1, rep.HandoffQueued+rep.HandoffSeen)), rep.Prepare, rep.Commit, rep.MaxHandoff, rep.Total)
+		float64(rep.HandoffWireBytes)/float64(max(1, rep.HandoffQueued+rep.HandoffSeen)),
+		100*float64(rep.HandoffWireBytes)/float64(max(1, rep.HandoffRawBytes)), rep.Prepare, rep.Commit, rep.MaxHandoff, rep.Total)
 	if share < 0.15 || share > 0.5 {
 		t.Errorf("join moved %.3f of the hosts, want about 1/3", share)
 	}
@@ -185,9 +186,10 @@ func TestElasticJoinThenLeave(t *testing.T) {
 	// Remove node-0 gracefully.
 	rep = c.change(v2, v3)
 	share = movedShare(c.web, v2, v3)
-	t.Logf("leave: moved share of hosts %.3f (1/3 expected); hand-off %d hosts, %d queued + %d fetched URLs in %d batches, %d wire bytes (%.1f B/URL); prepare %v, commit %v (slowest hand-off %v), total %v",
+	t.Logf("leave: moved share of hosts %.3f (1/3 expected); hand-off %d hosts, %d queued + %d fetched URLs in %d batches, %d wire bytes (%.1f B/URL, %.1f%% of raw); prepare %v, commit %v (slowest hand-off %v), total %v",
 		share, rep.HandoffHosts, rep.HandoffQueued, rep.HandoffSeen, rep.HandoffBatches, rep.HandoffWireBytes,
-		float64(rep.HandoffWireBytes)/float64(max(1, rep.HandoffQueued+rep.HandoffSeen)), rep.Prepare, rep.Commit, rep.MaxHandoff, rep.Total)
+		float64(rep.HandoffWireBytes)/float64(max(1, rep.HandoffQueued+rep.HandoffSeen)),
+		100*float64(rep.HandoffWireBytes)/float64(max(1, rep.HandoffRawBytes)), rep.Prepare, rep.Commit, rep.MaxHandoff, rep.Total)
 	if share < 0.15 || share > 0.5 {
 		t.Errorf("leave moved %.3f of the hosts, want about 1/3", share)
 	}
