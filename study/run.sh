@@ -86,17 +86,22 @@ if has wiki; then
 	mkdir -p "$OUT/wiki-lru" && cp "$DATA/wiki-lru"/*.png "$OUT/wiki-lru/"
 fi
 
-# 6. Item 2, live: per-worker (512 × 32) vs one shared cache (16 384) per node, ABBA.
+# 6. Item 2, live: per-worker caches (P × 32 workers) vs one shared cache of 32·P per node,
+#    ABBA order, at P = 512 (the default) and P = 64, on the demo's default web.
 if has live; then
-	i=0
-	for mode in pw sh sh pw; do
-		i=$((i + 1))
-		extra=""
-		[ $mode = sh ] && extra=--cache-shared
-		uptime
-		"$BIN/crawler" demo --status off --progress 30s $extra --report-json "$DATA/live-$i-$mode.json" | tail -12
+	mkdir -p "$OUT/live"
+	for p in 512 64; do
+		tag=live; [ $p = 64 ] && tag=live64
+		i=0
+		for mode in pw sh sh pw; do
+			i=$((i + 1))
+			extra=""
+			[ $mode = sh ] && extra=--cache-shared
+			uptime
+			"$BIN/crawler" demo --status off --progress 30s --cache-per-worker $p $extra \
+				--report-json "$OUT/live/$tag-$i-$mode.json" | tail -12
+		done
 	done
-	cp "$DATA"/live-*.json "$OUT/" 2>/dev/null || true
 fi
 
 # 7. ns per lookup: per-worker caches vs cache.NewShared under W goroutines.
