@@ -9,13 +9,18 @@ import (
 	"github.com/sextant-crawler/sextant/cache"
 )
 
-// keys returns n fingerprints drawn from a universe of u: with a cache of
-// u/2 entries about half the lookups hit.
+// keys returns n fingerprints drawn from a universe of u random 64-bit
+// values (fingerprints are hashes): with a cache of u/2 entries about half
+// the lookups hit.
 func keys(n, u int, seed uint64) []uint64 {
 	r := rand.New(rand.NewPCG(seed, 1))
+	univ := make([]uint64, u)
+	for i := range univ {
+		univ[i] = r.Uint64()
+	}
 	ks := make([]uint64, n)
 	for i := range ks {
-		ks[i] = uint64(r.IntN(u))*0x9e3779b97f4a7c15 + 1
+		ks[i] = univ[r.IntN(u)]
 	}
 	return ks
 }
@@ -29,6 +34,19 @@ func keys(n, u int, seed uint64) []uint64 {
 func BenchmarkLookup(b *testing.B) {
 	const k = 1 << 16
 	ks := keys(1<<20, 2*k, 7)
+	// One goroutine: the cost of the shard lock itself, uncontended.
+	b.Run("serial/one-cache/k=2^16", func(b *testing.B) {
+		c, _ := cache.New("clock", k)
+		for i := range b.N {
+			c.Seen(ks[i&(len(ks)-1)])
+		}
+	})
+	b.Run("serial/shared/k=2^16", func(b *testing.B) {
+		c, _ := cache.NewShared("clock", k, 0)
+		for i := range b.N {
+			c.Seen(ks[i&(len(ks)-1)])
+		}
+	})
 	for _, w := range []int{8, 32, 64, 500} {
 		b.Run(fmt.Sprintf("per-worker/W=%d/k=2^16", w), func(b *testing.B) {
 			var id atomic.Int64

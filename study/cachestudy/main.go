@@ -180,7 +180,8 @@ func cmdOrder(args []string) error {
 	if err := tw.Close(); err != nil {
 		return err
 	}
-	fmt.Printf("%s order: %d pages fetched, %d links logged, %d distinct URLs → %s\n", *order, st.Pages, st.Links, st.Distinct, *out)
+	fmt.Printf("%s order: %d pages fetched, %d links logged, %d distinct URLs, %.2f pages per host run → %s\n",
+		*order, st.Pages, st.Links, st.Distinct, float64(st.Pages)/float64(max(st.HostRuns, 1)), *out)
 	return fh.Close()
 }
 

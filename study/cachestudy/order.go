@@ -30,6 +30,9 @@ type EmulateOptions struct {
 // EmulateStats summarise an emulated crawl.
 type EmulateStats struct {
 	Pages, Links, Distinct int
+	// HostRuns is the number of maximal runs of consecutive fetches from
+	// one host: Pages/HostRuns is how long the crawl stays on a host.
+	HostRuns int
 }
 
 // EmulateCrawl crawls web offline, through its generator (no HTTP), in the
@@ -115,6 +118,7 @@ func EmulateCrawl(web *simweb.Web, o EmulateOptions, emit func(fp uint64)) (Emul
 		push(s, fp)
 	}
 	seenOnPage := map[uint64]bool{}
+	lastHost := ""
 	for o.MaxPages == 0 || st.Pages < o.MaxPages {
 		s, fp, ok := pop()
 		if !ok {
@@ -134,6 +138,10 @@ func EmulateCrawl(web *simweb.Web, o EmulateOptions, emit func(fp uint64)) (Emul
 			continue // unknown host: a network failure, nothing discovered
 		}
 		st.Pages++
+		if h := u.Hostname(); h != lastHost {
+			st.HostRuns++
+			lastHost = h
+		}
 		var links []string
 		switch {
 		case resp.Status >= 300 && resp.Status < 400:
