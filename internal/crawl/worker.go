@@ -128,14 +128,15 @@ func (w *worker) process(ctx context.Context, l frontier.Lease) (frontier.Result
 				Note: "robots.txt redirect to another host refused (politeness): " + rules.RefusedRedirect + "; treated as unavailable (allow all)"})
 		}
 		// The robots.txt request used this host's politeness slot: fetch
-		// the page in a later one.
-		// A failed robots.txt counts against the host (back-off).
-		return frontier.Result{Duration: rdur, CrawlDelay: rules.CrawlDelay(), Requeue: true,
-			Failed: rules.Outcome == fetcher.RobotsUnreachable}, nil
+		// the page in a later one. After a failed robots.txt with attempts
+		// left, that slot is when the fetcher will try it again.
+		return frontier.Result{Duration: rdur, CrawlDelay: max(rules.CrawlDelay(), robotsRetryIn(rules)), Requeue: true}, nil
 	}
 	if rules.Retry {
-		// robots.txt failed but has attempts left: hold the URL.
-		return frontier.Result{Requeue: true, Failed: true}, nil
+		// robots.txt failed but has attempts left: hold the URL until the
+		// fetcher's next attempt (Options.RobotsRetryDelay, doubling); the
+		// host's failure back-off would space the attempts further apart.
+		return frontier.Result{Requeue: true, CrawlDelay: robotsRetryIn(rules)}, nil
 	}
 	if !rules.Allowed(l.URL) {
 		n.metrics.RobotsDisallowed.Add(1)
@@ -241,6 +242,15 @@ func (w *worker) extract(base *urlnorm.URL, resp *fetcher.Response) error {
 		w.links = append(w.links, l.Parsed()) // canonical already: no second parse
 	})
 	return err
+}
+
+// robotsRetryIn is how long until a failed robots.txt with attempts left is
+// fetched again (0 otherwise).
+func robotsRetryIn(r *fetcher.RobotsRules) time.Duration {
+	if !r.Retry {
+		return 0
+	}
+	return max(time.Until(r.Expires), 0)
 }
 
 // childDepth is the link depth of the links found on a page of depth d
