@@ -52,16 +52,22 @@ if has perworker; then
 	done
 fi
 
-# 4. Item 3: crawl order (offline crawl of simweb through its generator).
+# 4. Item 3: crawl order (offline crawl of simweb through its generator), without and with
+#    politeness (a host fetched again only 256 fetches after its last fetch).
 if has order; then
 	args=""
-	for o in bfs inlinks random; do
-		"$BIN/cachestudy" order --hosts 2000 --pages 100000 --order $o --out "$DATA/order-$o.trace"
-		"$BIN/crawler" cachesim --trace "$DATA/order-$o.trace" --kmax 22 --out "$DATA/order-$o" >/dev/null
-		keep "$DATA/order-$o" "order-$o"
-		args="$args $o=$DATA/order-$o/results.csv"
+	for p in 0 256; do
+		for o in bfs inlinks random; do
+			name=order-$o label=$o
+			[ $p != 0 ] && name=order-polite-$o label=$o-polite
+			"$BIN/cachestudy" order --hosts 2000 --pages 100000 --order $o --polite $p --out "$DATA/$name.trace"
+			"$BIN/crawler" cachesim --trace "$DATA/$name.trace" --kmax 22 --out "$DATA/$name" >/dev/null
+			mkdir -p "$OUT/$name" && cp "$DATA/$name/results.csv" "$OUT/$name/"
+			args="$args $label=$DATA/$name/results.csv"
+		done
 	done
-	"$BIN/cachestudy" plot --algo lru --title "LRU by crawl order (simweb 2000 hosts, 204 669 URLs)" --out "$DATA/order-lru" $args
+	"$BIN/cachestudy" plot --algo lru --title "LRU by crawl order, without and with politeness (simweb 2000 hosts, 204 669 URLs)" \
+		--out "$DATA/order-lru" $args
 	mkdir -p "$OUT/order-lru" && cp "$DATA/order-lru"/*.png "$OUT/order-lru/"
 fi
 

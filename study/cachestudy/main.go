@@ -135,6 +135,7 @@ func cmdOrder(args []string) error {
 	seed := f.Uint64("seed", 0, "simweb seed")
 	order := f.String("order", OrderBFS, "crawl order: bfs, inlinks or random")
 	maxPages := f.Int("max-pages", 0, "stop after this many fetches (0: all)")
+	polite := f.Int("polite", 0, "politeness gap: a host is fetched again only this many fetches after its last (0: none)")
 	nav := f.Int("nav-links", 0, "simweb Config.NavLinks")
 	dead := f.Float64("dead-links", 0, "simweb Config.DeadLinkShare")
 	lmed := f.Float64("links-median", 0, "simweb Config.LinksMedian (0: default 23)")
@@ -170,7 +171,7 @@ func cmdOrder(args []string) error {
 		return err
 	}
 	sink := &traceSink{w: tw}
-	st, err := EmulateCrawl(web, EmulateOptions{Order: *order, MaxPages: *maxPages, Seed: 1}, sink.add)
+	st, err := EmulateCrawl(web, EmulateOptions{Order: *order, MaxPages: *maxPages, Seed: 1, Polite: *polite}, sink.add)
 	if err != nil {
 		return err
 	}
@@ -180,8 +181,8 @@ func cmdOrder(args []string) error {
 	if err := tw.Close(); err != nil {
 		return err
 	}
-	fmt.Printf("%s order: %d pages fetched, %d links logged, %d distinct URLs, %.2f pages per host run → %s\n",
-		*order, st.Pages, st.Links, st.Distinct, float64(st.Pages)/float64(max(st.HostRuns, 1)), *out)
+	fmt.Printf("%s order (polite %d): %d pages fetched, %d links logged, %d distinct URLs, %.2f pages per host run, %d idle → %s\n",
+		*order, *polite, st.Pages, st.Links, st.Distinct, float64(st.Pages)/float64(max(st.HostRuns, 1)), st.Idle, *out)
 	return fh.Close()
 }
 

@@ -25,6 +25,10 @@ type EmulateOptions struct {
 	Order    string
 	MaxPages int    // stop after this many fetches (0: the whole reachable web)
 	Seed     uint64 // of OrderRandom
+	// Polite > 0 makes the emulated frontier polite: one queue per host in
+	// the order above, and a host is fetched again only Polite fetches
+	// after its last one (see politeSched).
+	Polite int
 }
 
 // EmulateStats summarise an emulated crawl.
@@ -33,6 +37,9 @@ type EmulateStats struct {
 	// HostRuns is the number of maximal runs of consecutive fetches from
 	// one host: Pages/HostRuns is how long the crawl stays on a host.
 	HostRuns int
+	// Idle counts the times a polite crawl had every queued host resting
+	// (only then may it fetch a host twice in a row).
+	Idle int
 }
 
 // EmulateCrawl crawls web offline, through its generator (no HTTP), in the
@@ -67,9 +74,33 @@ func EmulateCrawl(web *simweb.Web, o EmulateOptions, emit func(fp uint64)) (Emul
 	counts := map[uint64]int{} // in-links of every discovered URL; -1 once fetched
 	rng := rand.New(rand.NewPCG(o.Seed, 0x5eed))
 	n := 0
+	var ps *politeSched
+	if o.Polite > 0 {
+		ps = newPoliteSched(o.Polite, func(fp uint64, prio int) bool {
+			c := counts[fp]
+			return c >= 0 && (o.Order != OrderInlinks || c == prio)
+		})
+	}
+	hostOf := func(s string) string {
+		if u, err := url.Parse(s); err == nil {
+			return u.Hostname()
+		}
+		return ""
+	}
 	push := func(s string, fp uint64) {
 		it := qitem{url: s, fp: fp, prio: counts[fp], order: n}
 		n++
+		if ps != nil {
+			prio := 0
+			switch o.Order {
+			case OrderInlinks:
+				prio = it.prio
+			case OrderRandom:
+				prio = rng.Int()
+			}
+			ps.push(hostOf(s), pqItem{url: s, fp: fp, prio: prio, order: it.order})
+			return
+		}
 		switch o.Order {
 		case OrderBFS:
 			fifo = append(fifo, it)
@@ -80,6 +111,10 @@ func EmulateCrawl(web *simweb.Web, o EmulateOptions, emit func(fp uint64)) (Emul
 		}
 	}
 	pop := func() (string, uint64, bool) {
+		if ps != nil {
+			it, ok := ps.pop()
+			return it.url, it.fp, ok
+		}
 		switch o.Order {
 		case OrderBFS:
 			if len(fifo) == 0 {
@@ -175,13 +210,20 @@ func EmulateCrawl(web *simweb.Web, o EmulateOptions, emit func(fp uint64)) (Emul
 			case c >= 0:
 				counts[lfp] = c + 1
 				if o.Order == OrderInlinks {
-					heap.Push(q, pqItem{url: l, fp: lfp, prio: c + 1, order: n})
+					if ps != nil {
+						ps.push(hostOf(l), pqItem{url: l, fp: lfp, prio: c + 1, order: n})
+					} else {
+						heap.Push(q, pqItem{url: l, fp: lfp, prio: c + 1, order: n})
+					}
 					n++
 				}
 			}
 		}
 	}
 	st.Distinct = len(counts)
+	if ps != nil {
+		st.Idle = ps.idle
+	}
 	return st, nil
 }
 

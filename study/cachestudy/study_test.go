@@ -112,14 +112,20 @@ func TestEmulateCrawlMatchesOracle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, o := range []string{OrderBFS, OrderInlinks, OrderRandom} {
-		var n int
-		st, err := EmulateCrawl(web, EmulateOptions{Order: o}, func(uint64) { n++ })
-		if err != nil {
-			t.Fatal(err)
-		}
-		if st.Pages != or.Size() || n != st.Links || st.Links < st.Pages {
-			t.Errorf("%s: %d pages (oracle %d), %d links (emitted %d)", o, st.Pages, or.Size(), st.Links, n)
+	for _, polite := range []int{0, 8} {
+		for _, o := range []string{OrderBFS, OrderInlinks, OrderRandom} {
+			var n int
+			st, err := EmulateCrawl(web, EmulateOptions{Order: o, Polite: polite}, func(uint64) { n++ })
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.Pages != or.Size() || n != st.Links || st.Links < st.Pages {
+				t.Errorf("%s polite %d: %d pages (oracle %d), %d links (emitted %d)", o, polite, st.Pages, or.Size(), st.Links, n)
+			}
+			if polite > 0 && st.Pages-st.HostRuns > st.Idle {
+				t.Errorf("%s polite %d: %d host runs for %d pages with %d idle jumps: a host was fetched twice in a row while others waited",
+					o, polite, st.HostRuns, st.Pages, st.Idle)
+			}
 		}
 	}
 }
