@@ -113,6 +113,6 @@ fi
 # 7. ns per lookup: per-worker caches vs cache.NewShared under W goroutines.
 if has bench; then
 	uptime
-	go test ./study/cachestudy -run '^$' -bench Lookup -benchtime 2000000x -count 5 | tee "$OUT/bench-lookup.txt"
+	go test ./study/cachestudy -run '^$' -bench Lookup -benchtime 1000000x -count 5 | tee "$OUT/bench-lookup.txt"
 	uptime
 fi
