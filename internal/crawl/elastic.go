@@ -102,6 +102,7 @@ const (
 	metaHandoffDone  = "handoff-done" // epoch whose hand-off is complete
 	metaHandoffMark  = "handoff-mark" // highest staged frontier seq spooled
 	metaHandoffStats = "handoff-stats"
+	metaHandoffSeen  = "handoff-seen" // epoch whose seen-only URLs are spooled
 )
 
 // handoffChunk is how many staged URLs one hand-off step spools.
@@ -372,6 +373,15 @@ func (m *Member) handoff(ctx context.Context, epoch uint64) error {
 		}
 	}
 	seen := slices.Sorted(mapKeys(fetched))
+	if done, _, err := m.Split.Meta(metaHandoffSeen); err != nil {
+		return err
+	} else if u64(done) == epoch {
+		seen = nil // sent before a restart
+	}
+	saveStats := func() error {
+		b, _ := json.Marshal(st)
+		return m.Split.SetMeta(metaHandoffStats, b)
+	}
 	for len(seen) > 0 {
 		n := min(len(seen), 4096)
 		b, w, err := m.Split.SpoolHandoff(seen[:n], hostsplit.KindSeen, nil)
@@ -385,6 +395,12 @@ func (m *Member) handoff(ctx context.Context, epoch uint64) error {
 			st.RawBytes += uint64(len(u))
 		}
 		seen = seen[n:]
+	}
+	if err := saveStats(); err != nil {
+		return err
+	}
+	if err := m.Split.SetMeta(metaHandoffSeen, u64b(epoch)); err != nil {
+		return err
 	}
 	// 2. Queued URLs: staged out of the frontier atomically, then spooled
 	// chunk by chunk with a resume mark.
@@ -435,6 +451,9 @@ func (m *Member) handoff(ctx context.Context, epoch uint64) error {
 			st.RawBytes += uint64(len(u))
 		}
 		mark = last
+		if err := saveStats(); err != nil {
+			return err
+		}
 		if m.el.transHook != nil {
 			m.el.transHook("chunk")
 		}
@@ -442,8 +461,7 @@ func (m *Member) handoff(ctx context.Context, epoch uint64) error {
 	st.Hosts = len(hosts)
 	st.Done = true
 	st.Duration += time.Since(start)
-	b, _ := json.Marshal(st)
-	if err := m.Split.SetMeta(metaHandoffStats, b); err != nil {
+	if err := saveStats(); err != nil {
 		return err
 	}
 	if err := m.Split.SetMeta(metaHandoffDone, u64b(epoch)); err != nil {

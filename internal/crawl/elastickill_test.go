@@ -76,7 +76,7 @@ func TestElasticKillChild(t *testing.T) {
 			Frontier: frontier.Options{MinDelay: 0, Factor: 2, MaxDelay: 50 * time.Millisecond,
 				FailureBackoff: 10 * time.Millisecond, MaxFailureBackoff: 100 * time.Millisecond},
 			DUEFlushInterval: 50 * time.Millisecond,
-			MaxPagesPerHost:  1000,
+			MaxPagesPerHost:  elasticTrapBudget,
 			Filter:           lf,
 		},
 		Self: id, Members: members, TLS: tn, PeerCacheSize: 1024, Joining: joining,
