@@ -247,7 +247,27 @@ func (rp *report) writeGenerated(b *bytes.Buffer) {
 		w("\n### Cross-machine traffic (3-node cluster, per-peer CLOCK cache of 4,096 entries — the node default)\n\n")
 		w("- traffic reduction (1 − URLs sent ÷ URLs routed to peers): **%.1f%%** (median)\n", 100*cl.reduction)
 		w("- bytes on the wire per cross URL sent: **%.1f B** (%.0f%% of the raw URL bytes)\n", cl.wirePerURL, 100*cl.wireRatio)
-		w("- Whether 4,096 is the recommended size for this web is not checked here: the node's status page shows the live miss-ratio curve and the recommendation; `crawler demo --traces` + `crawler cachesim` give it offline.\n")
+		var last *result
+		for i := range rp.Runs {
+			if r := &rp.Runs[i]; r.Kind == "cluster" && r.Err == "" {
+				last = r
+			}
+		}
+		if last != nil && len(last.PeerAdvice) > 0 {
+			w("- Recommended per-peer cache size, from each node's live miss-ratio curve of its per-peer caches (status page `/status.json`, SHARDS sampling, CLOCK; last cluster run). ")
+			w("The traffic reduction at the recommended size is the curve's **prediction** (1 − miss ratio at that size), not a measured crawl:\n\n")
+			w("| node | now: entries per peer | predicted miss now | knee: entries per peer | predicted miss at the knee → reduction | 20%% miss at (per peer) |\n|---|---:|---:|---:|---:|---:|\n")
+			for _, a := range last.PeerAdvice {
+				k20 := "not reached"
+				if a.Reached20 {
+					k20 = fmt.Sprintf("%d", a.K20PerWorker)
+				}
+				w("| %s | %d | %.3f | %d | %.3f → **%.1f%%** | %s |\n", a.Node, a.CurrentPerWorker, a.CurrentMiss, a.KneePerWorker, a.KneeMiss, 100*(1-a.KneeMiss), k20)
+			}
+			w("\nThe measured reduction above also counts batch deduplication, so it can exceed 1 − the predicted miss ratio at the same size.\n")
+		} else {
+			w("- No sizing advice was read from the nodes' status pages (curve not ready or the page not reachable).\n")
+		}
 	}
 
 	w("\n### Every run, in order\n\n| round | contender | wall s | pages | pages/s | CPU s | simweb CPU s | peak RSS MiB | distinct | missing | extra | twice | off-web | load after | error |\n")

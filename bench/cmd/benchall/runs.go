@@ -46,6 +46,9 @@ type result struct {
 	// Cluster only: sums over the nodes of their /metrics at termination.
 	Discovered, Suppressed, Sent float64
 	WireBytes, RawBytes          float64
+	// Cluster only: each node's live sizing advice for its per-peer
+	// caches (status page /status.json, SHARDS miss-ratio curve, CLOCK).
+	PeerAdvice []advice `json:",omitempty"`
 
 	fetched []string
 }
@@ -324,9 +327,13 @@ func runCluster(ctx context.Context, o options, e *env, rep int) (r result) {
 	}
 	zero := nodeconfig.Duration(0)
 	metrics := make([]string, len(ids))
+	statusAddr := make([]string, len(ids))
 	paths := make([]string, len(ids))
 	for i, id := range ids {
 		if metrics[i], err = freeAddr(); err != nil {
+			return result{Err: err.Error()}
+		}
+		if statusAddr[i], err = freeAddr(); err != nil {
 			return result{Err: err.Error()}
 		}
 		c := nodeconfig.Config{
@@ -363,7 +370,7 @@ func runCluster(ctx context.Context, o options, e *env, rep int) (r result) {
 		}
 	}
 	for i, id := range ids {
-		p, err := start(ctx, o, e.bins.crawler, filepath.Join(dir, id+".stdout"), "node", "--config", paths[i])
+		p, err := start(ctx, o, e.bins.crawler, filepath.Join(dir, id+".stdout"), "node", "--config", paths[i], "--status", statusAddr[i])
 		if err != nil {
 			stopAll()
 			return result{Err: err.Error()}
@@ -410,6 +417,10 @@ func runCluster(ctx context.Context, o options, e *env, rep int) (r result) {
 		r.Sent += promSum(texts[i], "sextant_splitter_urls_sent_total")
 		r.WireBytes += promSum(texts[i], "sextant_wire_bytes_total")
 		r.RawBytes += promSum(texts[i], "sextant_wire_raw_url_bytes_total")
+		if a, ok := peerAdvice(statusAddr[i]); ok {
+			a.Node = ids[i]
+			r.PeerAdvice = append(r.PeerAdvice, a)
+		}
 	}
 	stopAll()
 	for _, id := range ids {
@@ -421,6 +432,43 @@ func runCluster(ctx context.Context, o options, e *env, rep int) (r result) {
 		}
 	}
 	return r
+}
+
+// advice is the part of mrc.Advice the report uses.
+type advice struct {
+	Node             string
+	CurrentPerWorker int     `json:"currentPerWorker"`
+	CurrentMiss      float64 `json:"currentMiss"`
+	KneePerWorker    int     `json:"kneePerWorker"`
+	KneeMiss         float64 `json:"kneeMiss"`
+	Reached20        bool    `json:"reached20"`
+	K20PerWorker     int     `json:"k20PerWorker"`
+}
+
+// peerAdvice reads a node's status page JSON and returns the advice for
+// its per-peer splitter caches, if the page has one yet.
+func peerAdvice(addr string) (advice, bool) {
+	t, err := get("http://" + addr + "/status.json")
+	if err != nil {
+		return advice{}, false
+	}
+	var resp struct {
+		Node struct {
+			Caches []struct {
+				Unit   string  `json:"unit"`
+				Advice *advice `json:"advice"`
+			} `json:"caches"`
+		} `json:"node"`
+	}
+	if json.Unmarshal([]byte(t), &resp) != nil {
+		return advice{}, false
+	}
+	for _, c := range resp.Node.Caches {
+		if c.Unit == "peer" && c.Advice != nil {
+			return *c.Advice, true
+		}
+	}
+	return advice{}, false
 }
 
 func get(u string) (string, error) {
