@@ -526,3 +526,7 @@ func (s *Splitter) spoolMany(groups map[NodeID][]string, kind Kind, meta map[str
 // NodeStatusFromProto converts a Status answer (for callers outside the
 // cluster, such as `crawler cluster`).
 func NodeStatusFromProto(r *pb.StatusResponse) NodeStatus { return statusFromProto(r) }
+
+// PreviousMembers returns the member ids of the view before the current
+// one (nil if this node has adopted no change).
+func (s *Splitter) PreviousMembers() []NodeID { return slices.Clone(s.view.Load().prev) }

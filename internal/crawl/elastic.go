@@ -360,13 +360,21 @@ func (m *Member) handoff(ctx context.Context, epoch uint64) error {
 	// the receiver, so a resumed hand-off may resend them).
 	fetched := map[string]bool{}
 	hosts := map[string]bool{}
+	// Only hosts this node owned in the previous view: hosts it handed
+	// over in an earlier change are in its log too.
+	var prevRing *hostsplit.Ring
+	if prev := m.Split.PreviousMembers(); len(prev) > 0 {
+		if prevRing, err = hostsplit.NewRing(prev, false); err != nil {
+			return err
+		}
+	}
 	if m.el.logPath != "" {
 		es, err := ReadLogFile(m.el.logPath)
 		if err != nil && !errors.Is(err, os.ErrNotExist) {
 			return fmt.Errorf("crawl: hand-off: %w", err)
 		}
 		for _, e := range es {
-			if h, ok := hostsplit.Host(e.URL); ok && ring.Owner(h) != m.self {
+			if h, ok := hostsplit.Host(e.URL); ok && ring.Owner(h) != m.self && (prevRing == nil || prevRing.Owner(h) == m.self) {
 				fetched[e.URL] = true
 				hosts[h] = true
 			}
