@@ -1,7 +1,7 @@
 // Package hostsplit routes each discovered URL to the node that owns its host.
 //
 // The owner is the rendezvous hash of the host (or registered domain) over the
-// membership list (Ring), so a membership change moves only the hosts of the
+// membership view (Ring), so a membership change moves only the hosts of the
 // node that joined or left. Local URLs go to the Local sink (the crawl loop's
 // front cache and DUE); remote URLs pass a per-peer front cache (hits are not
 // sent: this is the cross-machine traffic the caching study saves), then go
@@ -28,7 +28,21 @@
 //     Terminated: it is true only after two status rounds in which every node
 //     is idle, nothing is buffered or spooled, and every channel's sent and
 //     applied sequence numbers agree and did not change (Quiescent).
-//  6. Close the Splitter (and stop the server) on shutdown.
+//  6. Membership changes (issue 10): the membership is an epoch-numbered
+//     View, persisted in DataDir. SetView adopts a newer one: routing
+//     follows its ring, senders start for new members, and batches spooled
+//     for a member that left are re-routed to the new owners. Every batch
+//     carries the sender's epoch and a Kind: a receiver on an older view
+//     refuses it with codes.Aborted (the sender retries soon); a receiver on
+//     the same or a newer view delivers what it owns and forwards the rest
+//     (durably, before acknowledging), so nothing addressed under an old
+//     view is dropped. SpoolHandoff sends a moved host's fetched URLs
+//     (KindSeen) and queued URLs (KindQueued) to its new owner, whose Local
+//     sink must implement HandoffSink. Expect lets the members of a view
+//     being changed to connect before SetView. Drained is Quiescent for
+//     nodes paused by a membership change. The barrier that uses all this
+//     is internal/crawl/elastic.go.
+//  7. Close the Splitter (and stop the server) on shutdown.
 //
 // A Splitter is safe for concurrent use. Stats returns plain counters,
 // including the cross-machine traffic reduction (1 − sent ÷ discovered
