@@ -1,6 +1,9 @@
 package cache
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+)
 
 // errTooManySizes: a level number must fit a byte.
 var errTooManySizes = fmt.Errorf("%w: more than 255 cache sizes for one-pass MIN", ErrBadSimOptions)
@@ -55,6 +58,9 @@ func minStackMisses(ids, next []uint32, d int, ks []int, m *meter) ([]uint64, er
 	}
 	if nl > 255 {
 		return nil, errTooManySizes
+	}
+	if bounds[nl-1] > math.MaxInt32 {
+		return nil, fmt.Errorf("%w: one-pass MIN holds at most 2^31−1 entries, not %d", ErrBadSimOptions, bounds[nl-1])
 	}
 	off := make([]int32, nl+1) // level j is h[off[j]:off[j+1]]
 	for j, b := range bounds {
