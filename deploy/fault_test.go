@@ -99,6 +99,11 @@ func (c *cluster) metrics(id string) (fams map[string]float64, ok bool) {
 		for _, m := range f.GetMetric() {
 			v := m.GetCounter().GetValue() + m.GetGauge().GetValue()
 			out[name] += v
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "peer" {
+					out[name+"{peer="+l.GetValue()+"}"] += v // per-peer series too
+				}
+			}
 		}
 	}
 	return out, true
@@ -229,9 +234,24 @@ func TestFaults(t *testing.T) {
 	midCrawl("partition")
 	logf("disconnect node-2 at %.0f fetches", c.totalFetches())
 	c.must("network", "disconnect", c.network(), c.name("node-2"))
-	time.Sleep(10 * time.Second)
+	// While node-2 is cut off, what node-0 and node-1 find for it must wait
+	// in their spools (nothing can be acknowledged): the cut is real and
+	// the senders hold the URLs instead of dropping them.
+	var heldForNode2 float64
+	for cut := time.Now(); time.Since(cut) < 10*time.Second; time.Sleep(500 * time.Millisecond) {
+		var held float64
+		for _, id := range []string{"node-0", "node-1"} {
+			if m, ok := c.metrics(id); ok {
+				held += m["sextant_spool_urls{peer=node-2}"] + m["sextant_splitter_buffered_urls{peer=node-2}"]
+			}
+		}
+		heldForNode2 = max(heldForNode2, held)
+	}
 	c.must("network", "connect", "--alias", "node-2", c.network(), c.name("node-2"))
-	logf("node-2 reconnected")
+	logf("node-2 reconnected; at most %.0f URLs for it were held by its peers during the cut", heldForNode2)
+	if heldForNode2 == 0 {
+		t.Errorf("no URL for node-2 was held by node-0 or node-1 during its 10 s partition: the cut did not take effect mid-crawl")
+	}
 
 	// 3. Rolling restart (SIGTERM, graceful), waiting for each node's
 	// metrics before the next.

