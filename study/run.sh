@@ -108,6 +108,16 @@ if has live; then
 				--report-json "$OUT/live/$tag-$i-$mode.json" | tail -12
 		done
 	done
+	# the same total (16 384 entries per node) at W = 8, 64, 500 workers per node
+	for w in 8 64 500; do
+		for mode in pw sh; do
+			extra=""
+			[ $mode = sh ] && extra=--cache-shared
+			uptime
+			"$BIN/crawler" demo --status off --progress 30s --workers $w --cache-per-worker $((16384 / w)) $extra \
+				--report-json "$OUT/live/livew-$w-$mode.json" | tail -12
+		done
+	done
 fi
 
 # 7. ns per lookup: per-worker caches vs cache.NewShared under W goroutines.
