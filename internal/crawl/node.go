@@ -24,6 +24,14 @@ import (
 	"github.com/sextant-crawler/sextant/internal/warc"
 )
 
+// DefaultContentSeenSize is Options.ContentSeenSize's default: about 9 MiB.
+const DefaultContentSeenSize = 1 << 20
+
+// contentSeenShards is the lock striping of a content-seen set of k
+// entries: 64 shards, fewer for a small set so that each shard holds at
+// least 1024 entries (a shard holds ⌈k/shards⌉; a tiny set is one shard).
+func contentSeenShards(k int) int { return min(64, max(1, k/1024)) }
+
 // Politeness keys (Options.PolitenessKey).
 const (
 	PolitenessHost = "host"
@@ -87,10 +95,24 @@ type Options struct {
 	// locked, see cache.NewShared): the same memory, one pool. Whether that
 	// pays is the caching study's per-worker-vs-global question.
 	CacheShared bool
+	// ContentSeenSize bounds the content-seen test (Mercator: links are not
+	// extracted from an HTML body byte-identical to one already processed):
+	// the fingerprints (xxhash64) of the last bodies are kept in a CLOCK
+	// set of this many entries, about 9 bytes each, in memory only. Default
+	// 1<<20 (about 9 MiB); negative disables the test. A bounded set may
+	// forget a body and extract a duplicate's links again (the URL-seen test
+	// then drops them), but it never skips a body it has not seen (bar a
+	// 64-bit fingerprint collision): no URL is lost. A restarted node starts
+	// with an empty set.
+	ContentSeenSize int
 	// MaxPagesPerHost bounds the URLs admitted to the frontier per host
-	// (trap defence); 0 means no bound. Beyond SoftPagesPerHost (0: none)
-	// a host's URLs are admitted at low priority, so a trap host is slowed
-	// before it is cut off (IRLbot's BEAST). They set Frontier.HostBudget,
+	// (trap defence); 0 means no bound; later URLs are dropped and counted
+	// (Stats.BudgetDropped). Beyond SoftPagesPerHost (0: none; the flag
+	// --soft-pages-per-host defaults to half of --max-pages-per-host) a
+	// host's URLs are admitted at low priority (Frontier.HostBudget.
+	// LowPriority): fetched only once no URL of normal priority is queued,
+	// so a trap host is slowed before it is cut off (IRLbot's BEAST;
+	// Stats.Frontier.BudgetLowered counts them). They set Frontier.HostBudget,
 	// whose counts are persisted with the frontier: the budget holds across
 	// restarts and kill -9.
 	MaxPagesPerHost  int
@@ -157,6 +179,9 @@ func (o *Options) EnsureDefaults() {
 	if o.CachePerWorker == 0 && o.CacheAlgo != "none" {
 		o.CachePerWorker = 512
 	}
+	if o.ContentSeenSize == 0 {
+		o.ContentSeenSize = DefaultContentSeenSize
+	}
 	if !o.LazyDone {
 		o.Frontier.SyncDone = true
 	}
@@ -215,8 +240,7 @@ type Node struct {
 
 	shared cache.Cache // the front cache every worker uses when Options.CacheShared
 
-	contentMu   sync.Mutex
-	contentSeen map[uint64]struct{}
+	contentSeen *cache.Shared // content-seen test's fingerprints; nil if disabled
 
 	busy    atomic.Int64 // workers holding a lease
 	metrics Metrics
@@ -232,8 +256,13 @@ func Open(opts Options) (*Node, error) {
 	if err := os.MkdirAll(opts.DataDir, 0o755); err != nil {
 		return nil, fmt.Errorf("crawl: %w", err)
 	}
-	n := &Node{opts: opts, contentSeen: make(map[uint64]struct{}), started: time.Now()}
+	n := &Node{opts: opts, started: time.Now()}
 	var err error
+	if opts.ContentSeenSize > 0 {
+		if n.contentSeen, err = cache.NewShared(cache.AlgoClock, opts.ContentSeenSize, contentSeenShards(opts.ContentSeenSize)); err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrInvalidOptions, err)
+		}
+	}
 	if opts.CacheShared && opts.CacheAlgo != "none" && opts.CachePerWorker > 0 {
 		if n.shared, err = cache.NewShared(opts.CacheAlgo, opts.CachePerWorker*opts.Workers, 0); err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrInvalidOptions, err)
@@ -452,7 +481,8 @@ type Stats struct {
 	LinksFound, LinksFiltered, LinksLocal, LinksRemote      uint64
 	LinksTooDeep                                            uint64 // dropped by MaxDepth (not in LinksFound)
 	CacheHits, CacheMisses                                  uint64
-	ContentDuplicates                                       uint64
+	ContentDuplicates                                       uint64 // HTML bodies whose links were not extracted (content seen)
+	ContentSeen                                             int    // fingerprints held by the content-seen set (≤ Options.ContentSeenSize)
 	WARCRecords, WARCErrors                                 uint64
 	NewURLs, BudgetDropped, Received                        uint64
 	LookupFailures                                          uint64 // PolitenessKey "ip": names that did not resolve
@@ -483,7 +513,11 @@ func (s Stats) PagesPerSecond() float64 {
 func (n *Node) Stats() Stats {
 	m := &n.metrics
 	fs := n.fr.Stats()
-	return Stats{
+	seen := 0
+	if n.contentSeen != nil {
+		seen = n.contentSeen.Len()
+	}
+	return Stats{ContentSeen: seen,
 		ID: n.opts.ID, Elapsed: time.Since(n.started),
 		Fetches: m.Fetches.Load(), FetchOK: m.FetchOK.Load(), FetchRedirect: m.FetchRedirect.Load(),
 		FetchHTTPErr: m.FetchHTTPErr.Load(), FetchErr: m.FetchErr.Load(),

@@ -27,6 +27,7 @@ type NodeFlags struct {
 	data, id, userAgent, cacheAlgo, scope string
 	politenessKey                         string
 	workers, cachePerWorker, maxPages     int
+	softPages, contentSeen                int
 	maxDepth                              int
 	cacheShared                           bool
 	maxURLLen, maxRepeated                int
@@ -70,9 +71,11 @@ func AddNodeFlags(fs *flag.FlagSet) *NodeFlags {
 	fs.DurationVar(&f.maxCrawlDelay, "max-crawl-delay", fr.MaxCrawlDelay, "cap on a robots.txt Crawl-delay")
 	fs.DurationVar(&f.failBackoff, "failure-backoff", fr.FailureBackoff, "delay after a host's first consecutive failure (doubles per failure)")
 	fs.DurationVar(&f.maxFailBackoff, "max-failure-backoff", fr.MaxFailureBackoff, "cap on the failure back-off")
-	fs.IntVar(&f.maxPages, "max-pages-per-host", 1000, "URLs admitted per host (trap defence); 0 = unbounded")
+	fs.IntVar(&f.maxPages, "max-pages-per-host", 1000, "URLs admitted per host (trap defence, hard budget: later ones are dropped and counted); 0 = unbounded")
+	fs.IntVar(&f.softPages, "soft-pages-per-host", -1, "URLs per host admitted at normal priority (soft budget); later ones, up to --max-pages-per-host, are queued at low priority and fetched only when nothing better is queued, so a trap host is slowed before it is cut off (IRLbot's BEAST); -1 = half of --max-pages-per-host, 0 = no soft budget")
 	fs.IntVar(&f.maxDepth, "max-depth", 0, "follow links at most this many hops from a seed (seeds are depth 0; a redirect is a hop); 0 = unlimited")
 	fs.IntVar(&f.cachePerWorker, "cache-per-worker", 512, "entries of each worker's front cache of URL fingerprints (0 = none)")
+	fs.IntVar(&f.contentSeen, "content-seen-size", DefaultContentSeenSize, "fingerprints of HTML bodies kept for the content-seen test (links of a body identical to a remembered one are not extracted; ~9 bytes each; a forgotten body's links are extracted again, never lost); 0 = no content-seen test")
 	fs.BoolVar(&f.cacheShared, "cache-shared", false, "one front cache of cache-per-worker × workers entries shared by all workers, instead of one per worker")
 	fs.StringVar(&f.cacheAlgo, "cache-algo", "clock", "front cache policy: clock, lru, random, infinite or none")
 	fs.StringVar(&f.scope, "scope", "any", "hosts a crawl may enter: any, host (the seeds' hosts), domain (the seeds' registered domains) or suffixes (see --suffix)")
@@ -119,6 +122,25 @@ func (f *NodeFlags) Options(seeds []string) (Options, error) {
 	if f.bodyCap <= 0 {
 		bad("--body-cap %d must be positive", f.bodyCap)
 	}
+	if f.maxPages < 0 {
+		bad("--max-pages-per-host %d < 0", f.maxPages)
+	}
+	soft := f.softPages
+	switch {
+	case soft == -1:
+		soft = max(f.maxPages, 0) / 2
+	case soft < 0:
+		bad("--soft-pages-per-host %d: want ≥ 0, or -1 for half of --max-pages-per-host", soft)
+	case f.maxPages > 0 && soft > f.maxPages:
+		bad("--soft-pages-per-host %d > --max-pages-per-host %d", soft, f.maxPages)
+	}
+	if f.contentSeen < 0 {
+		bad("--content-seen-size %d < 0", f.contentSeen)
+	}
+	contentSeen := f.contentSeen
+	if contentSeen == 0 {
+		contentSeen = -1 // Options: negative disables, 0 is the default
+	}
 	if f.cachePerWorker < 0 {
 		bad("--cache-per-worker %d < 0", f.cachePerWorker)
 	}
@@ -162,7 +184,9 @@ func (f *NodeFlags) Options(seeds []string) (Options, error) {
 		CacheAlgo:        algo,
 		CachePerWorker:   size,
 		CacheShared:      f.cacheShared,
+		ContentSeenSize:  contentSeen,
 		MaxPagesPerHost:  f.maxPages,
+		SoftPagesPerHost: soft,
 		MaxDepth:         f.maxDepth,
 		PolitenessKey:    f.politenessKey,
 		Filter:           lf,

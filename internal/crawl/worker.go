@@ -29,6 +29,11 @@ const (
 	OutcomeRobots   = "robots" // disallowed by robots.txt: no request sent
 )
 
+// NoteContentSeen is the crawl log note of a page whose body is
+// byte-identical to one processed before: its links were not extracted
+// (Mercator's content-seen test).
+const NoteContentSeen = "content-seen:links-not-extracted"
+
 // Metrics are a node's counters; read them with Stats. All fields are safe
 // for concurrent use.
 type Metrics struct {
@@ -194,8 +199,10 @@ func (w *worker) process(ctx context.Context, l frontier.Lease) (frontier.Result
 	case resp.Status >= 200 && resp.Status < 300:
 		n.metrics.FetchOK.Add(1)
 		e.Outcome = OutcomeOK
-		if err := w.extract(u, resp); err != nil {
+		if dup, err := w.extract(u, resp); err != nil {
 			e.Note = err.Error()
+		} else if dup {
+			e.Note = NoteContentSeen
 		}
 	default:
 		n.metrics.FetchHTTPErr.Add(1)
@@ -216,32 +223,30 @@ func (w *worker) process(ctx context.Context, l frontier.Lease) (frontier.Result
 }
 
 // extract collects the links of an HTML body into w.links, skipping bodies
-// seen before (Mercator's content-seen test).
-func (w *worker) extract(base *urlnorm.URL, resp *fetcher.Response) error {
+// seen before (Mercator's content-seen test, bounded by
+// Options.ContentSeenSize): it reports whether the body was such a
+// duplicate.
+func (w *worker) extract(base *urlnorm.URL, resp *fetcher.Response) (dup bool, err error) {
 	n := w.n
 	r := resp.Body.NewReader()
 	k, _ := io.ReadFull(r, w.sniff)
 	if !extract.IsHTML(resp.Header.Get("Content-Type"), w.sniff[:k]) {
-		return nil
+		return false, nil
 	}
-	fp, err := resp.Body.Fingerprint()
-	if err != nil {
-		return err
-	}
-	n.contentMu.Lock()
-	_, dup := n.contentSeen[fp]
-	if !dup {
-		n.contentSeen[fp] = struct{}{}
-	}
-	n.contentMu.Unlock()
-	if dup {
-		n.metrics.ContentDuplicates.Add(1)
-		return nil
+	if n.contentSeen != nil {
+		fp, err := resp.Body.Fingerprint()
+		if err != nil {
+			return false, err
+		}
+		if n.contentSeen.Seen(fp) {
+			n.metrics.ContentDuplicates.Add(1)
+			return true, nil
+		}
 	}
 	_, err = w.ex.Extract(resp.Body.NewReader(), base, resp.Header.Get("Content-Type"), func(l extract.Link) {
 		w.links = append(w.links, l.Parsed()) // canonical already: no second parse
 	})
-	return err
+	return false, err
 }
 
 // robotsRetryIn is how long until a failed robots.txt with attempts left is
