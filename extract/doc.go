@@ -38,23 +38,21 @@
 // # Filtering
 //
 // A Filter applies the crawl's rules to each resolved URL — schemes, URL
-// length, link depth, deny/allow lists, scope (any host, the seed's host,
-// its registered domain via the public suffix list, or a list of domain
-// suffixes) and repeated path segments — and returns a Reason the crawler
-// counts. A HostBudget contains traps per host in the manner of IRLbot's
-// BEAST (Lee, Leonard, Wang & Loguinov, WWW 2008): past a soft budget a
-// host's URLs are demoted to low priority, past a hard budget dropped; its
-// counts are in memory only (internal/crawl uses frontier.Budget instead,
-// which persists them with the frontier). The private-address guard is the
-// fetcher's job, at dial time. Link.Parsed returns a link's URL parsed
-// without parsing it again (it is canonical already).
+// length, deny/allow lists, scope (any host, the seed's host, its registered
+// domain via the public suffix list, or a list of domain suffixes) and
+// repeated path segments — and returns a Reason the crawler counts. The
+// per-host trap budget (IRLbot's BEAST: past a soft budget a host's URLs are
+// demoted to low priority, past a hard budget dropped) is the frontier's
+// (frontier.Budget, persisted with the queues), and link depth is applied by
+// internal/crawl to the depth that travels with each URL. The
+// private-address guard is the fetcher's job, at dial time. Link.Parsed
+// returns a link's URL parsed without parsing it again (it is canonical
+// already).
 //
 // # Caller's duties and concurrency
 //
 // An Extractor reuses buffers and is not safe for concurrent use: one per
-// worker. Filter and HostBudget are safe for concurrent use. Nothing here
-// needs Close. Call HostBudget.Admit only for URLs that passed the URL-seen
-// test, so that duplicates do not spend budget.
+// worker. A Filter is safe for concurrent use. Nothing here needs Close.
 //
 // Mercator extracts every link, not only anchors (Heydon & Najork, 1999;
 // Broder, Najork & Wiener, WWW 2003).

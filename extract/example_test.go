@@ -8,7 +8,8 @@ import (
 	"github.com/sextant-crawler/sextant/internal/urlnorm"
 )
 
-// The per-page path of a crawler worker: extract, parse, filter, budget.
+// The per-page path of a crawler worker: extract, parse, filter (the URL-seen
+// test and the per-host budget come after, in the DUE and the frontier).
 func Example() {
 	page := `<html><head><base href="/docs/"></head><body>
 <a href="intro.html#top">Intro</a> <a href="../Index.html">Home</a>
@@ -22,7 +23,6 @@ func Example() {
 	filter, _ := extract.NewFilter(extract.FilterOptions{ // shared
 		Scope: extract.ScopeSameDomain,
 	})
-	budget, _ := extract.NewHostBudget(extract.BudgetOptions{Soft: 2, Hard: 3}) // shared
 
 	if !extract.IsHTML("text/html; charset=utf-8", nil) {
 		return
@@ -32,19 +32,18 @@ func Example() {
 		if err != nil {
 			return
 		}
-		if ok, reason := filter.Allow(u, 1, docURL.Host()); !ok {
+		if ok, reason := filter.Allow(u, docURL.Host()); !ok {
 			fmt.Printf("%-7s %-6s %s (%v)\n", "reject", l.Tag, l.URL, reason)
 			return
 		}
-		// (the URL-seen test goes here; only new URLs spend budget)
-		fmt.Printf("%-7s %-6s %s\n", budget.Admit(u.Host()), l.Tag, l.URL)
+		fmt.Printf("%-7s %-6s %s\n", "accept", l.Tag, l.URL)
 	})
 	fmt.Println(res.Links, "links,", res.Duplicates, "duplicate, base", res.Base, err)
 	// Output:
-	// normal  a      http://example.com/docs/intro.html
-	// normal  a      http://example.com/Index.html
-	// low     img    http://example.com/docs/a.png
-	// drop    img    http://example.com/docs/b.png
+	// accept  a      http://example.com/docs/intro.html
+	// accept  a      http://example.com/Index.html
+	// accept  img    http://example.com/docs/a.png
+	// accept  img    http://example.com/docs/b.png
 	// reject  a      mailto:me@example.com (scheme)
 	// reject  a      http://elsewhere.example/ (scope)
 	// 6 links, 1 duplicate, base http://example.com/docs/ <nil>

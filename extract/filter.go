@@ -45,15 +45,13 @@ const (
 	RejectScheme                  // scheme not in Schemes
 	RejectNoHost                  // URL has no host
 	RejectLength                  // longer than MaxURLLength
-	RejectDepth                   // link depth beyond MaxDepth
 	RejectDenied                  // host on the Deny list
 	RejectScope                   // host outside the scope
 	RejectRepeatedSegments        // a path segment repeats more than MaxRepeatedSegments times
-	RejectBudget                  // per-host hard budget exhausted (HostBudget; not returned by Filter)
 	NumReasons                    // number of Reason values, for counter arrays
 )
 
-var reasonNames = [NumReasons]string{"accepted", "scheme", "no-host", "length", "depth", "denied", "scope", "repeated-segments", "budget"}
+var reasonNames = [NumReasons]string{"accepted", "scheme", "no-host", "length", "denied", "scope", "repeated-segments"}
 
 func (r Reason) String() string {
 	if r < NumReasons {
@@ -73,9 +71,6 @@ type FilterOptions struct {
 	// occurring more than this many times (/a/b/a/b/a/b/a/...: a crawler
 	// trap of relative links); default 3, -1 = no limit.
 	MaxRepeatedSegments int
-	// MaxDepth rejects links more than this many hops from a seed (seeds
-	// are depth 0); 0 = unlimited.
-	MaxDepth int
 	// Scope of the crawl relative to the seed's host.
 	Scope Scope
 	// Suffixes for ScopeSuffixes: domains whose hosts are in scope
@@ -111,9 +106,6 @@ func (o *FilterOptions) Validate() error {
 	}
 	if o.MaxRepeatedSegments < -1 {
 		bad("MaxRepeatedSegments %d", o.MaxRepeatedSegments)
-	}
-	if o.MaxDepth < 0 {
-		bad("MaxDepth %d < 0", o.MaxDepth)
 	}
 	if o.Scope > ScopeSuffixes {
 		bad("unknown Scope %d", o.Scope)
@@ -175,13 +167,15 @@ func NewFilter(opts FilterOptions) (*Filter, error) {
 	return f, nil
 }
 
-// Allow reports whether u, found at link depth depth (seeds are 0) in a
-// crawl that started from a seed on seedHost ("host" or "host:port"; used
-// only by ScopeSameHost and ScopeSameDomain), should be crawled, and if
-// not, the first failing rule in this order: scheme, host, length, depth,
-// deny list, scope (the Allow list admits out-of-scope hosts), repeated
-// path segments.
-func (f *Filter) Allow(u *urlnorm.URL, depth int, seedHost string) (bool, Reason) {
+// Allow reports whether u, found in a crawl that started from a seed on
+// seedHost ("host" or "host:port"; used only by ScopeSameHost and
+// ScopeSameDomain), should be crawled, and if not, the first failing rule in
+// this order: scheme, host, length, deny list, scope (the Allow list admits
+// out-of-scope hosts), repeated path segments. Link depth and per-host
+// budgets are not a filter's business: the crawler applies its MaxDepth to
+// the depth that travels with each URL, and the frontier's persisted
+// HostBudget counts URLs after the URL-seen test.
+func (f *Filter) Allow(u *urlnorm.URL, seedHost string) (bool, Reason) {
 	if !slices.Contains(f.opts.Schemes, u.Scheme()) {
 		return false, RejectScheme
 	}
@@ -191,9 +185,6 @@ func (f *Filter) Allow(u *urlnorm.URL, depth int, seedHost string) (bool, Reason
 	}
 	if f.opts.MaxURLLength >= 0 && len(u.String()) > f.opts.MaxURLLength {
 		return false, RejectLength
-	}
-	if f.opts.MaxDepth > 0 && depth > f.opts.MaxDepth {
-		return false, RejectDepth
 	}
 	if underAny(host, f.deny) {
 		return false, RejectDenied

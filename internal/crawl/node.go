@@ -460,13 +460,13 @@ func hostOf(u string) string {
 	return rest
 }
 
-// Filter adapts an extract.Filter to a LinkFilter. Its MaxDepth is not
-// applied (LinkFilter sees no depth): use Options.MaxDepth.
+// Filter adapts an extract.Filter to a LinkFilter (scopes relative to a seed
+// need NewSeedFilter).
 type Filter struct{ F *extract.Filter }
 
 // Allow implements LinkFilter.
 func (f Filter) Allow(u *urlnorm.URL) bool {
-	ok, _ := f.F.Allow(u, 0, "")
+	ok, _ := f.F.Allow(u, "")
 	return ok
 }
 

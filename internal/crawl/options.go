@@ -287,12 +287,8 @@ type seedFilter struct {
 
 // NewSeedFilter returns a LinkFilter applying opts; with ScopeSameHost or
 // ScopeSameDomain a URL is in scope if it is on the host (or registered
-// domain) of any of seeds. opts.MaxDepth must be 0: a LinkFilter sees no
-// depth; the node applies Options.MaxDepth.
+// domain) of any of seeds. Link depth is the node's (Options.MaxDepth).
 func NewSeedFilter(opts extract.FilterOptions, seeds []string) (LinkFilter, error) {
-	if opts.MaxDepth != 0 {
-		return nil, errors.New("crawl: set Options.MaxDepth (--max-depth), not FilterOptions.MaxDepth: the node applies it")
-	}
 	f, err := extract.NewFilter(opts)
 	if err != nil {
 		return nil, err
@@ -337,6 +333,6 @@ func (s *seedFilter) Allow(u *urlnorm.URL) bool {
 			seed = h
 		}
 	}
-	ok, _ := s.f.Allow(u, 0, seed)
+	ok, _ := s.f.Allow(u, seed)
 	return ok
 }
