@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -17,9 +18,13 @@ import (
 )
 
 // Benchmarks at scale. Run with -benchtime=1x: each runs its workload once
-// and reports rates as metrics. Sizes: 10⁶ URLs, 10⁷ with SEXTANT_LONG=1.
+// and reports rates as metrics. Sizes: 10⁶ URLs, 10⁷ with SEXTANT_LONG=1,
+// any N with SEXTANT_FRONTIER_N=N (e.g. 100000000 for 10⁸).
+// SEXTANT_ENQUEUE_ONLY=1 makes BenchmarkFrontier stop after the enqueue
+// figures (memory and disk per queued URL), skipping the dequeue.
 //
 //	go test -run '^$' -bench . -benchtime=1x ./frontier
+//	SEXTANT_FRONTIER_N=100000000 SEXTANT_ENQUEUE_ONLY=1 go test -run '^$' -bench 'BenchmarkFrontier$' -benchtime=1x -timeout 120m ./frontier
 
 const (
 	benchBatch   = 1000 // URLs per AddBatch, like a DUE hand-off
@@ -27,12 +32,20 @@ const (
 	benchWorkers = 8
 )
 
-func benchSize() int {
+// benchSize is the number of URLs of the scale benchmarks.
+var benchSize = sync.OnceValue(func() int {
+	if s := os.Getenv("SEXTANT_FRONTIER_N"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < benchBatch {
+			panic(fmt.Sprintf("SEXTANT_FRONTIER_N=%q: want an integer ≥ %d", s, benchBatch))
+		}
+		return n
+	}
 	if os.Getenv("SEXTANT_LONG") != "" {
 		return 10_000_000
 	}
 	return 1_000_000
-}
+})
 
 func benchItem(i int) Item {
 	h := (i * 7919) % max(benchSize()/benchPerHost, 1)
@@ -173,6 +186,9 @@ func BenchmarkFrontier(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.ReportMetric(float64(dirSize(dir))/float64(n), "disk-B/URL")
+		if os.Getenv("SEXTANT_ENQUEUE_ONLY") != "" {
+			continue
+		}
 
 		f, err = Open(dir, benchOpts())
 		if err != nil {
