@@ -6,7 +6,10 @@
 // front cache and DUE); remote URLs pass a per-peer front cache (hits are not
 // sent: this is the cross-machine traffic the caching study saves), then go
 // into front-coded batches (EncodeBatch) spooled on disk in pebble until the
-// peer acknowledges them over a gRPC stream (proto.Peer/Send).
+// peer acknowledges them over a gRPC stream (proto.Peer/Send). The sender
+// coalesces the URL batches waiting for a peer into one message, encoded
+// together (Options.CoalesceMaxAge): durability comes from frequent small
+// spooled batches, wire efficiency from large messages.
 //
 // # Usage
 //
@@ -23,7 +26,9 @@
 //  4. The Local sink must be durable when Deliver returns nil: a received
 //     batch is acknowledged only then. It may see a URL twice after a crash
 //     (the DUE deduplicates). Received batches are applied once per (sender,
-//     epoch, seq); a resend is acknowledged without delivery.
+//     epoch, seq); a resend is acknowledged without delivery, except a
+//     coalesced message that overlaps batches applied before and reaches
+//     beyond them: it is delivered whole.
 //  5. For cluster-wide termination, supply Options.Status and poll
 //     Terminated: it is true only after two status rounds in which every node
 //     is idle, nothing is buffered or spooled, and every channel's sent and

@@ -79,6 +79,15 @@ type Options struct {
 	BatchMaxBytes int           // raw URL bytes per batch; default 512 KiB
 	BatchMaxAge   time.Duration // a non-empty buffer is spooled this old; default 200ms, < 0 never
 	Codec         Codec         // default CodecFrontZstd
+	// CoalesceMaxAge is how long a spooled batch of URLs may wait for
+	// later ones to share its wire message: the sender merges the
+	// spooled batches waiting for a peer (up to BatchMaxURLs URLs and
+	// BatchMaxBytes) into one message, encoded together. Batches are
+	// spooled as often as callers Flush (for durability), often with a
+	// few URLs each; coalesced, they front-code and compress several
+	// times better. It delays delivery, not durability. Default 500ms;
+	// < 0 sends each batch as it was spooled.
+	CoalesceMaxAge time.Duration
 	// Limits bound received batches; default Limits defaults. Batches this
 	// node builds must fit them, and URLs longer than Limits.MaxURLLen are
 	// dropped and counted (TooLong).
@@ -126,6 +135,9 @@ func (o *Options) EnsureDefaults() {
 	}
 	if o.Codec == 0 {
 		o.Codec = CodecFrontZstd
+	}
+	if o.CoalesceMaxAge == 0 {
+		o.CoalesceMaxAge = 500 * time.Millisecond
 	}
 	o.Limits.EnsureDefaults()
 	if o.Window == 0 {

@@ -136,17 +136,25 @@ func (s *Splitter) apply(ctx context.Context, p *peer, b *pb.Batch) (uint64, err
 	if b.GetMembershipEpoch() > vs.v.Epoch {
 		return 0, status.Errorf(codes.Aborted, "hostsplit: batch for membership epoch %d, this node is on %d", b.GetMembershipEpoch(), vs.v.Epoch)
 	}
+	// A coalesced message carries batches first..seq; first ≤ applied < seq
+	// is a resend overlapping batches applied before: applying it again
+	// is harmless (the sink takes repeats).
+	first := b.GetFirstSeq()
+	if first == 0 {
+		first = b.GetSeq()
+	}
 	known := b.GetEpoch() == p.inEpoch
 	if known && b.GetSeq() <= p.inApplied {
 		p.st.dupBatches.Add(1)
 		return p.inApplied, nil
 	}
-	if known && b.GetSeq() != p.inApplied+1 {
-		return 0, status.Errorf(codes.FailedPrecondition, "hostsplit: batch %d from %s after %d: gap", b.GetSeq(), p.id, p.inApplied)
-	}
-	if b.GetSeq() == 0 || b.GetEpoch() == 0 {
+	if b.GetSeq() == 0 || b.GetEpoch() == 0 || first > b.GetSeq() || (first != b.GetSeq() && Kind(b.GetKind()) != KindURLs) {
 		p.st.malformed.Add(1)
-		return 0, status.Errorf(codes.InvalidArgument, "%v: zero seq or epoch", ErrMalformedBatch)
+		return 0, status.Errorf(codes.InvalidArgument, "%v: seq %d, first seq %d, epoch %d, kind %d", ErrMalformedBatch,
+			b.GetSeq(), b.GetFirstSeq(), b.GetEpoch(), b.GetKind())
+	}
+	if known && first > p.inApplied+1 {
+		return 0, status.Errorf(codes.FailedPrecondition, "hostsplit: batch %d from %s after %d: gap", first, p.id, p.inApplied)
 	}
 	urls, err := DecodeBatch(b.GetUrls(), s.opts.Limits)
 	if err == nil && len(urls) != int(b.GetCount()) {

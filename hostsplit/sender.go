@@ -3,10 +3,13 @@ package hostsplit
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"runtime/pprof"
+	"slices"
 	"sync"
+	"time"
 
 	pb "github.com/sextant-crawler/sextant/proto"
 	"google.golang.org/grpc/codes"
@@ -118,18 +121,36 @@ func (s *Splitter) runStream(ctx context.Context, p *peer, stop <-chan struct{})
 	p.outMu.Lock()
 	next := p.acked + 1
 	p.outMu.Unlock()
+	// inflight holds the last seq of each message sent and not yet
+	// acknowledged: Window bounds messages, not batches.
+	var inflight []uint64
+	ack := func(a uint64) {
+		progress = s.ackUpTo(p, a) || progress
+		next = max(next, a+1)
+		for len(inflight) > 0 && inflight[0] <= a {
+			inflight = inflight[1:]
+		}
+	}
 	for {
 		p.outMu.Lock()
-		last, acked := p.lastSeq, p.acked
+		last := p.lastSeq
 		p.outMu.Unlock()
-		for next <= last && next-acked <= uint64(s.opts.Window) {
-			kind, count, enc, err := s.store.getBatch(p.id, next)
+		var hold <-chan time.Time
+		for next <= last && len(inflight) < s.opts.Window {
+			b, wait, err := s.message(p, next, last)
 			if err != nil {
 				return progress, err
 			}
-			b := &pb.Batch{Sender: string(s.opts.Self), Epoch: s.store.epoch, Seq: next, Count: uint32(count), Urls: enc,
-				MembershipEpoch: s.Epoch(), Kind: pb.BatchKind(kind)}
+			if b == nil {
+				hold = s.opts.Clock.After(wait)
+				break
+			}
 			p.st.transmitted.Add(1)
+			if b.Seq > p.wireHigh {
+				p.wireHigh = b.Seq
+				p.st.wireMessages.Add(1)
+				p.st.wireBytes.Add(uint64(len(b.Urls)))
+			}
 			if err := stream.Send(b); err != nil {
 				if !errors.Is(err, io.EOF) {
 					return progress, err
@@ -140,19 +161,18 @@ func (s *Splitter) runStream(ctx context.Context, p *peer, stop <-chan struct{})
 					case err := <-errc:
 						return progress, err
 					case a := <-acks:
-						progress = s.ackUpTo(p, a) || progress
+						ack(a)
 					}
 				}
 			}
-			next++
+			inflight = append(inflight, b.Seq)
+			next = b.Seq + 1
 		}
 		select {
 		case a := <-acks:
-			if s.ackUpTo(p, a) {
-				progress = true
-			}
-			next = max(next, a+1)
+			ack(a)
 		case <-p.notify:
+		case <-hold:
 		case err := <-errc:
 			return progress, err
 		case <-s.closing:
@@ -163,6 +183,69 @@ func (s *Splitter) runStream(ctx context.Context, p *peer, stop <-chan struct{})
 			return progress, nil
 		}
 	}
+}
+
+// message builds the wire message that starts at spooled batch next (last
+// is the last spooled). Batches of URLs are coalesced: a run of them, up to
+// BatchMaxURLs URLs and BatchMaxBytes raw bytes, travels as one message,
+// their URLs merged and encoded together (small batches, spooled often for
+// durability, front-code and compress much better together). While the
+// unsent URLs are fewer than BatchMaxURLs and the oldest was spooled less
+// than CoalesceMaxAge ago, message returns nil and how long to wait.
+func (s *Splitter) message(p *peer, next, last uint64) (*pb.Batch, time.Duration, error) {
+	kind, count, enc, err := s.store.getBatch(p.id, next)
+	if err != nil {
+		return nil, 0, err
+	}
+	b := &pb.Batch{Sender: string(s.opts.Self), Epoch: s.store.epoch, Seq: next, Count: uint32(count), Urls: enc,
+		MembershipEpoch: s.Epoch(), Kind: pb.BatchKind(kind)}
+	if kind != KindURLs || s.opts.CoalesceMaxAge < 0 {
+		return b, 0, nil
+	}
+	p.outMu.Lock()
+	unsent := 0
+	for q := next; q <= last && unsent < s.opts.BatchMaxURLs; q++ {
+		unsent += p.pending[q]
+	}
+	at, ok := p.spooledAt[next]
+	p.outMu.Unlock()
+	if age := s.opts.Clock.Now().Sub(at); ok && unsent < s.opts.BatchMaxURLs && age < s.opts.CoalesceMaxAge && !s.isClosing() {
+		return nil, s.opts.CoalesceMaxAge - age, nil
+	}
+	urls, err := DecodeBatch(enc, s.opts.Limits)
+	if err != nil {
+		return nil, 0, fmt.Errorf("hostsplit: spooled batch %d for %s: %w", next, p.id, err)
+	}
+	n, raw := len(urls), totalLen(urls)
+	end := next
+	for q := next + 1; q <= last; q++ {
+		k, c, e, err := s.store.getBatch(p.id, q)
+		if err != nil {
+			return nil, 0, err
+		}
+		if k != KindURLs || n+c > s.opts.BatchMaxURLs {
+			break
+		}
+		more, err := DecodeBatch(e, s.opts.Limits)
+		if err != nil {
+			return nil, 0, fmt.Errorf("hostsplit: spooled batch %d for %s: %w", q, p.id, err)
+		}
+		if r := totalLen(more); raw+r <= s.opts.BatchMaxBytes {
+			urls, n, raw, end = append(urls, more...), n+c, raw+r, q
+			continue
+		}
+		break
+	}
+	if end == next {
+		return b, 0, nil
+	}
+	slices.Sort(urls)
+	urls = slices.Compact(urls)
+	if b.Urls, err = EncodeBatch(nil, urls, s.opts.Codec); err != nil {
+		return nil, 0, err
+	}
+	b.FirstSeq, b.Seq, b.Count = next, end, uint32(len(urls))
+	return b, 0, nil
 }
 
 // ackUpTo forgets p's batches up to seq; it reports whether any was new.
@@ -182,6 +265,7 @@ func (s *Splitter) ackUpTo(p *peer, seq uint64) bool {
 			p.pendingURLs -= n
 			p.st.ackedBatches.Add(1)
 		}
+		delete(p.spooledAt, q)
 	}
 	p.acked = seq
 	return true

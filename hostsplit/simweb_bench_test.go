@@ -79,8 +79,9 @@ type simPage struct {
 // the pages it owns, with per-peer CLOCK caches of k entries (k=0: no cache;
 // inf: every URL remembered), and reports the local share, the
 // cross-machine traffic reduction (1 − sent ÷ discovered remote) and the
-// wire bytes per sent URL. Peers are unreachable: batches stay spooled, so
-// this measures what would be sent.
+// encoded bytes per sent URL. Peers are unreachable: batches stay spooled, so
+// this measures what would be sent (as spooled, before the sender
+// coalesces batches into larger wire messages).
 func BenchmarkSimwebCrossTraffic(b *testing.B) {
 	pages, err := simwebPages()
 	if err != nil {
@@ -107,7 +108,7 @@ func BenchmarkSimwebCrossTraffic(b *testing.B) {
 				remote += s.DiscoveredRemote
 				sent += s.Total.SentURLs
 				supp += s.Total.Suppressed
-				wire += s.Total.WireBytes
+				wire += s.Total.SpooledBytes
 			}
 			b.ReportMetric(100*float64(local)/float64(local+remote), "%local")
 			b.ReportMetric(100*(1-float64(sent)/float64(remote)), "%reduction")

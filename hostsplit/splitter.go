@@ -74,11 +74,17 @@ type peer struct {
 
 	flushMu sync.Mutex // orders sequence assignment and spool writes
 
-	outMu       sync.Mutex // guards lastSeq, acked, pending
+	outMu       sync.Mutex // guards lastSeq, acked, pending, spooledAt
 	lastSeq     uint64
 	acked       uint64
-	pending     map[uint64]int // spooled seq → URL count
+	pending     map[uint64]int       // spooled seq → URL count
+	spooledAt   map[uint64]time.Time // when this process spooled seq (for coalescing)
 	pendingURLs int
+
+	// wireHigh is the highest seq counted in the wire counters: batches
+	// spooled before this start, and resends, are not counted again.
+	// Used by the sender goroutine only.
+	wireHigh uint64
 
 	notify chan struct{} // capacity 1: new batch spooled
 
@@ -93,6 +99,7 @@ type peer struct {
 type peerCounters struct {
 	discovered, suppressed, tooLong, batchDups     atomic.Uint64
 	sentURLs, sentBatches, wireBytes, rawBytes     atomic.Uint64
+	spooledBytes, wireMessages                     atomic.Uint64
 	ackedBatches, transmitted, streamErrors        atomic.Uint64
 	recvBatches, recvURLs, dupBatches              atomic.Uint64
 	malformed, rejectedByPeer, rerouted, forwarded atomic.Uint64
@@ -203,7 +210,8 @@ func (s *Splitter) newPeer(id NodeID) (*peer, error) {
 	if err != nil {
 		return nil, err
 	}
-	p.lastSeq, p.pending = last, pending
+	p.lastSeq, p.pending, p.spooledAt = last, pending, map[uint64]time.Time{}
+	p.wireHigh = last
 	p.acked = last
 	for seq, n := range pending {
 		p.acked = min(p.acked, seq-1)
@@ -446,12 +454,13 @@ func (s *Splitter) spool(p *peer, urls []string) error {
 	p.outMu.Lock()
 	p.lastSeq = seq
 	p.pending[seq] = len(uniq)
+	p.spooledAt[seq] = s.opts.Clock.Now()
 	p.pendingURLs += len(uniq)
 	p.outMu.Unlock()
 	p.st.batchDups.Add(uint64(len(urls) - len(uniq)))
 	p.st.sentURLs.Add(uint64(len(uniq)))
 	p.st.sentBatches.Add(1)
-	p.st.wireBytes.Add(uint64(len(enc)))
+	p.st.spooledBytes.Add(uint64(len(enc)))
 	p.st.rawBytes.Add(uint64(totalLen(uniq)))
 	select {
 	case p.notify <- struct{}{}:

@@ -11,10 +11,12 @@ type PeerStats struct {
 	BatchDups       uint64 // duplicates removed inside a batch
 	SentURLs        uint64 // URLs in batches spooled for the peer
 	SentBatches     uint64
-	WireBytes       uint64 // encoded batch bytes (first transmission)
+	SpooledBytes    uint64 // encoded bytes of the batches spooled
 	RawBytes        uint64 // the same URLs' raw bytes
+	WireBytes       uint64 // encoded URL bytes of the messages sent (first transmission)
+	WireMessages    uint64 // those messages; spooled batches are coalesced (CoalesceMaxAge)
 	AckedBatches    uint64
-	Transmitted     uint64 // batches put on a stream, resends included
+	Transmitted     uint64 // messages put on a stream, resends included
 	StreamErrors    uint64
 	RejectedByPeer  uint64 // streams the peer ended as malformed
 	SpoolBatches    uint64 // spooled, not yet acknowledged
@@ -56,7 +58,8 @@ func (s Stats) LocalShare() float64 {
 	return float64(s.DiscoveredLocal) / float64(n)
 }
 
-// WireRatio is wire bytes ÷ raw URL bytes of the batches sent.
+// WireRatio is wire bytes ÷ raw URL bytes of the batches spooled: exact
+// once every batch spooled since this start has been sent.
 func (s Stats) WireRatio() float64 {
 	if s.Total.RawBytes == 0 {
 		return 0
@@ -78,6 +81,8 @@ func (s *Splitter) Stats() Stats {
 		t.SentURLs += ps.SentURLs
 		t.SentBatches += ps.SentBatches
 		t.WireBytes += ps.WireBytes
+		t.WireMessages += ps.WireMessages
+		t.SpooledBytes += ps.SpooledBytes
 		t.RawBytes += ps.RawBytes
 		t.AckedBatches += ps.AckedBatches
 		t.Transmitted += ps.Transmitted
@@ -105,6 +110,8 @@ func (p *peer) stats() PeerStats {
 		SentURLs:        p.st.sentURLs.Load(),
 		SentBatches:     p.st.sentBatches.Load(),
 		WireBytes:       p.st.wireBytes.Load(),
+		WireMessages:    p.st.wireMessages.Load(),
+		SpooledBytes:    p.st.spooledBytes.Load(),
 		RawBytes:        p.st.rawBytes.Load(),
 		AckedBatches:    p.st.ackedBatches.Load(),
 		Transmitted:     p.st.transmitted.Load(),

@@ -312,6 +312,7 @@ func (s *Splitter) reroute(ctx context.Context, p *peer, vs *viewState) error {
 			delete(p.pending, seq)
 			p.pendingURLs -= n
 		}
+		delete(p.spooledAt, seq)
 		p.acked = max(p.acked, seq)
 		p.outMu.Unlock()
 		p.st.rerouted.Add(uint64(len(urls)))
@@ -505,11 +506,12 @@ func (s *Splitter) spoolMany(groups map[NodeID][]string, kind Kind, meta map[str
 		p.outMu.Lock()
 		p.lastSeq = seqs[i]
 		p.pending[seqs[i]] = o.count
+		p.spooledAt[seqs[i]] = s.opts.Clock.Now()
 		p.pendingURLs += o.count
 		p.outMu.Unlock()
 		p.st.sentURLs.Add(uint64(o.count))
 		p.st.sentBatches.Add(1)
-		p.st.wireBytes.Add(uint64(len(o.enc)))
+		p.st.spooledBytes.Add(uint64(len(o.enc)))
 		p.st.rawBytes.Add(uint64(o.raw))
 		if kind != KindURLs {
 			s.handoffBatches.Add(1)

@@ -161,8 +161,16 @@ type Batch struct {
 	// the URLs of hosts it does not own to their owner.
 	MembershipEpoch uint64    `protobuf:"varint,6,opt,name=membership_epoch,json=membershipEpoch,proto3" json:"membership_epoch,omitempty"`
 	Kind            BatchKind `protobuf:"varint,7,opt,name=kind,proto3,enum=sextant.v1.BatchKind" json:"kind,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// first_seq, when non-zero, makes the message carry the spooled batches
+	// first_seq..seq (all of kind URLs) coalesced into one: their URLs merged,
+	// sorted, deduplicated and encoded together, so that small batches spooled
+	// often still front-code and compress well on the wire. The receiver
+	// applies it as batch seq; batches up to seq are then applied. A resend
+	// that overlaps batches already applied is applied again (a URL may reach
+	// the receiver's DUE twice; the DUE drops the repeat).
+	FirstSeq      uint64 `protobuf:"varint,8,opt,name=first_seq,json=firstSeq,proto3" json:"first_seq,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Batch) Reset() {
@@ -242,6 +250,13 @@ func (x *Batch) GetKind() BatchKind {
 		return x.Kind
 	}
 	return BatchKind_BATCH_KIND_URLS
+}
+
+func (x *Batch) GetFirstSeq() uint64 {
+	if x != nil {
+		return x.FirstSeq
+	}
+	return 0
 }
 
 // Ack acknowledges every batch with a sequence number up to acked_seq.
@@ -1028,7 +1043,7 @@ var File_sextant_proto protoreflect.FileDescriptor
 const file_sextant_proto_rawDesc = "" +
 	"\n" +
 	"\rsextant.proto\x12\n" +
-	"sextant.v1\"\xc7\x01\n" +
+	"sextant.v1\"\xe4\x01\n" +
 	"\x05Batch\x12\x16\n" +
 	"\x06sender\x18\x01 \x01(\tR\x06sender\x12\x14\n" +
 	"\x05epoch\x18\x02 \x01(\x04R\x05epoch\x12\x10\n" +
@@ -1036,7 +1051,8 @@ const file_sextant_proto_rawDesc = "" +
 	"\x05count\x18\x04 \x01(\rR\x05count\x12\x12\n" +
 	"\x04urls\x18\x05 \x01(\fR\x04urls\x12)\n" +
 	"\x10membership_epoch\x18\x06 \x01(\x04R\x0fmembershipEpoch\x12)\n" +
-	"\x04kind\x18\a \x01(\x0e2\x15.sextant.v1.BatchKindR\x04kind\"8\n" +
+	"\x04kind\x18\a \x01(\x0e2\x15.sextant.v1.BatchKindR\x04kind\x12\x1b\n" +
+	"\tfirst_seq\x18\b \x01(\x04R\bfirstSeq\"8\n" +
 	"\x03Ack\x12\x14\n" +
 	"\x05epoch\x18\x01 \x01(\x04R\x05epoch\x12\x1b\n" +
 	"\tacked_seq\x18\x02 \x01(\x04R\backedSeq\"\x0f\n" +

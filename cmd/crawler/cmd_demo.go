@@ -32,7 +32,8 @@ Run 'crawler simweb' to only serve the web.`)
 	noPath := f.Bool("no-pathologies", false, "build the web without pathological hosts")
 	cacheW := f.Int("cache-per-worker", 512, "front cache entries per worker (CLOCK)")
 	cacheShared := f.Bool("cache-shared", false, "one front cache per node of cache-per-worker × workers entries, shared by its workers")
-	peerCache := f.Int("peer-cache", 4096, "per-peer splitter cache entries (CLOCK)")
+	peerCache := f.Int("peer-cache", 4096, "per-peer splitter cache entries (CLOCK; 0: no per-peer cache)")
+	coalesce := f.Duration("wire-coalesce", 500*time.Millisecond, "how long a batch spooled for a peer may wait for later ones to share its wire message (0: each batch alone)")
 	data := f.String("data", "", "data directory to keep (default: a temporary one, removed at the end)")
 	report := f.String("report-json", "", "also write the final report as JSON to this file")
 	every := f.Duration("progress", time.Second, "progress interval")
@@ -54,7 +55,16 @@ Run 'crawler simweb' to only serve the web.`)
 		cfg.PagesPerHost = float64(*pages) / float64(cfg.Hosts)
 	}
 	cfg.NoPathologies = *noPath
-	o := demo.Options{Web: cfg, Nodes: *nodes, Workers: *workers, CachePerWorker: *cacheW, CacheShared: *cacheShared, PeerCache: *peerCache,
+	if *peerCache < 0 {
+		return usagef("--peer-cache must not be negative")
+	}
+	if *peerCache == 0 {
+		*peerCache = -1 // demo.Options: no per-peer cache
+	}
+	if *coalesce <= 0 {
+		*coalesce = -1
+	}
+	o := demo.Options{Web: cfg, Nodes: *nodes, Workers: *workers, CachePerWorker: *cacheW, CacheShared: *cacheShared, PeerCache: *peerCache, WireCoalesce: *coalesce,
 		DataDir: *data, ReportJSON: *report, Progress: *every, Live: isTerminal(env.stdout), Traces: *traces, WARCDir: *warcDir, StatusAddr: *statusAddr}
 	if *traces && *data == "" {
 		return usagef("--traces needs --data (the traces would be removed with a temporary directory)")

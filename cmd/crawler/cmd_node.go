@@ -185,7 +185,9 @@ func runNodeConfig(ctx context.Context, env *cmdEnv, cfg *nodeconfig.Config, exi
 
 	workers, perWorker, shared := m.Node.CacheSizes()
 	peerCache := mo.PeerCacheSize
-	if peerCache == 0 {
+	if mo.PeerCacheAlgo == "none" {
+		peerCache = 0
+	} else if peerCache == 0 {
 		peerCache = 4096 // crawl.MemberOptions' default
 	}
 	src.Store(&demo.StatusSource{Member: m, Curves: curves, Tally: tally,

@@ -47,6 +47,11 @@ type MemberOptions struct {
 	// FlushInterval is how long a worker's remote URLs may wait for a
 	// shared flush to the spool (group commit). Default 20 ms.
 	FlushInterval time.Duration
+	// WireCoalesce is how long a spooled batch may wait for later ones to
+	// share its wire message (hostsplit.Options.CoalesceMaxAge): the
+	// small batches of frequent group commits then travel front-coded and
+	// compressed together. Default 500 ms; < 0 sends each batch alone.
+	WireCoalesce time.Duration
 	// FullTrace and CrossTrace receive the fingerprint of every URL
 	// entering the splitter and of every URL bound for a peer (for
 	// `crawler cachesim`). Optional.
@@ -238,8 +243,8 @@ func StartMember(o MemberOptions) (*Member, error) {
 			return hostsplit.LocalStatus{Idle: phase == PhaseRunning && ref.n.Idle(), FrontierSize: int64(ref.n.FrontierLen()),
 				InFlight: ref.n.busy.Load(), Paused: m.paused(), Phase: phase}
 		},
-		BatchMaxAge: o.BatchMaxAge,
-		FullTrace:   o.FullTrace, CrossTrace: o.CrossTrace,
+		BatchMaxAge: o.BatchMaxAge, CoalesceMaxAge: o.WireCoalesce,
+		FullTrace: o.FullTrace, CrossTrace: o.CrossTrace,
 		Logger: o.Logger,
 	})
 	if err != nil {

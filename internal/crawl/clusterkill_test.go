@@ -186,29 +186,21 @@ func TestClusterKillNine(t *testing.T) {
 		}
 	}
 	fetched, extra, dups := serverFetched(web, srv)
-	var rest []string
+	// Exact, trap hosts included: the per-host budget is persisted with
+	// each owner's frontier, so a trap host gets one budget over all the
+	// runs (Check fails on a trap host over oracle.Rules.MaxPagesPerHost).
+	if err := oracle.Check(fetched); err != nil {
+		t.Errorf("after %d kills the fetched set differs from the oracle's: %v", kills, err)
+	}
 	perTrap := map[string]int{}
 	for _, u := range fetched {
-		trap := ""
 		for _, h := range oracle.TrapHosts {
 			if strings.HasPrefix(u, "http://"+h+"/") {
-				trap = h
+				perTrap[h]++
 			}
 		}
-		if trap == "" {
-			rest = append(rest, u)
-		} else {
-			perTrap[trap]++
-		}
 	}
-	if err := oracle.Check(rest); err != nil {
-		t.Errorf("after %d kills the fetched set (trap hosts aside) differs from the oracle's: %v", kills, err)
-	}
-	for h, c := range perTrap { // the budget restarts with a killed process (known gap)
-		if c > oracle.Rules.MaxPagesPerHost*(kills+1) {
-			t.Errorf("trap host %s: %d URLs over %d runs", h, c, kills+1)
-		}
-	}
+	t.Logf("trap hosts: URLs fetched %v (budget %d URLs admitted per host)", perTrap, oracle.Rules.MaxPagesPerHost)
 	if extra > ckWorkers*kills {
 		t.Errorf("%d repeated fetches after %d kills, want ≤ %d: %v", extra, kills, ckWorkers*kills, dups[:min(10, len(dups))])
 	}

@@ -45,8 +45,12 @@ type Options struct {
 	// Workers per node; default 32.
 	Workers int
 	// CachePerWorker and PeerCache size the front caches; defaults 512
-	// and 4096 entries.
+	// and 4096 entries. PeerCache < 0 runs without per-peer caches.
 	CachePerWorker, PeerCache int
+	// WireCoalesce is how long a batch spooled for a peer may wait for
+	// later ones to share its wire message (crawl.MemberOptions); default
+	// 500 ms, < 0 sends every batch alone.
+	WireCoalesce time.Duration
 	// CacheShared gives each node one front cache of CachePerWorker ×
 	// Workers entries shared by its workers instead of one per worker.
 	CacheShared bool
@@ -103,6 +107,15 @@ func (o *Options) EnsureDefaults() {
 	}
 }
 
+// peerCacheAlgo is the member's per-peer cache algorithm: "none" for
+// PeerCache < 0, else the default.
+func (o *Options) peerCacheAlgo() string {
+	if o.PeerCache < 0 {
+		return "none"
+	}
+	return ""
+}
+
 // Validate reports every invalid field.
 func (o *Options) Validate() error {
 	var errs []error
@@ -112,7 +125,7 @@ func (o *Options) Validate() error {
 	if o.Workers < 1 {
 		errs = append(errs, fmt.Errorf("%w: workers %d < 1", ErrInvalidOptions, o.Workers))
 	}
-	if o.CachePerWorker < 0 || o.PeerCache < 0 {
+	if o.CachePerWorker < 0 {
 		errs = append(errs, fmt.Errorf("%w: negative cache size", ErrInvalidOptions))
 	}
 	if err := o.Web.Validate(); err != nil {
@@ -134,6 +147,7 @@ type NodeReport struct {
 	RemoteSuppressed uint64  `json:"remote_suppressed_by_cache"`
 	RemoteSent       uint64  `json:"remote_sent"`
 	WireBytes        uint64  `json:"wire_bytes"`
+	WireMessages     uint64  `json:"wire_messages"`
 	RawBytes         uint64  `json:"raw_url_bytes"`
 	Received         uint64  `json:"received_from_peers"`
 	DUEEntries       uint64  `json:"due_entries_on_disk"`
@@ -172,6 +186,7 @@ type Report struct {
 	TrafficReduction float64      `json:"cross_machine_traffic_reduction"`
 	WireBytesPerURL  float64      `json:"wire_bytes_per_cross_url"`
 	WireRatio        float64      `json:"wire_bytes_over_raw"`
+	URLsPerMessage   float64      `json:"cross_urls_per_wire_message"`
 	DUEBytesPerURL   float64      `json:"due_disk_bytes_per_url"`
 	PerNode          []NodeReport `json:"per_node"`
 }
@@ -382,6 +397,7 @@ func startMembers(o Options, web *simweb.Web, srv *simweb.Server, traces *[]*tra
 					CrawlLog:         tl.Log,
 				},
 				Self: ids[i], Members: members, TLS: tn, Listener: lis[i], PeerCacheSize: o.PeerCache,
+				PeerCacheAlgo: o.peerCacheAlgo(), WireCoalesce: o.WireCoalesce,
 			})
 			if err == nil {
 				srcs[i] = &StatusSource{Member: m, Curves: cs[i], Tally: tl.Tally, Cache: o.cacheConfig()}
@@ -435,7 +451,7 @@ func (l *lazySource) Snapshot() status.Snapshot {
 }
 
 func (o Options) cacheConfig() CacheConfig {
-	return CacheConfig{Workers: o.Workers, CachePerWorker: o.CachePerWorker, CacheShared: o.CacheShared, PeerCache: o.PeerCache}
+	return CacheConfig{Workers: o.Workers, CachePerWorker: o.CachePerWorker, CacheShared: o.CacheShared, PeerCache: max(o.PeerCache, 0)}
 }
 
 func openTraces(dir string, traces *[]*traceFile) (full, cross func(uint64), err error) {
@@ -499,8 +515,8 @@ func progress(ctx context.Context, o Options, out io.Writer, ms []*crawl.Member,
 
 func buildReport(o Options, ms []*crawl.Member, elapsed time.Duration, oracle *simweb.OracleResult, web *simweb.Web, cs []*Curves) *Report {
 	r := &Report{Nodes: len(ms), Hosts: web.NumHosts(), Elapsed: elapsed.Seconds(), OracleURLs: oracle.Size(),
-		FrontCacheShared: o.CacheShared, FrontCacheSize: o.CachePerWorker, PeerCacheSize: o.PeerCache}
-	var hits, misses, local, remote, disc, sent, wire, raw, dueEntries uint64
+		FrontCacheShared: o.CacheShared, FrontCacheSize: o.CachePerWorker, PeerCacheSize: max(o.PeerCache, 0)}
+	var hits, misses, local, remote, disc, sent, wire, msgs, raw, dueEntries uint64
 	var dueBytes int64
 	count := map[string]int{}
 	for i, m := range ms {
@@ -508,7 +524,7 @@ func buildReport(o Options, ms []*crawl.Member, elapsed time.Duration, oracle *s
 		nr := NodeReport{ID: st.ID, Fetches: st.Fetches, PagesPerSecond: float64(st.Fetches) / elapsed.Seconds(), Bytes: st.Bytes,
 			LinksLocal: st.LinksLocal, LinksRemote: st.LinksRemote, FrontCacheHit: st.CacheHitRate(),
 			RemoteDiscovered: sp.Total.Discovered, RemoteSuppressed: sp.Total.Suppressed, RemoteSent: sp.Total.SentURLs,
-			WireBytes: sp.Total.WireBytes, RawBytes: sp.Total.RawBytes, Received: st.Received,
+			WireBytes: sp.Total.WireBytes, WireMessages: sp.Total.WireMessages, RawBytes: sp.Total.RawBytes, Received: st.Received,
 			DUEEntries: st.DUE.EntriesOnDisk, DUEBytes: st.DUE.BytesOnDisk, DUEMerges: st.DUE.Merges,
 			RobotsDisallowed: st.RobotsDisallowed, HTTPErrors: st.FetchHTTPErr, FetchErrors: st.FetchErr}
 		if i < len(cs) && cs[i] != nil {
@@ -518,7 +534,7 @@ func buildReport(o Options, ms []*crawl.Member, elapsed time.Duration, oracle *s
 				nr.FrontAdvice = &a
 			}
 			if c, _ := cs[i].Cross.Curve(mrc.CLOCK); c != nil && len(ms) > 1 {
-				a := mrc.MakeAdvice(c, o.PeerCache, peerCount(sp), float64(sp.Total.Discovered)/secs)
+				a := mrc.MakeAdvice(c, max(o.PeerCache, 0), peerCount(sp), float64(sp.Total.Discovered)/secs)
 				nr.PeerAdvice = &a
 			}
 		}
@@ -528,6 +544,7 @@ func buildReport(o Options, ms []*crawl.Member, elapsed time.Duration, oracle *s
 		local, remote = local+st.LinksLocal, remote+st.LinksRemote
 		disc, sent = disc+sp.Total.Discovered, sent+sp.Total.SentURLs
 		wire, raw = wire+sp.Total.WireBytes, raw+sp.Total.RawBytes
+		msgs += sp.Total.WireMessages
 		dueEntries, dueBytes = dueEntries+st.DUE.EntriesOnDisk, dueBytes+st.DUE.BytesOnDisk
 		if es, err := crawl.ReadLogFile(filepath.Join(o.DataDir, st.ID, "crawl.log")); err == nil {
 			for _, e := range es {
@@ -551,6 +568,7 @@ func buildReport(o Options, ms []*crawl.Member, elapsed time.Duration, oracle *s
 	}
 	r.WireBytesPerURL = ratio(wire, sent)
 	r.WireRatio = ratio(wire, raw)
+	r.URLsPerMessage = ratio(sent, msgs)
 	if dueEntries > 0 {
 		r.DUEBytesPerURL = float64(dueBytes) / float64(dueEntries)
 	}
@@ -591,8 +609,8 @@ func writeText(w io.Writer, r *Report) {
 		fmt.Fprintf(w, "front caches    %.1f%% hit rate (per-worker, %d entries each, before the DUE)\n", 100*r.FrontCacheHit, r.FrontCacheSize)
 	}
 	if r.Nodes > 1 {
-		fmt.Fprintf(w, "cross-machine   traffic reduced by %.1f%% (per-peer caches + batch dedup); %.1f wire bytes per URL sent (%.0f%% of raw)\n",
-			100*r.TrafficReduction, r.WireBytesPerURL, 100*r.WireRatio)
+		fmt.Fprintf(w, "cross-machine   traffic reduced by %.1f%% (per-peer caches + batch dedup); %.1f wire bytes per URL sent (%.0f%% of raw, %.0f URLs per message)\n",
+			100*r.TrafficReduction, r.WireBytesPerURL, 100*r.WireRatio, r.URLsPerMessage)
 	} else {
 		fmt.Fprintln(w, "cross-machine   none (one node)")
 	}

@@ -130,6 +130,10 @@ type Config struct {
 	// (defaults "clock", 4096; 0 entries disables it).
 	PeerCacheAlgo string `json:"peer_cache_algo,omitempty"`
 	PeerCacheSize *int   `json:"peer_cache_size,omitempty"`
+	// WireCoalesce is how long a batch spooled for a peer may wait for
+	// later ones to share its wire message, front-coded and compressed
+	// together (default 500 ms; negative: each batch alone).
+	WireCoalesce *Duration `json:"wire_coalesce,omitempty"`
 
 	Politeness Politeness `json:"politeness,omitempty"`
 	// AllowPrivate lets the fetcher connect to loopback and private
@@ -546,9 +550,24 @@ func (c *Config) MemberOptions(seeds []string, resolve map[string]string) (crawl
 	if psize == 0 {
 		palgo = "none"
 	}
-	return crawl.MemberOptions{
+	mo := crawl.MemberOptions{
 		Node: o, Self: c.ID, Members: members, TLS: tn,
 		PeerCacheAlgo: palgo, PeerCacheSize: psize,
 		Epoch: c.Epoch, Joining: c.Join,
-	}, nil
+	}
+	mo.WireCoalesce = c.wireCoalesce()
+	return mo, nil
+}
+
+// wireCoalesce maps wire_coalesce to crawl.MemberOptions.WireCoalesce:
+// unset takes the default (0 there), 0 or negative here sends every
+// batch alone (negative there).
+func (c *Config) wireCoalesce() time.Duration {
+	switch {
+	case c.WireCoalesce == nil:
+		return 0
+	case *c.WireCoalesce <= 0:
+		return -1
+	}
+	return time.Duration(*c.WireCoalesce)
 }

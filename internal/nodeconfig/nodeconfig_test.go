@@ -136,6 +136,26 @@ func TestMemberOptions(t *testing.T) {
 	}
 }
 
+func TestWireCoalesce(t *testing.T) {
+	for _, tc := range []struct {
+		json string
+		want time.Duration
+	}{
+		{``, 0}, // the member's default
+		{`,"wire_coalesce":"2s"`, 2 * time.Second},
+		{`,"wire_coalesce":"0s"`, -1},
+		{`,"wire_coalesce":"-1s"`, -1},
+	} {
+		c, err := Parse([]byte(`{"id":"a","members":[{"id":"a","addr":":1"}]` + tc.json + `}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := c.wireCoalesce(); got != tc.want {
+			t.Errorf("%s: %v, want %v", tc.json, got, tc.want)
+		}
+	}
+}
+
 func FuzzParse(f *testing.F) {
 	f.Add([]byte(good))
 	f.Add([]byte(`{"id":"a","members":[{"id":"a","addr":":1"}]}`))

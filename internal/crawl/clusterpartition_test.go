@@ -1,0 +1,218 @@
+package crawl
+
+import (
+	"context"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
+
+	"github.com/sextant-crawler/sextant/hostsplit"
+	"github.com/sextant-crawler/sextant/internal/tlsutil"
+	pb "github.com/sextant-crawler/sextant/proto"
+)
+
+// channelSeqs is what the cut changes: for each directed link touching the
+// cut node, the last seq the sender spooled and the last the receiver
+// applied.
+type channelSeqs struct{ sent, applied uint64 }
+
+// Issue 6: a 3-node cluster of separate processes (mTLS gRPC) crawls simweb;
+// mid-crawl one node's links to and from its peers are cut for a few
+// seconds (the peers reach it, and it reaches them, through TCP proxies
+// that reset every connection and refuse new ones) while every node keeps
+// crawling. During the cut nothing crosses it and the spools on both sides
+// hold the URLs; after the heal they drain, the cluster terminates, the
+// union of fetched URLs equals the oracle's set and no URL is fetched twice.
+func TestClusterPartitionProcesses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short")
+	}
+	web, srv, oracle := smallWeb(t, killBodyCap)
+	root := t.TempDir()
+	const n, cutNode = 3, 2
+	ids := []string{"node-0", "node-1", "node-2"}
+	pki := filepath.Join(root, "pki")
+	if err := tlsutil.WriteCluster(pki, ids, []string{"127.0.0.1", "localhost"}, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	addrs := make([]string, n)
+	for i := range addrs { // reserve free loopback ports for the children
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		addrs[i] = l.Addr().String()
+		l.Close()
+	}
+	// The others reach the cut node through in; it reaches node-i through
+	// out[i]. Each child is given its own view of the addresses.
+	in := newCutProxy(t, addrs[cutNode])
+	proxies := []*cutProxy{in}
+	views := make([][]string, n)
+	for i := range views {
+		views[i] = append([]string(nil), addrs...)
+		if i != cutNode {
+			views[i][cutNode] = in.addr()
+		}
+	}
+	for i := range addrs {
+		if i != cutNode {
+			p := newCutProxy(t, addrs[i])
+			proxies = append(proxies, p)
+			views[cutNode][i] = p.addr()
+		}
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmds := make([]*exec.Cmd, n)
+	dones := make([]chan error, n)
+	outs := make([]*strings.Builder, n)
+	for i := range cmds {
+		c := exec.Command(exe, "-test.run=^TestClusterKillChild$", "-test.count=1", "-test.timeout=5m")
+		c.Env = append(os.Environ(), ckRootEnv+"="+root, ckIndexEnv+"="+strconv.Itoa(i),
+			ckAddrsEnv+"="+strings.Join(views[i], ","), ckWebEnv+"="+srv.Addr())
+		outs[i] = &strings.Builder{}
+		c.Stdout, c.Stderr = outs[i], outs[i]
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		cmds[i], dones[i] = c, make(chan error, 1)
+		go func() { dones[i] <- c.Wait() }()
+	}
+	t.Cleanup(func() {
+		for i, c := range cmds {
+			select {
+			case err := <-dones[i]:
+				dones[i] <- err
+			default:
+				c.Process.Kill()
+				<-dones[i]
+			}
+		}
+	})
+
+	// The test watches the channels with node-0's certificate, on the
+	// nodes' own addresses (not through the proxies).
+	cert, key := tlsutil.NodeFiles(pki, ids[0])
+	tn, err := tlsutil.Load(filepath.Join(pki, "ca.pem"), cert, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conns := make([]*grpc.ClientConn, n)
+	for i, a := range addrs {
+		cfg := tn.ClientConfig(ids)
+		cfg.ServerName = ids[i]
+		if conns[i], err = grpc.NewClient(a, grpc.WithTransportCredentials(credentials.NewTLS(cfg))); err != nil {
+			t.Fatal(err)
+		}
+		defer conns[i].Close()
+	}
+	// seqs returns, for each directed link touching the cut node ("i>j"),
+	// the sender's last spooled seq, the receiver's last applied seq, and
+	// the URLs spooled towards and from the cut node.
+	seqs := func() (map[string]channelSeqs, uint64, uint64, error) {
+		sts := make([]hostsplit.NodeStatus, n)
+		for i, c := range conns {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			r, err := pb.NewPeerClient(c).Status(ctx, &pb.StatusRequest{})
+			cancel()
+			if err != nil {
+				return nil, 0, 0, err
+			}
+			sts[i] = hostsplit.NodeStatusFromProto(r)
+		}
+		ch := func(i, j int) hostsplit.Channel {
+			for _, c := range sts[i].Channels {
+				if c.Peer == hostsplit.NodeID(ids[j]) {
+					return c
+				}
+			}
+			return hostsplit.Channel{}
+		}
+		out := map[string]channelSeqs{}
+		var to, from uint64
+		for i := range n {
+			if i == cutNode {
+				continue
+			}
+			out[ids[i]+">"+ids[cutNode]] = channelSeqs{ch(i, cutNode).SentSeq, ch(cutNode, i).AppliedSeq}
+			out[ids[cutNode]+">"+ids[i]] = channelSeqs{ch(cutNode, i).SentSeq, ch(i, cutNode).AppliedSeq}
+			to += ch(i, cutNode).SpoolURLs
+			from += ch(cutNode, i).SpoolURLs
+		}
+		return out, to, from, nil
+	}
+
+	fetched := func() int { f, _, _ := serverFetched(web, srv); return len(f) }
+	deadline := time.Now().Add(2 * time.Minute)
+	for fetched() < oracle.Size()/5 {
+		if time.Now().After(deadline) {
+			t.Fatalf("only %d of %d URLs fetched before the cut", fetched(), oracle.Size())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Logf("cut node-%d at %d fetches", cutNode, fetched())
+	for _, p := range proxies {
+		p.setCut(true)
+	}
+	// Let batches already received finish applying, then watch the cut
+	// hold for a few seconds: no batch crosses it, and the spools fill.
+	time.Sleep(1500 * time.Millisecond)
+	before, _, _, err := seqs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var heldTo, heldFrom uint64
+	var after map[string]channelSeqs
+	for end := time.Now().Add(3 * time.Second); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+		var to, from uint64
+		if after, to, from, err = seqs(); err != nil {
+			t.Fatal(err)
+		}
+		heldTo, heldFrom = max(heldTo, to), max(heldFrom, from)
+	}
+	t.Logf("heal at %d fetches; spooled during the cut: up to %d URLs towards node-%d, %d from it; links %v → %v",
+		fetched(), heldTo, cutNode, heldFrom, before, after)
+	for link, a := range after {
+		if b := before[link]; a.applied != b.applied {
+			t.Errorf("link %s: batches %d..%d applied across the cut", link, b.applied+1, a.applied)
+		}
+	}
+	if heldTo == 0 || heldFrom == 0 {
+		t.Errorf("the cut held nothing back (towards %d, from %d URLs)", heldTo, heldFrom)
+	}
+	for _, p := range proxies {
+		p.setCut(false)
+	}
+
+	timeout := time.After(3 * time.Minute)
+	for i := range cmds {
+		select {
+		case err := <-dones[i]:
+			dones[i] <- err
+			if err != nil {
+				t.Errorf("node-%d: %v\n%.2000s", i, err, outs[i].String())
+			}
+		case <-timeout:
+			t.Fatalf("node-%d did not finish", i)
+		}
+	}
+	all, extra, dups := serverFetched(web, srv)
+	if err := oracle.Check(all); err != nil { // trap hosts included: one budget each
+		t.Errorf("the fetched set differs from the oracle's: %v", err)
+	}
+	if extra > 0 {
+		t.Errorf("%d repeated fetches: %v", extra, dups[:min(10, len(dups))])
+	}
+	t.Logf("%d URLs fetched (oracle %d + traps), %d repeated", len(all), oracle.Size(), extra)
+}
