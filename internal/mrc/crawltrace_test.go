@@ -17,8 +17,9 @@ import (
 
 // crawlTrace crawls a synthetic web on loopback with one node and returns
 // the stream its front caches were asked about (crawl.Options.
-// FrontObserverBatch: what the live estimator sees in `crawler crawl`).
-func crawlTrace(t *testing.T, cfg simweb.Config) []uint64 {
+// FrontObserverBatch: what the live estimator sees in `crawler crawl`), one
+// batch per page, and the number of fetches.
+func crawlTrace(t testing.TB, cfg simweb.Config) (batches [][]uint64, fetches uint64) {
 	t.Helper()
 	web, err := simweb.New(cfg)
 	if err != nil {
@@ -34,7 +35,6 @@ func crawlTrace(t *testing.T, cfg simweb.Config) []uint64 {
 		t.Fatal(err)
 	}
 	var mu sync.Mutex
-	var trace []uint64
 	n, err := crawl.Open(crawl.Options{
 		DataDir: t.TempDir(), Workers: 8,
 		Fetcher:          fetcher.Options{AllowPrivate: true, DialContext: srv.DialContext, FetchTimeout: 10 * time.Second},
@@ -43,7 +43,7 @@ func crawlTrace(t *testing.T, cfg simweb.Config) []uint64 {
 		Filter:           crawl.Filter{F: filter},
 		FrontObserverBatch: func(fps []uint64) {
 			mu.Lock()
-			trace = append(trace, fps...)
+			batches = append(batches, append([]uint64(nil), fps...))
 			mu.Unlock()
 		},
 	})
@@ -64,7 +64,15 @@ func crawlTrace(t *testing.T, cfg simweb.Config) []uint64 {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	return trace
+	return batches, n.Stats().Fetches
+}
+
+func flatten(batches [][]uint64) []uint64 {
+	var out []uint64
+	for _, b := range batches {
+		out = append(out, b...)
+	}
+	return out
 }
 
 // TestAccuracyCrawlTrace checks the estimator on a real crawl's front-cache
@@ -78,7 +86,8 @@ func TestAccuracyCrawlTrace(t *testing.T) {
 	}
 	cfg := simweb.Config{Seed: 3, Hosts: 300, PagesPerHost: 20, NoPathologies: true}
 	cfg.EnsureDefaults()
-	trace := crawlTrace(t, cfg)
+	batches, _ := crawlTrace(t, cfg)
+	trace := flatten(batches)
 	distinct := map[uint64]struct{}{}
 	for _, fp := range trace {
 		distinct[fp] = struct{}{}
@@ -121,4 +130,35 @@ func TestAccuracyCrawlTrace(t *testing.T) {
 			}
 		}
 	}
+}
+
+// BenchmarkCrawlTraceObserve is the live estimator's own CPU on a real
+// crawl: the front-cache stream of a single-node crawl of a 1000-host
+// simweb, replayed page by page through Shared.ObserveBatch (Economy, what
+// `crawler crawl` runs), as thread CPU per 1000 pages fetched
+// ("cpu-ms/1000pages"); compare with the crawl's own CPU per 1000 pages
+// (docs/bench/operator.md).
+func BenchmarkCrawlTraceObserve(b *testing.B) {
+	cfg := simweb.Config{Seed: 1, Hosts: 1000, PagesPerHost: 10, NoPathologies: true}
+	cfg.EnsureDefaults()
+	batches, fetches := crawlTrace(b, cfg)
+	reqs := 0
+	for _, p := range batches {
+		reqs += len(p)
+	}
+	b.Logf("%d fetches, %d pages with links, %d front-cache requests", fetches, len(batches), reqs)
+	var total float64
+	for i := 0; i < b.N; i++ {
+		s, err := NewShared(Economy)
+		if err != nil {
+			b.Fatal(err)
+		}
+		total += measureOnce(b, func() {
+			for _, p := range batches {
+				s.ObserveBatch(p)
+			}
+		})
+	}
+	b.ReportMetric(total/float64(b.N)/1e6/float64(fetches)*1000, "cpu-ms/1000pages")
+	b.ReportMetric(total/float64(b.N)/float64(reqs), "cpu-ns/request")
 }
