@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/sextant-crawler/sextant/internal/crawl"
 	"github.com/sextant-crawler/sextant/internal/mrc"
+	"github.com/sextant-crawler/sextant/internal/report"
 	"github.com/sextant-crawler/sextant/simweb"
 )
 
@@ -24,8 +26,12 @@ Crawls on one node, all hosts local, until the frontier is empty or a limit
 (--max-fetches, --duration) is hit. Ctrl-C (SIGINT) or SIGTERM stops
 gracefully: fetches in flight finish or are requeued and the state is
 durable. Running again with the same --data resumes the crawl (seeds already
-seen are dropped by the DUE). Every fetch is logged to DIR/crawl.log; a
-progress line is printed every --progress and a summary at the end.
+seen are dropped by the DUE). Every fetch is logged to DIR/crawl.log. On a
+terminal a live progress line is rewritten in place; otherwise a progress
+line is printed every --progress. The crawl ends with a report (totals,
+rates, the front cache's hit rate, DUE bytes per URL and, from the front
+cache's live miss-ratio curve, the cache-size advice), also as JSON with
+--report-json.
 
 --seeds FILE has one URL per line ('#' starts a comment). --simweb starts an
 embedded synthetic web on loopback and crawls it from its seeds (it implies
@@ -37,8 +43,9 @@ embedded synthetic web on loopback and crawls it from its seeds (it implies
 	sim := f.String("simweb", "", "crawl an embedded synthetic web: small or default")
 	maxFetches := f.Uint64("max-fetches", 0, "stop after this many fetches (0 = no limit)")
 	dur := f.Duration("duration", 0, "stop after this long (0 = no limit)")
-	every := f.Duration("progress", 5*time.Second, "interval of progress lines (0 = none)")
-	advice := f.Bool("cache-advice", false, "estimate the front cache's miss-ratio curve live (SHARDS, package mrc; a few % of CPU) and end the summary with sizing advice")
+	every := f.Duration("progress", 5*time.Second, "interval of progress lines when stdout is not a terminal (0 = none, also no live line)")
+	advice := f.Bool("cache-advice", true, "estimate the front cache's miss-ratio curve live (SHARDS, package mrc; well under 1% of the crawl's CPU, see docs/bench/operator.md) and end the report with sizing advice; --cache-advice=false turns it off")
+	reportJSON := f.String("report-json", "", "also write the final report as JSON to this file")
 	if err := f.parse(args); err != nil {
 		return err
 	}
@@ -101,9 +108,10 @@ embedded synthetic web on loopback and crawls it from its seeds (it implies
 		if est, err = mrc.NewShared(mrc.Economy); err != nil {
 			return err
 		}
-		opts.FrontObserver = chainObserver(opts.FrontObserver, est.Observe)
+		opts.FrontObserverBatch = est.ObserveBatch
 	}
-	return crawlOnce(ctx, env, opts, seeds, *maxFetches, *dur, *every, est)
+	return crawlOnce(ctx, env, opts, seeds, crawlRun{maxFetches: *maxFetches, dur: *dur, every: *every,
+		live: isTerminal(env.stdout), est: est, reportJSON: *reportJSON})
 }
 
 // readSeeds reads the seeds file (see crawl.ReadSeedsFile); an empty one is
@@ -119,11 +127,20 @@ func readSeeds(path string) ([]string, error) {
 	return seeds, nil
 }
 
+// crawlRun is how crawlOnce runs: its limits, its progress display, the
+// front cache's live curve estimator (nil: off; fed by
+// opts.FrontObserverBatch) and where the JSON report goes ("": nowhere).
+type crawlRun struct {
+	maxFetches uint64
+	dur, every time.Duration
+	live       bool // rewrite one progress line in place (a terminal)
+	est        *mrc.Shared
+	reportJSON string
+}
+
 // crawlOnce opens the node, seeds it and runs it to the end or a limit,
-// printing progress and a summary.
-// est, if set, is the front cache's live miss-ratio curve estimator (fed by
-// opts.FrontObserver): the summary then ends with sizing advice.
-func crawlOnce(ctx context.Context, env *cmdEnv, opts crawl.Options, seeds []string, maxFetches uint64, dur, every time.Duration, est *mrc.Shared) error {
+// printing progress and the final report.
+func crawlOnce(ctx context.Context, env *cmdEnv, opts crawl.Options, seeds []string, r crawlRun) error {
 	n, err := crawl.Open(opts)
 	if err != nil {
 		if errors.Is(err, crawl.ErrInvalidOptions) {
@@ -137,9 +154,9 @@ func crawlOnce(ctx context.Context, env *cmdEnv, opts crawl.Options, seeds []str
 	}
 	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	if dur > 0 {
+	if r.dur > 0 {
 		var c2 context.CancelFunc
-		rctx, c2 = context.WithTimeout(rctx, dur)
+		rctx, c2 = context.WithTimeout(rctx, r.dur)
 		defer c2()
 	}
 	var (
@@ -151,8 +168,13 @@ func crawlOnce(ctx context.Context, env *cmdEnv, opts crawl.Options, seeds []str
 	wg.Add(1)
 	go func() { // progress and --max-fetches
 		defer wg.Done()
-		tick := 100 * time.Millisecond
-		t := time.NewTicker(tick)
+		pr := report.Progress{W: env.stdout, Live: r.live}
+		defer pr.End()
+		every := r.every
+		if r.live && every > 0 {
+			every = 500 * time.Millisecond
+		}
+		t := time.NewTicker(100 * time.Millisecond)
 		defer t.Stop()
 		last, lastFetches, lastPrint := time.Now(), uint64(0), time.Now()
 		for {
@@ -162,7 +184,7 @@ func crawlOnce(ctx context.Context, env *cmdEnv, opts crawl.Options, seeds []str
 			case <-t.C:
 			}
 			st := n.Stats()
-			if maxFetches > 0 && st.Fetches >= maxFetches {
+			if r.maxFetches > 0 && st.Fetches >= r.maxFetches {
 				mu.Lock()
 				limited = true
 				mu.Unlock()
@@ -171,8 +193,8 @@ func crawlOnce(ctx context.Context, env *cmdEnv, opts crawl.Options, seeds []str
 			if every > 0 && time.Since(lastPrint) >= every {
 				now := time.Now()
 				rate := float64(st.Fetches-lastFetches) / now.Sub(last).Seconds()
-				fmt.Fprintf(env.stdout, "%s fetched %d (%.0f pages/s) ok %d, frontier %d, DUE %d URLs, cache hit rate %.2f, %s\n",
-					now.UTC().Format("15:04:05"), st.Fetches, rate, st.FetchOK, st.Frontier.Queued, st.DUE.EntriesOnDisk, st.CacheHitRate(), mib(st.Bytes))
+				pr.Print(fmt.Sprintf("%s fetched %d (%.0f pages/s) ok %d, frontier %d, DUE %d URLs, cache hit rate %.2f, %s",
+					now.UTC().Format("15:04:05"), st.Fetches, rate, st.FetchOK, st.Frontier.Queued, st.DUE.EntriesOnDisk, st.CacheHitRate(), mib(st.Bytes)))
 				last, lastFetches, lastPrint = now, st.Fetches, now
 			}
 		}
@@ -181,6 +203,7 @@ func crawlOnce(ctx context.Context, env *cmdEnv, opts crawl.Options, seeds []str
 	close(done)
 	wg.Wait()
 	st := n.Stats()
+	workers, per, shared := n.CacheSizes()
 	closeErr := n.Close()
 	how := "frontier empty"
 	switch {
@@ -191,9 +214,18 @@ func crawlOnce(ctx context.Context, env *cmdEnv, opts crawl.Options, seeds []str
 	case rctx.Err() != nil:
 		how = "--duration reached; run again with the same --data to resume"
 	}
-	printSummary(env, opts.DataDir, how, st)
-	if est != nil {
-		printAdvice(env, n, st, est)
+	fmt.Fprintf(env.stdout, "done (%s) after %v\n", how, st.Elapsed.Round(time.Millisecond))
+	in := report.Input{Stats: st, Cache: report.CacheConfig{Workers: workers, CachePerWorker: per, CacheShared: shared}}
+	if r.est != nil {
+		in.Front = r.est
+	}
+	rep := report.Build(report.KindCrawl, []report.Input{in}, st.Elapsed)
+	rep.WriteText(env.stdout, "Sextant crawl report: node "+st.ID)
+	fmt.Fprintf(env.stdout, "crawl log       %s\n", filepath.Join(opts.DataDir, "crawl.log"))
+	if r.reportJSON != "" {
+		if err := report.WriteJSON(r.reportJSON, rep); err != nil {
+			return errors.Join(runErr, closeErr, err)
+		}
 	}
 	if runErr != nil {
 		return runErr
@@ -201,33 +233,4 @@ func crawlOnce(ctx context.Context, env *cmdEnv, opts crawl.Options, seeds []str
 	return closeErr
 }
 
-// printAdvice sizes the front caches from their live CLOCK curve: now, at
-// the knee, at a 20% miss rate, and the DUE lookups/s each would save.
-func printAdvice(env *cmdEnv, n *crawl.Node, st crawl.Stats, est *mrc.Shared) {
-	c, _ := est.Curve(mrc.CLOCK)
-	if c == nil {
-		return
-	}
-	workers, per, shared := n.CacheSizes()
-	kind := "per worker"
-	if shared {
-		kind = "shared by the workers, given per worker"
-	}
-	a := mrc.MakeAdvice(c, per, workers, float64(st.LinksLocal)/max(st.Elapsed.Seconds(), 1e-9))
-	fmt.Fprintf(env.stdout, "  front cache advice (CLOCK, %s; URLs/s are DUE lookups): %s\n", kind, a)
-}
-
 func mib(b uint64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }
-
-func printSummary(env *cmdEnv, dir, how string, st crawl.Stats) {
-	w := env.stdout
-	fmt.Fprintf(w, "done (%s) after %v\n", how, st.Elapsed.Round(time.Millisecond))
-	fmt.Fprintf(w, "  fetches %d: ok %d, redirect %d, http-error %d, error %d; %.0f pages/s, %s\n",
-		st.Fetches, st.FetchOK, st.FetchRedirect, st.FetchHTTPErr, st.FetchErr, st.PagesPerSecond(), mib(st.Bytes))
-	fmt.Fprintf(w, "  robots.txt fetches %d, URLs disallowed %d\n", st.RobotsFetches, st.RobotsDisallowed)
-	fmt.Fprintf(w, "  links found %d, filtered %d, front cache hit rate %.2f, content duplicates %d\n",
-		st.LinksFound, st.LinksFiltered, st.CacheHitRate(), st.ContentDuplicates)
-	fmt.Fprintf(w, "  new URLs %d, dropped by per-host budget %d, DUE %d URLs, frontier %d queued\n",
-		st.NewURLs, st.BudgetDropped, st.DUE.EntriesOnDisk, st.Frontier.Queued)
-	fmt.Fprintf(w, "  crawl log: %s/crawl.log\n", dir)
-}

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/sextant-crawler/sextant/internal/crawl"
 	"github.com/sextant-crawler/sextant/simweb"
 )
 
@@ -18,23 +20,95 @@ func countLines(t *testing.T, path string) int {
 	return strings.Count(string(b), "\n")
 }
 
-// A limited crawl of the embedded simweb stops at the limit, and a second
-// run on the same data dir resumes: it fetches more, not the seeds again.
+// readReport reads a JSON report written by --report-json.
+func readReport(t *testing.T, path string) map[string]any {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return m
+}
+
+// checkReport checks a JSON report of one node against that node's crawl
+// log entries: the same outcome counts, and every field the report
+// promises.
+func checkReport(t *testing.T, rep map[string]any, kind string, log []crawl.LogEntry) {
+	t.Helper()
+	if rep["kind"] != kind {
+		t.Errorf("report kind %v, want %s", rep["kind"], kind)
+	}
+	for _, k := range []string{"fetches", "pages_per_second", "bytes_per_second", "front_cache_hit_rate",
+		"due_disk_bytes_per_url", "wire_bytes_per_cross_url", "cross_machine_traffic_reduction", "per_node"} {
+		if _, ok := rep[k]; !ok {
+			t.Errorf("JSON report lacks %q", k)
+		}
+	}
+	byOutcome := map[string]float64{}
+	for _, e := range log {
+		byOutcome[e.Outcome]++
+	}
+	for k, oc := range map[string]string{"fetch_ok": crawl.OutcomeOK, "redirects": crawl.OutcomeRedirect,
+		"http_errors": crawl.OutcomeHTTPErr, "fetch_errors": crawl.OutcomeError} {
+		if got, _ := rep[k].(float64); got != byOutcome[oc] {
+			t.Errorf("report %s = %v, crawl.log has %v %q lines", k, got, byOutcome[oc], oc)
+		}
+	}
+	// A fetch cut short by the stop is counted but not logged.
+	logged := len(log) - int(byOutcome[crawl.OutcomeRobots])
+	if f, _ := rep["fetches"].(float64); int(f) < logged || int(f) > logged+32 || f == 0 {
+		t.Errorf("report fetches %v, crawl.log has %d fetch lines", f, logged)
+	}
+	if v, _ := rep["due_disk_bytes_per_url"].(float64); v <= 0 {
+		t.Errorf("DUE bytes per URL %v", v)
+	}
+	nodes, _ := rep["per_node"].([]any)
+	if len(nodes) != 1 {
+		t.Fatalf("per_node: %v", rep["per_node"])
+	}
+	if a, ok := nodes[0].(map[string]any)["front_cache_advice"].(map[string]any); !ok || a["kneeK"].(float64) < 1 {
+		t.Errorf("no front cache advice: %v", nodes[0])
+	}
+}
+
+// A limited crawl of the embedded simweb stops at the limit and ends with
+// its report (text and JSON, agreeing with crawl.log, with cache advice),
+// and a second run on the same data dir (the estimator off) resumes: it
+// fetches more, not the seeds again.
 func TestCrawlSimwebLimitAndResume(t *testing.T) {
 	dir := t.TempDir()
+	repPath := filepath.Join(t.TempDir(), "report.json")
 	args := []string{"crawl", "--simweb", "small", "--data", dir, "--workers", "8", "--max-fetches", "60", "--progress", "0"}
-	code, out, errOut := runCLI(t, args...)
+	code, out, errOut := runCLI(t, append(args, "--report-json", repPath)...)
 	if code != 0 {
 		t.Fatalf("exit %d: %s %s", code, out, errOut)
 	}
 	if !strings.Contains(out, "--max-fetches reached") || !strings.Contains(out, "fetches ") {
 		t.Fatalf("no limit summary in %q", out)
 	}
+	for _, want := range []string{"Sextant crawl report: node n0", "pages/s", "disk bytes per URL",
+		"cache advice    n0 front (DUE lookups): now 512/worker", "cross-machine   none (one node)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report lacks %q:\n%s", want, out)
+		}
+	}
+	es, err := crawl.ReadLogFile(filepath.Join(dir, "crawl.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkReport(t, readReport(t, repPath), "crawl", es)
 	first := countLines(t, filepath.Join(dir, "crawl.log"))
 	if first < 60 {
 		t.Fatalf("crawl log has %d lines after --max-fetches 60", first)
 	}
-	code, out, errOut = runCLI(t, args...)
+	code, out, errOut = runCLI(t, append(args, "--cache-advice=false")...)
+	if !strings.Contains(out, "cache advice    none") {
+		t.Errorf("--cache-advice=false: %q", out)
+	}
 	if code != 0 {
 		t.Fatalf("resume: exit %d: %s %s", code, out, errOut)
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/sextant-crawler/sextant/internal/crawl"
 	"github.com/sextant-crawler/sextant/internal/demo"
 	"github.com/sextant-crawler/sextant/internal/nodeconfig"
+	"github.com/sextant-crawler/sextant/internal/report"
 	"github.com/sextant-crawler/sextant/internal/status"
 )
 
@@ -44,7 +45,10 @@ loopback by default) shows pages/s, fetch outcomes, frontier and DUE sizes,
 the live miss-ratio curves of the front caches and of the per-peer splitter
 caches with sizing advice, per-peer traffic, the busiest and most-delayed
 hosts, and the whole cluster (asked over the peers' mTLS gRPC port). When the whole cluster's
-crawl has terminated it prints a summary and keeps serving (so a container
+crawl has terminated it prints the node's final report (totals, rates, cache
+hit rates, cross-machine traffic reduction, wire and DUE bytes per URL, and
+the cache-size advice from the live curves; as JSON too with --report-json)
+and keeps serving (so a container
 does not restart in a loop) until SIGTERM or Ctrl-C, unless
 --exit-when-done. SIGTERM stops gracefully: fetches in flight finish or
 are requeued, spooled batches stay on disk, and a restart with the same
@@ -54,6 +58,7 @@ data dir resumes.`)
 	probe := f.String("healthcheck", "", "only GET this URL and exit 0 on a response with status < 500, 1 otherwise (the container health check: the image has no shell or curl)")
 	exitDone := f.Bool("exit-when-done", false, "exit when the cluster's crawl has terminated instead of serving metrics until SIGTERM")
 	statusAddr := f.String("status", "127.0.0.1:0", "where to serve the status page (read-only; keep it on loopback unless you mean to expose it); \"off\" disables it")
+	reportJSON := f.String("report-json", "", "also write the node's final report as JSON to this file")
 	if err := f.parse(args); err != nil {
 		return err
 	}
@@ -70,7 +75,7 @@ data dir resumes.`)
 		}
 		return err
 	}
-	return runNodeConfig(ctx, env, cfg, *exitDone, *statusAddr, nil)
+	return runNodeConfig(ctx, env, cfg, *exitDone, *statusAddr, *reportJSON, nil)
 }
 
 // healthcheck GETs url with a short timeout.
@@ -107,8 +112,9 @@ type nodeReady func(metricsAddr, grpcAddr string)
 
 // runNodeConfig runs one node to the end of the cluster's crawl, then
 // (unless exitDone) serves metrics until ctx is cancelled. statusAddr is
-// where the status page is served ("off": not at all).
-func runNodeConfig(ctx context.Context, env *cmdEnv, cfg *nodeconfig.Config, exitDone bool, statusAddr string, ready nodeReady) error {
+// where the status page is served ("off": not at all); reportJSON, if set,
+// receives the final report as JSON.
+func runNodeConfig(ctx context.Context, env *cmdEnv, cfg *nodeconfig.Config, exitDone bool, statusAddr, reportJSON string, ready nodeReady) error {
 	seeds, err := cfg.ReadSeeds()
 	if err != nil {
 		return err
@@ -130,8 +136,8 @@ func runNodeConfig(ctx context.Context, env *cmdEnv, cfg *nodeconfig.Config, exi
 	if err != nil {
 		return err
 	}
-	mo.Node.FrontObserver = chainObserver(mo.Node.FrontObserver, curves.Front.Observe)
-	mo.CrossTrace = chainObserver(mo.CrossTrace, curves.Cross.Observe)
+	mo.Node.FrontObserverBatch = curves.Front.ObserveBatch // once per page
+	mo.Node.RemoteObserverBatch = curves.Cross.ObserveBatch
 	var tally *crawl.HostTally
 	if mo.Node.CrawlLog == nil {
 		if err := os.MkdirAll(mo.Node.DataDir, 0o755); err != nil {
@@ -190,8 +196,8 @@ func runNodeConfig(ctx context.Context, env *cmdEnv, cfg *nodeconfig.Config, exi
 	} else if peerCache == 0 {
 		peerCache = 4096 // crawl.MemberOptions' default
 	}
-	src.Store(&demo.StatusSource{Member: m, Curves: curves, Tally: tally,
-		Cache: demo.CacheConfig{Workers: workers, CachePerWorker: perWorker, CacheShared: shared, PeerCache: peerCache}})
+	cacheCfg := report.CacheConfig{Workers: workers, CachePerWorker: perWorker, CacheShared: shared, PeerCache: peerCache}
+	src.Store(&demo.StatusSource{Member: m, Curves: curves, Tally: tally, Cache: cacheCfg})
 
 	var done atomic.Bool
 	var wg sync.WaitGroup
@@ -263,7 +269,14 @@ func runNodeConfig(ctx context.Context, env *cmdEnv, cfg *nodeconfig.Config, exi
 		done.Store(true)
 		fmt.Fprintf(env.stdout, "node %s: the cluster's crawl has terminated after %s\n", cfg.ID, time.Since(start).Round(time.Millisecond))
 	}
-	printNodeSummary(env, st, sp)
+	rep := report.Build(report.KindNode, []report.Input{{Stats: st, Split: &sp, Front: curves.Front, Cross: curves.Cross, Cache: cacheCfg}},
+		time.Since(start))
+	rep.WriteText(env.stdout, "Sextant node report: node "+cfg.ID)
+	if reportJSON != "" {
+		if err := report.WriteJSON(reportJSON, rep); err != nil {
+			return errors.Join(runErr, err)
+		}
+	}
 	if runErr != nil && ctx.Err() == nil {
 		return runErr
 	}
@@ -274,25 +287,6 @@ func runNodeConfig(ctx context.Context, env *cmdEnv, cfg *nodeconfig.Config, exi
 	hs.Shutdown()
 	closed = true
 	return m.Close()
-}
-
-func printNodeSummary(env *cmdEnv, st crawl.Stats, sp interface{ TrafficReduction() float64 }) {
-	local := 0.0
-	if n := st.LinksLocal + st.LinksRemote; n > 0 {
-		local = float64(st.LinksLocal) / float64(n)
-	}
-	fmt.Fprintf(env.stdout, "node %s: fetched %d (ok %d, redirect %d, http error %d, error %d, robots disallowed %d), %s; front cache hit rate %.3f\n",
-		st.ID, st.Fetches, st.FetchOK, st.FetchRedirect, st.FetchHTTPErr, st.FetchErr, st.RobotsDisallowed, fmt.Sprintf("%.1f MiB", float64(st.Bytes)/(1<<20)), st.CacheHitRate())
-	fmt.Fprintf(env.stdout, "node %s: links local share %.3f, cross-machine traffic reduction by the peer cache %.3f, received %d URLs from peers\n",
-		st.ID, local, sp.TrafficReduction(), st.Received)
-}
-
-// chainObserver calls a (if set) then b.
-func chainObserver(a, b func(uint64)) func(uint64) {
-	if a == nil {
-		return b
-	}
-	return func(fp uint64) { a(fp); b(fp) }
 }
 
 // serveNodeStatus serves the status page of self on addr, its cluster view

@@ -198,7 +198,7 @@ func TestNodeClusterMetrics(t *testing.T) {
 				errs[i] = err
 				return
 			}
-			errs[i] = runNodeConfig(ctx, env, cfg, false, statusAddr[i], nil)
+			errs[i] = runNodeConfig(ctx, env, cfg, false, statusAddr[i], filepath.Join(root, id+"-report.json"), nil)
 		}()
 	}
 	defer func() { cancel(); wg.Wait() }()
@@ -245,12 +245,14 @@ func TestNodeClusterMetrics(t *testing.T) {
 		}
 	}
 	count := map[string]int{}
+	logs := map[string][]crawl.LogEntry{}
 	for i, id := range ids {
 		fams := scrape(t, metricsAddr[i])
 		es, err := crawl.ReadLogFile(filepath.Join(root, id, "crawl.log"))
 		if err != nil {
 			t.Fatal(err)
 		}
+		logs[id] = es
 		var pages int
 		for _, e := range es {
 			if e.Outcome == crawl.OutcomeRobots {
@@ -329,6 +331,27 @@ func TestNodeClusterMetrics(t *testing.T) {
 		}
 		if !strings.Contains(outs[i].String(), "crawl has terminated") {
 			t.Errorf("%s printed no final summary:\n%s", ids[i], outs[i])
+		}
+		// The final report, text and JSON, agrees with the crawl log.
+		for _, want := range []string{"Sextant node report: node " + ids[i], "cross-machine   traffic reduced by",
+			"disk bytes per URL", "cache advice    " + ids[i] + " front", ids[i] + " per-peer (cross-machine)"} {
+			if !strings.Contains(outs[i].String(), want) {
+				t.Errorf("%s: report lacks %q:\n%s", ids[i], want, outs[i])
+			}
+		}
+		rep := readReport(t, filepath.Join(root, ids[i]+"-report.json"))
+		checkReport(t, rep, "node", logs[ids[i]])
+		n := rep["per_node"].([]any)[0].(map[string]any)
+		for _, k := range []string{"peer_cache_advice", "wire_bytes_per_cross_url", "cross_machine_traffic_reduction", "remote_sent"} {
+			if _, ok := n[k]; !ok {
+				t.Errorf("%s: JSON report per_node lacks %q", ids[i], k)
+			}
+		}
+		if v := n["wire_bytes_per_cross_url"].(float64); v <= 0 {
+			t.Errorf("%s: wire bytes per cross URL %v", ids[i], v)
+		}
+		if v := n["cross_machine_traffic_reduction"].(float64); v <= 0 || v >= 1 {
+			t.Errorf("%s: traffic reduction %v", ids[i], v)
 		}
 	}
 }

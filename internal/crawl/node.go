@@ -145,6 +145,15 @@ type Options struct {
 	// per-worker front caches (e.g. a live miss-ratio curve estimator). It
 	// is called from many workers at once.
 	FrontObserver func(fp uint64)
+	// FrontObserverBatch, if set, is called once per page with the
+	// fingerprints of the page's links looked up in the front caches, in
+	// order (the same stream as FrontObserver, one call per page: an
+	// observer behind a mutex takes it once per page). RemoteObserverBatch,
+	// if set, is called once per page with the fingerprints of the page's
+	// links handed to the Splitter (bound for peers, before the per-peer
+	// caches). Both are called from many workers at once and must not keep
+	// the slice.
+	FrontObserverBatch, RemoteObserverBatch func(fps []uint64)
 	// FullTrace, if set, receives the fingerprint of every URL entering the
 	// host splitter (every link that passed the filter), for `crawler
 	// cachesim`. It is called from many workers at once.

@@ -57,6 +57,8 @@ type worker struct {
 	fc     cache.Cache // per-worker front cache, nil if none
 	local  []due.Entry
 	remote []string
+	obsL   []uint64 // the page's local fingerprints, for FrontObserverBatch
+	obsR   []uint64 // the page's remote fingerprints, for RemoteObserverBatch
 	links  []*urlnorm.URL
 	sniff  []byte
 }
@@ -273,6 +275,7 @@ func childDepth(d uint16) uint16 {
 func (w *worker) route(ctx context.Context, links []*urlnorm.URL, depth uint16) error {
 	n := w.n
 	w.local, w.remote = w.local[:0], w.remote[:0]
+	w.obsL, w.obsR = w.obsL[:0], w.obsR[:0]
 	n.metrics.LinksFound.Add(uint64(len(links)))
 	var local uint64 // local links, before the front cache
 	for _, u := range links {
@@ -287,11 +290,17 @@ func (w *worker) route(ctx context.Context, links []*urlnorm.URL, depth uint16) 
 		}
 		if n.opts.Splitter != nil && !n.opts.Splitter.IsLocal(u.Host()) {
 			w.remote = append(w.remote, s)
+			if n.opts.RemoteObserverBatch != nil {
+				w.obsR = append(w.obsR, fp)
+			}
 			continue
 		}
 		local++
 		if n.opts.FrontObserver != nil {
 			n.opts.FrontObserver(fp)
+		}
+		if n.opts.FrontObserverBatch != nil {
+			w.obsL = append(w.obsL, fp)
 		}
 		if w.fc != nil {
 			if w.fc.Seen(fp) {
@@ -304,6 +313,14 @@ func (w *worker) route(ctx context.Context, links []*urlnorm.URL, depth uint16) 
 	}
 	n.metrics.LinksLocal.Add(local)
 	n.metrics.LinksRemote.Add(uint64(len(w.remote)))
+	// One call per page: an observer behind a mutex (mrc.Shared) takes it
+	// once per page, not once per link.
+	if len(w.obsL) > 0 {
+		n.opts.FrontObserverBatch(w.obsL)
+	}
+	if len(w.obsR) > 0 {
+		n.opts.RemoteObserverBatch(w.obsR)
+	}
 	if len(w.local) > 0 {
 		if err := n.due.AddBatch(w.local); err != nil {
 			return fmt.Errorf("crawl: due: %w", err)

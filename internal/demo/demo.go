@@ -8,7 +8,6 @@ package demo
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -27,7 +26,7 @@ import (
 	"github.com/sextant-crawler/sextant/fetcher"
 	"github.com/sextant-crawler/sextant/frontier"
 	"github.com/sextant-crawler/sextant/internal/crawl"
-	"github.com/sextant-crawler/sextant/internal/mrc"
+	"github.com/sextant-crawler/sextant/internal/report"
 	"github.com/sextant-crawler/sextant/internal/status"
 	"github.com/sextant-crawler/sextant/internal/warc"
 	"github.com/sextant-crawler/sextant/simweb"
@@ -135,60 +134,18 @@ func (o *Options) Validate() error {
 }
 
 // NodeReport is one node's share of the final report.
-type NodeReport struct {
-	ID               string  `json:"id"`
-	Fetches          uint64  `json:"fetches"`
-	PagesPerSecond   float64 `json:"pages_per_second"`
-	Bytes            uint64  `json:"bytes"`
-	LinksLocal       uint64  `json:"links_local"`
-	LinksRemote      uint64  `json:"links_remote"`
-	FrontCacheHit    float64 `json:"front_cache_hit_rate"`
-	RemoteDiscovered uint64  `json:"remote_discovered"`
-	RemoteSuppressed uint64  `json:"remote_suppressed_by_cache"`
-	RemoteSent       uint64  `json:"remote_sent"`
-	WireBytes        uint64  `json:"wire_bytes"`
-	WireMessages     uint64  `json:"wire_messages"`
-	RawBytes         uint64  `json:"raw_url_bytes"`
-	Received         uint64  `json:"received_from_peers"`
-	DUEEntries       uint64  `json:"due_entries_on_disk"`
-	DUEBytes         int64   `json:"due_bytes_on_disk"`
-	DUEMerges        uint64  `json:"due_merges"`
-	RobotsDisallowed uint64  `json:"robots_disallowed"`
-	HTTPErrors       uint64  `json:"http_errors"`
-	FetchErrors      uint64  `json:"fetch_errors"`
-	// FrontAdvice and PeerAdvice size the node's front caches and its
-	// per-peer splitter caches from their live CLOCK miss-ratio curves
-	// (SHARDS) over the whole run: current size per worker, the size at
-	// the curve's knee, the size reaching a 20% miss rate, and how many
-	// URLs/s each would save (DUE lookups for the front caches,
-	// cross-machine URLs for the per-peer caches).
-	FrontAdvice *mrc.Advice `json:"front_cache_advice,omitempty"`
-	PeerAdvice  *mrc.Advice `json:"peer_cache_advice,omitempty"`
-}
+type NodeReport = report.Node
 
-// Report is the final report of a demo run.
+// Report is the final report of a demo run: the report every crawl ends
+// with (package report) and the check against simweb's oracle.
 type Report struct {
-	Nodes            int          `json:"nodes"`
-	Hosts            int          `json:"hosts"`
-	Elapsed          float64      `json:"elapsed_seconds"`
-	Fetches          uint64       `json:"fetches"`
-	PagesPerSecond   float64      `json:"pages_per_second"`
-	OracleURLs       int          `json:"oracle_urls"`
-	DistinctFetched  int          `json:"distinct_fetched"`
-	FetchedTwice     int          `json:"fetched_twice"`
-	OracleMatch      bool         `json:"oracle_match"`
-	OracleDiff       string       `json:"oracle_diff,omitempty"`
-	LocalShare       float64      `json:"local_share"`
-	FrontCacheHit    float64      `json:"front_cache_hit_rate"`
-	FrontCacheShared bool         `json:"front_cache_shared"` // one per node, not one per worker
-	FrontCacheSize   int          `json:"front_cache_entries_per_worker"`
-	PeerCacheSize    int          `json:"peer_cache_entries"`
-	TrafficReduction float64      `json:"cross_machine_traffic_reduction"`
-	WireBytesPerURL  float64      `json:"wire_bytes_per_cross_url"`
-	WireRatio        float64      `json:"wire_bytes_over_raw"`
-	URLsPerMessage   float64      `json:"cross_urls_per_wire_message"`
-	DUEBytesPerURL   float64      `json:"due_disk_bytes_per_url"`
-	PerNode          []NodeReport `json:"per_node"`
+	report.Report
+	Hosts           int    `json:"hosts"`
+	OracleURLs      int    `json:"oracle_urls"`
+	DistinctFetched int    `json:"distinct_fetched"`
+	FetchedTwice    int    `json:"fetched_twice"`
+	OracleMatch     bool   `json:"oracle_match"`
+	OracleDiff      string `json:"oracle_diff,omitempty"`
 }
 
 // Run builds the web, starts the cluster, crawls to the end (or until ctx
@@ -316,8 +273,7 @@ func Run(ctx context.Context, o Options, out io.Writer) (*Report, error) {
 	rep := buildReport(o, members, elapsed, oracle, web, cs)
 	writeText(out, rep)
 	if o.ReportJSON != "" {
-		b, _ := json.MarshalIndent(rep, "", "  ")
-		if err := os.WriteFile(o.ReportJSON, append(b, '\n'), 0o644); err != nil {
+		if err := report.WriteJSON(o.ReportJSON, rep); err != nil {
 			return rep, err
 		}
 	}
@@ -349,11 +305,6 @@ func startMembers(o Options, web *simweb.Web, srv *simweb.Server, traces *[]*tra
 		if err == nil && o.Traces {
 			full, crossTrace, err = openTraces(filepath.Join(o.DataDir, ids[i]), traces)
 		}
-		crossCurve := cs[i].Cross.Observe
-		cross := crossCurve
-		if crossTrace != nil {
-			cross = func(fp uint64) { crossTrace(fp); crossCurve(fp) }
-		}
 		var ww crawl.WARCWriter
 		if err == nil && o.WARCDir != "" {
 			var w *warc.Writer
@@ -379,7 +330,7 @@ func startMembers(o Options, web *simweb.Web, srv *simweb.Server, traces *[]*tra
 			var m *crawl.Member
 			m, err = crawl.StartMember(crawl.MemberOptions{
 				Services:   func(s grpc.ServiceRegistrar) { status.Register(s, lazy) },
-				CrossTrace: cross, // the full trace is the node's: it sees local links too
+				CrossTrace: crossTrace, // the full trace is the node's: it sees local links too
 				Node: crawl.Options{
 					DataDir: filepath.Join(o.DataDir, ids[i]),
 					Workers: o.Workers,
@@ -393,8 +344,10 @@ func startMembers(o Options, web *simweb.Web, srv *simweb.Server, traces *[]*tra
 					Filter:           crawl.Filter{F: filter},
 					FullTrace:        full,
 					WARC:             ww,
-					FrontObserver:    cs[i].Front.Observe,
-					CrawlLog:         tl.Log,
+					// the live curves, fed once per page
+					FrontObserverBatch:  cs[i].Front.ObserveBatch,
+					RemoteObserverBatch: cs[i].Cross.ObserveBatch,
+					CrawlLog:            tl.Log,
 				},
 				Self: ids[i], Members: members, TLS: tn, Listener: lis[i], PeerCacheSize: o.PeerCache,
 				PeerCacheAlgo: o.peerCacheAlgo(), WireCoalesce: o.WireCoalesce,
@@ -474,14 +427,13 @@ func openTraces(dir string, traces *[]*traceFile) (full, cross func(uint64), err
 func progress(ctx context.Context, o Options, out io.Writer, ms []*crawl.Member, start time.Time, expect int, finished <-chan struct{}) {
 	t := time.NewTicker(o.Progress)
 	defer t.Stop()
+	pr := report.Progress{W: out, Live: o.Live}
 	var last uint64
 	lastT := start
 	for {
 		select {
 		case <-finished:
-			if o.Live {
-				fmt.Fprintln(out)
-			}
+			pr.End()
 			return
 		case <-t.C:
 		}
@@ -505,47 +457,19 @@ func progress(ctx context.Context, o Options, out io.Writer, ms []*crawl.Member,
 		}
 		line := fmt.Sprintf("%6.1fs fetched %d/%d (%.0f%%) %.0f pages/s, queued %d, cross URLs sent %d of %d (-%.0f%%) |%s",
 			now.Sub(start).Seconds(), fetched, expect, 100*float64(fetched)/float64(max(expect, 1)), rate, queued, sent, disc, 100*red, per)
-		if o.Live {
-			fmt.Fprintf(out, "\r\033[K%s", line)
-		} else {
-			fmt.Fprintln(out, line)
-		}
+		pr.Print(line)
 	}
 }
 
 func buildReport(o Options, ms []*crawl.Member, elapsed time.Duration, oracle *simweb.OracleResult, web *simweb.Web, cs []*Curves) *Report {
-	r := &Report{Nodes: len(ms), Hosts: web.NumHosts(), Elapsed: elapsed.Seconds(), OracleURLs: oracle.Size(),
-		FrontCacheShared: o.CacheShared, FrontCacheSize: o.CachePerWorker, PeerCacheSize: max(o.PeerCache, 0)}
-	var hits, misses, local, remote, disc, sent, wire, msgs, raw, dueEntries uint64
-	var dueBytes int64
+	in := make([]report.Input, len(ms))
 	count := map[string]int{}
 	for i, m := range ms {
 		st, sp := m.Node.Stats(), m.Split.Stats()
-		nr := NodeReport{ID: st.ID, Fetches: st.Fetches, PagesPerSecond: float64(st.Fetches) / elapsed.Seconds(), Bytes: st.Bytes,
-			LinksLocal: st.LinksLocal, LinksRemote: st.LinksRemote, FrontCacheHit: st.CacheHitRate(),
-			RemoteDiscovered: sp.Total.Discovered, RemoteSuppressed: sp.Total.Suppressed, RemoteSent: sp.Total.SentURLs,
-			WireBytes: sp.Total.WireBytes, WireMessages: sp.Total.WireMessages, RawBytes: sp.Total.RawBytes, Received: st.Received,
-			DUEEntries: st.DUE.EntriesOnDisk, DUEBytes: st.DUE.BytesOnDisk, DUEMerges: st.DUE.Merges,
-			RobotsDisallowed: st.RobotsDisallowed, HTTPErrors: st.FetchHTTPErr, FetchErrors: st.FetchErr}
+		in[i] = report.Input{Stats: st, Split: &sp, Cache: o.cacheConfig()}
 		if i < len(cs) && cs[i] != nil {
-			secs := max(elapsed.Seconds(), 1e-9)
-			if c, _ := cs[i].Front.Curve(mrc.CLOCK); c != nil {
-				a := mrc.MakeAdvice(c, o.CachePerWorker, o.Workers, float64(st.LinksLocal)/secs)
-				nr.FrontAdvice = &a
-			}
-			if c, _ := cs[i].Cross.Curve(mrc.CLOCK); c != nil && len(ms) > 1 {
-				a := mrc.MakeAdvice(c, max(o.PeerCache, 0), peerCount(sp), float64(sp.Total.Discovered)/secs)
-				nr.PeerAdvice = &a
-			}
+			in[i].Front, in[i].Cross = cs[i].Front, cs[i].Cross
 		}
-		r.PerNode = append(r.PerNode, nr)
-		r.Fetches += st.Fetches
-		hits, misses = hits+st.CacheHits, misses+st.CacheMisses
-		local, remote = local+st.LinksLocal, remote+st.LinksRemote
-		disc, sent = disc+sp.Total.Discovered, sent+sp.Total.SentURLs
-		wire, raw = wire+sp.Total.WireBytes, raw+sp.Total.RawBytes
-		msgs += sp.Total.WireMessages
-		dueEntries, dueBytes = dueEntries+st.DUE.EntriesOnDisk, dueBytes+st.DUE.BytesOnDisk
 		if es, err := crawl.ReadLogFile(filepath.Join(o.DataDir, st.ID, "crawl.log")); err == nil {
 			for _, e := range es {
 				if e.Outcome != crawl.OutcomeRobots {
@@ -554,24 +478,7 @@ func buildReport(o Options, ms []*crawl.Member, elapsed time.Duration, oracle *s
 			}
 		}
 	}
-	ratio := func(a, b uint64) float64 {
-		if b == 0 {
-			return 0
-		}
-		return float64(a) / float64(b)
-	}
-	r.PagesPerSecond = float64(r.Fetches) / elapsed.Seconds()
-	r.FrontCacheHit = ratio(hits, hits+misses)
-	r.LocalShare = ratio(local, local+remote)
-	if disc > 0 {
-		r.TrafficReduction = 1 - ratio(sent, disc)
-	}
-	r.WireBytesPerURL = ratio(wire, sent)
-	r.WireRatio = ratio(wire, raw)
-	r.URLsPerMessage = ratio(sent, msgs)
-	if dueEntries > 0 {
-		r.DUEBytesPerURL = float64(dueBytes) / float64(dueEntries)
-	}
+	r := &Report{Report: *report.Build(report.KindDemo, in, elapsed), Hosts: web.NumHosts(), OracleURLs: oracle.Size()}
 	fetched := make([]string, 0, len(count))
 	for u, c := range count {
 		fetched = append(fetched, u)
@@ -593,82 +500,11 @@ func buildReport(o Options, ms []*crawl.Member, elapsed time.Duration, oracle *s
 }
 
 func writeText(w io.Writer, r *Report) {
-	fmt.Fprintf(w, "\n== Sextant demo report: %d nodes, %d hosts, %.1f s\n", r.Nodes, r.Hosts, r.Elapsed)
 	match := "EQUALS the oracle's set"
 	if !r.OracleMatch {
 		match = "DIFFERS from the oracle's set: " + r.OracleDiff
 	}
-	fmt.Fprintf(w, "fetched         %d requests, %d distinct URLs, %d fetched twice; %s (%d URLs)\n",
-		r.Fetches, r.DistinctFetched, r.FetchedTwice, match, r.OracleURLs)
-	fmt.Fprintf(w, "throughput      %.0f pages/s cluster-wide\n", r.PagesPerSecond)
-	fmt.Fprintf(w, "links           %.1f%% local, %.1f%% to peers\n", 100*r.LocalShare, 100*(1-r.LocalShare))
-	if r.FrontCacheShared {
-		fmt.Fprintf(w, "front caches    %.1f%% hit rate (one shared by the workers of each node, %d entries, before the DUE)\n",
-			100*r.FrontCacheHit, r.FrontCacheSize*max(workersOf(r), 1))
-	} else {
-		fmt.Fprintf(w, "front caches    %.1f%% hit rate (per-worker, %d entries each, before the DUE)\n", 100*r.FrontCacheHit, r.FrontCacheSize)
-	}
-	if r.Nodes > 1 {
-		fmt.Fprintf(w, "cross-machine   traffic reduced by %.1f%% (per-peer caches + batch dedup); %.1f wire bytes per URL sent (%.0f%% of raw, %.0f URLs per message)\n",
-			100*r.TrafficReduction, r.WireBytesPerURL, 100*r.WireRatio, r.URLsPerMessage)
-	} else {
-		fmt.Fprintln(w, "cross-machine   none (one node)")
-	}
-	fmt.Fprintf(w, "DUE             %.2f disk bytes per URL\n", r.DUEBytesPerURL)
-	writeAdvice(w, r)
-	fmt.Fprintf(w, "%-8s %8s %8s %8s %8s %9s %9s %9s %8s\n", "node", "fetches", "pages/s", "cache", "local", "remote", "suppr.", "sent", "recv")
-	for _, n := range r.PerNode {
-		fmt.Fprintf(w, "%-8s %8d %8.0f %7.1f%% %8d %9d %9d %9d %8d\n", n.ID, n.Fetches, n.PagesPerSecond, 100*n.FrontCacheHit,
-			n.LinksLocal, n.RemoteDiscovered, n.RemoteSuppressed, n.RemoteSent, n.Received)
-	}
-}
-
-func workersOf(r *Report) int {
-	for _, n := range r.PerNode {
-		if n.FrontAdvice != nil {
-			return n.FrontAdvice.Workers
-		}
-	}
-	return 0
-}
-
-// writeAdvice prints each node's cache-size advice from its live CLOCK
-// miss-ratio curves.
-func writeAdvice(w io.Writer, r *Report) {
-	per := "/worker"
-	if r.FrontCacheShared {
-		per = "/worker (×workers shared)"
-	}
-	line := func(label string, a *mrc.Advice, unit, what string) {
-		s := fmt.Sprintf("%-15s %s now %d%s miss %.1f%% (%.0f %s/s); knee %d%s miss %.1f%%, %s",
-			label, what, a.CurrentPerWorker, unit, 100*a.CurrentMiss, a.SentPerSec, "URLs", a.KneePerWorker, unit, 100*a.KneeMiss, savesText(a.KneeSavedPerSec))
-		if a.Reached20 {
-			s += fmt.Sprintf("; 20%% miss at %d%s, %s", a.K20PerWorker, unit, savesText(a.K20SavedPerSec))
-		} else {
-			s += "; 20% miss not reached at any size"
-		}
-		fmt.Fprintln(w, s)
-	}
-	for _, n := range r.PerNode {
-		if n.FrontAdvice != nil {
-			line("cache advice", n.FrontAdvice, per, n.ID+" front (DUE lookups):")
-		}
-		if n.PeerAdvice != nil {
-			line("", n.PeerAdvice, " per peer", n.ID+" per-peer (cross-machine):")
-		}
-	}
-	if !r.FrontCacheShared && workersOf(r) > 1 {
-		// The front curve is of the node's whole front stream: one cache
-		// of the workers' total size. Per-worker caches each see only
-		// their worker's links and miss far more (the hit rate above).
-		fmt.Fprintf(w, "%-15s front curves model one cache of the workers' total size (what --cache-shared runs); the per-worker caches missed %.1f%%\n",
-			"", 100*(1-r.FrontCacheHit))
-	}
-}
-
-func savesText(x float64) string {
-	if x < 0 {
-		return fmt.Sprintf("costs %.0f more URLs/s", -x)
-	}
-	return fmt.Sprintf("saves %.0f URLs/s", x)
+	r.WriteText(w, fmt.Sprintf("Sextant demo report: %d nodes, %d hosts", r.Nodes, r.Hosts),
+		fmt.Sprintf("fetched         %d requests, %d distinct URLs, %d fetched twice; %s (%d URLs)",
+			r.Fetches, r.DistinctFetched, r.FetchedTwice, match, r.OracleURLs))
 }

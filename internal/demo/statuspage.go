@@ -12,14 +12,15 @@ import (
 	"github.com/sextant-crawler/sextant/hostsplit"
 	"github.com/sextant-crawler/sextant/internal/crawl"
 	"github.com/sextant-crawler/sextant/internal/mrc"
+	"github.com/sextant-crawler/sextant/internal/report"
 	"github.com/sextant-crawler/sextant/internal/status"
 )
 
 // Curves are one node's live miss-ratio curve estimators (SHARDS): the
 // stream into its front caches and the stream bound for its peers (into
-// the per-peer splitter caches). Give Front.Observe to
-// crawl.Options.FrontObserver and Cross.Observe to
-// crawl.MemberOptions.CrossTrace.
+// the per-peer splitter caches). Give Front.ObserveBatch to
+// crawl.Options.FrontObserverBatch and Cross.ObserveBatch to
+// crawl.Options.RemoteObserverBatch (one call per page).
 type Curves struct {
 	Front, Cross *mrc.Shared
 }
@@ -52,20 +53,7 @@ type StatusSource struct {
 }
 
 // CacheConfig is how a member's caches are sized (for the advice).
-type CacheConfig struct {
-	Workers        int
-	CachePerWorker int
-	CacheShared    bool // one front cache of CachePerWorker × Workers per node
-	PeerCache      int  // entries of each per-peer splitter cache
-}
-
-// FrontName is how reports and the status page name the front caches.
-func (c CacheConfig) FrontName() string {
-	if c.CacheShared {
-		return "due-front (shared by the workers)"
-	}
-	return "due-front (per worker)"
-}
+type CacheConfig = report.CacheConfig
 
 // Snapshot implements status.Source.
 func (s *StatusSource) Snapshot() status.Snapshot {

@@ -44,6 +44,16 @@ func measure(b *testing.B, body func(i int)) float64 {
 	return ns
 }
 
+// measureOnce runs body once on a locked OS thread and returns its thread
+// CPU time in ns.
+func measureOnce(b *testing.B, body func()) float64 {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	c0 := threadCPU(b)
+	body()
+	return float64(threadCPU(b) - c0)
+}
+
 // next is the benchmark stream: the trace, varied on every pass.
 func next(tr []uint64, i int) uint64 {
 	return tr[i&(len(tr)-1)] ^ uint64(i>>20)*0x9e3779b97f4a7c15

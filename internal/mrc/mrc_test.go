@@ -120,7 +120,8 @@ func traceLen() int {
 
 // TestAccuracy compares the estimated curves with the exact ones from
 // cache.Simulate on the same traces: mean absolute error ≤ 0.01 over
-// k = 2⁰ … 2²⁵ (the SHARDS paper's figure of merit).
+// k = 2⁰ … 2²⁵ (the SHARDS paper's figure of merit) for LRU, CLOCK and
+// RANDOM, with the default settings and Economy.
 func TestAccuracy(t *testing.T) {
 	if testing.Short() {
 		t.Skip("short")
@@ -177,14 +178,11 @@ func TestAccuracy(t *testing.T) {
 					mae, maeMini := sum/float64(np), sumMini/float64(nMini)
 					t.Logf("%s %s %s: n=%d MAE %.4f (k ≥ 2^9: %.4f) max %.4f over %d points (SHARDS rate %.5f, %d bytes)",
 						name, cname, algo, n, mae, maeMini, worst, np, e.Rate(), e.Bytes())
-					// LRU over the whole range; CLOCK and RANDOM where the
-					// miniature simulations run (below 2^9 they are the LRU
-					// estimate, see the package doc).
-					if algo == LRU && mae > 0.01 {
+					// Every algorithm over the whole range k = 2⁰ … 2²⁵
+					// (CLOCK below 2⁹ is the LRU estimate: its error
+					// is counted here; see the package doc).
+					if mae > 0.01 {
 						t.Errorf("%s %s %s: MAE %.4f > 0.01", name, cname, algo, mae)
-					}
-					if algo != LRU && maeMini > 0.02 {
-						t.Errorf("%s %s %s: MAE %.4f > 0.02 over k ≥ 2^9", name, cname, algo, maeMini)
 					}
 				}
 			}
