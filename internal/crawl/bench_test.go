@@ -148,6 +148,7 @@ func BenchmarkCrawlVsCeiling(b *testing.B) {
 			Fetcher:          fetcher.Options{AllowPrivate: true, DialContext: srv.DialContext, RobotsAttempts: 1},
 			Frontier:         frontier.Options{MinDelay: 0, NoSyncAdd: os.Getenv("SEXTANT_BENCH_NOSYNC") != ""},
 			DUEFlushInterval: 50 * time.Millisecond,
+			DUEFsync:         os.Getenv("SEXTANT_BENCH_DUE_FSYNC") != "",
 			Filter:           lf,
 		})
 		if err != nil {

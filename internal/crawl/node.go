@@ -84,6 +84,15 @@ type Options struct {
 	// and 500 ms (a crawl must not starve waiting for merges).
 	DUEBuffer        int
 	DUEFlushInterval time.Duration
+	// DUEFsync makes every DUE AddBatch wait for an fsync of the buffer
+	// log (due.SyncAlways): discovered URLs then survive a power failure
+	// too. By default (false) AddBatch returns once the log records are
+	// written to the OS (due.SyncWrite): they survive a kill -9 of the
+	// process, and the log is fsynced before every merge. The fsync wait
+	// was the largest share of a page's latency on a loaded machine
+	// (docs/bench/crawl.md), so the default trades power-failure
+	// durability of the last moments' links for throughput.
+	DUEFsync bool
 	// CacheAlgo and CachePerWorker size each worker's front cache of URL
 	// fingerprints (consulted before the DUE). Defaults "clock" and 512
 	// (the caching study recommends 100–500 entries per thread); 0 entries
@@ -283,6 +292,7 @@ func Open(opts Options) (*Node, error) {
 	n.due, err = due.Open(filepath.Join(opts.DataDir, "due"), due.Options{
 		BufferEntries: opts.DUEBuffer,
 		FlushInterval: opts.DUEFlushInterval,
+		Sync:          dueSyncMode(opts.DUEFsync),
 		Sink:          (*dueSink)(n),
 		Logf:          opts.Logf,
 	})
@@ -540,4 +550,12 @@ func (n *Node) Stats() Stats {
 		FetchTime: time.Duration(m.FetchNanos.Load()),
 		Frontier:  fs, DUE: n.due.Stats(), Fetcher: n.ft.Stats(),
 	}
+}
+
+// dueSyncMode is the DUE's log durability for Options.DUEFsync.
+func dueSyncMode(fsync bool) due.SyncMode {
+	if fsync {
+		return due.SyncAlways
+	}
+	return due.SyncWrite
 }

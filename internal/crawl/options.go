@@ -29,7 +29,7 @@ type NodeFlags struct {
 	workers, cachePerWorker, maxPages     int
 	softPages, contentSeen                int
 	maxDepth                              int
-	cacheShared                           bool
+	cacheShared, dueFsync                 bool
 	maxURLLen, maxRepeated                int
 	bodyCap                               int64
 	allowPrivate                          bool
@@ -88,6 +88,7 @@ func AddNodeFlags(fs *flag.FlagSet) *NodeFlags {
 	fs.StringVar(&f.userAgent, "user-agent", fetcher.DefaultUserAgent, "User-Agent header (keep a contact URL in it)")
 	fs.DurationVar(&f.fetchTimeout, "fetch-timeout", 60*time.Second, "bound on one whole fetch, body included")
 	fs.DurationVar(&f.dueFlush, "due-flush", 500*time.Millisecond, "DUE merge interval")
+	fs.BoolVar(&f.dueFsync, "due-fsync", false, "fsync the DUE's log before each batch of discovered URLs is acknowledged (survives power loss; slower). Default: written to the OS first (survives kill -9), fsynced before every merge")
 	return f
 }
 
@@ -181,6 +182,7 @@ func (f *NodeFlags) Options(seeds []string) (Options, error) {
 		},
 		Extract:          extract.Options{MaxBytes: f.bodyCap},
 		DUEFlushInterval: f.dueFlush,
+		DUEFsync:         f.dueFsync,
 		CacheAlgo:        algo,
 		CachePerWorker:   size,
 		CacheShared:      f.cacheShared,

@@ -163,6 +163,9 @@ type Config struct {
 	BodyCap int64 `json:"body_cap,omitempty"`
 	// DUEFlush is the DUE merge interval (default 500 ms).
 	DUEFlush *Duration `json:"due_flush,omitempty"`
+	// DUEFsync fsyncs the DUE's log before discovered URLs are
+	// acknowledged (survives power loss; crawl.Options.DUEFsync).
+	DUEFsync bool `json:"due_fsync,omitempty"`
 
 	// SeedsFile has one URL per line ('#' comments); Seeds are more.
 	SeedsFile string   `json:"seeds_file,omitempty"`
@@ -535,6 +538,7 @@ func (c *Config) MemberOptions(seeds []string, resolve map[string]string) (crawl
 		Filter:          lf,
 		Extract:         extract.Options{MaxBytes: c.BodyCap},
 	}
+	o.DUEFsync = c.DUEFsync
 	if c.DUEFlush != nil {
 		o.DUEFlushInterval = time.Duration(*c.DUEFlush)
 	}
