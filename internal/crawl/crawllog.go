@@ -24,20 +24,39 @@ type LogEntry struct {
 	Duration    time.Duration
 	Links       int
 	Note        string // e.g. the redirect target, or the error
+	// Epoch is the membership epoch of the view the node fetched under (a
+	// cluster member's log; 0 elsewhere). A line is written while the node
+	// acts on that view, so the view's owner of the URL's host is the node.
+	Epoch uint64
 }
 
 // CrawlLog appends one line per fetch to a file, Heritrix-style:
 //
-//	TIME NODE STATUS BYTES DURATION_MS LINKS OUTCOME URL CONTENT-TYPE NOTE
+//	TIME NODE STATUS BYTES DURATION_MS LINKS OUTCOME URL CONTENT-TYPE NOTE [EPOCH]
+//
+// EPOCH, the membership epoch (LogEntry.Epoch), is written by cluster
+// members only (SetEpochSource); lines without it parse with Epoch 0.
 //
 // Each line is written with one write(2) on an O_APPEND file so that a
 // kill -9 loses at most the line being written. CrawlLog is safe for
 // concurrent use and must be Closed.
 type CrawlLog struct {
-	mu  sync.Mutex
-	w   io.Writer
-	f   *os.File
-	buf []byte
+	mu    sync.Mutex
+	w     io.Writer
+	f     *os.File
+	buf   []byte
+	epoch func() uint64 // fills in LogEntry.Epoch when it is 0
+}
+
+// SetEpochSource makes Write record epoch() as the EPOCH field of entries
+// whose Epoch is 0 (a cluster member passes its current view's epoch).
+func (l *CrawlLog) SetEpochSource(epoch func() uint64) {
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.epoch = epoch
 }
 
 // OpenCrawlLog opens (appending) the crawl log at path.
@@ -92,6 +111,13 @@ func (l *CrawlLog) Write(e LogEntry) error {
 	b = append(b, dash(e.ContentType)...)
 	b = append(b, ' ')
 	b = append(b, dash(e.Note)...)
+	if e.Epoch == 0 && l.epoch != nil {
+		e.Epoch = l.epoch()
+	}
+	if e.Epoch != 0 {
+		b = append(b, ' ')
+		b = strconv.AppendUint(b, e.Epoch, 10)
+	}
 	b = append(b, '\n')
 	l.buf = b
 	_, err := l.w.Write(b)
@@ -114,7 +140,7 @@ var ErrBadLogLine = errors.New("crawl: malformed crawl log line")
 // should skip such a line.
 func ParseLogLine(line string) (LogEntry, error) {
 	f := strings.Split(strings.TrimRight(line, "\n"), " ")
-	if len(f) != 10 {
+	if len(f) != 10 && len(f) != 11 {
 		return LogEntry{}, fmt.Errorf("%w: %d fields in %q", ErrBadLogLine, len(f), line)
 	}
 	var e LogEntry
@@ -138,6 +164,11 @@ func ParseLogLine(line string) (LogEntry, error) {
 	}
 	e.Status, e.Bytes, e.Duration, e.Links = st, by, time.Duration(ms)*time.Millisecond, ln
 	e.Outcome, e.URL, e.ContentType, e.Note = undash(f[6]), undash(f[7]), undash(f[8]), undash(f[9])
+	if len(f) == 11 {
+		if e.Epoch, err = strconv.ParseUint(f[10], 10, 64); err != nil || e.Epoch == 0 {
+			return e, fmt.Errorf("%w: epoch %q", ErrBadLogLine, f[10])
+		}
+	}
 	return e, nil
 }
 

@@ -3,6 +3,7 @@ package crawl
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -48,6 +49,43 @@ func TestCrawlLogRoundTrip(t *testing.T) {
 
 func TestParseLogLineRejectsGarbage(t *testing.T) {
 	for _, s := range []string{"", "a b c", "notatime n 200 1 1 1 ok u t n", "2026-11-22T03:04:07.000Z n x 1 1 1 ok u t n"} {
+		if _, err := ParseLogLine(s); err == nil {
+			t.Errorf("ParseLogLine(%q) succeeded", s)
+		}
+	}
+}
+
+// The EPOCH field: written by a log with an epoch source (cluster members),
+// absent otherwise; lines of either form parse, the old ones with Epoch 0.
+func TestCrawlLogEpoch(t *testing.T) {
+	var buf strings.Builder
+	l := NewCrawlLog(&buf)
+	at := time.Date(2026, 11, 22, 3, 4, 5, 0, time.UTC)
+	l.Write(LogEntry{Time: at, Node: "n1", URL: "http://a.sim.test/", Status: 200, Outcome: "ok"})
+	epoch := uint64(3)
+	l.SetEpochSource(func() uint64 { return epoch })
+	l.Write(LogEntry{Time: at, Node: "n1", URL: "http://a.sim.test/b", Status: 200, Outcome: "ok"})
+	epoch = 4
+	l.Write(LogEntry{Time: at, Node: "n1", URL: "http://a.sim.test/c", Status: 200, Outcome: "ok"})
+	l.Write(LogEntry{Time: at, Node: "n1", URL: "http://a.sim.test/d", Status: 200, Outcome: "ok", Epoch: 9})
+	lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
+	want := []uint64{0, 3, 4, 9}
+	if len(lines) != len(want) {
+		t.Fatalf("%d lines: %q", len(lines), buf.String())
+	}
+	for i, line := range lines {
+		e, err := ParseLogLine(line)
+		if err != nil {
+			t.Fatalf("line %d: %v", i, err)
+		}
+		if e.Epoch != want[i] {
+			t.Errorf("line %d %q: epoch %d, want %d", i, line, e.Epoch, want[i])
+		}
+		if fields := len(strings.Fields(line)); (want[i] == 0) != (fields == 10) {
+			t.Errorf("line %d has %d fields: %q", i, fields, line)
+		}
+	}
+	for _, s := range []string{lines[0] + " x", lines[0] + " 0", lines[0] + " -1", lines[1] + " 5"} {
 		if _, err := ParseLogLine(s); err == nil {
 			t.Errorf("ParseLogLine(%q) succeeded", s)
 		}

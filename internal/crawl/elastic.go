@@ -127,6 +127,10 @@ func (m *Member) initElastic(o MemberOptions) error {
 		e.phase = PhaseJoining
 	}
 	e.transHook = o.testHandoffHook
+	// Each crawl-log line records the epoch of the view it was fetched
+	// under: workers only run while the view does not change (a change
+	// stops them at PREPARE and starts them at RESUME).
+	m.Node.log.SetEpochSource(m.Split.Epoch)
 	e.logPath = o.CrawlLogPath
 	if e.logPath == "" && o.Node.CrawlLog == nil {
 		e.logPath = filepath.Join(o.Node.DataDir, "crawl.log")
@@ -636,4 +640,39 @@ func (s *membershipServer) Transition(ctx context.Context, r *pb.TransitionReque
 		return nil, status.Errorf(code, "%s: %v", r.GetPhase(), err)
 	}
 	return s.m.State(), nil
+}
+
+// ErrNoView reports a crawl-log entry whose epoch is not among the views
+// given to ForeignFetches (or that has none: not written by a member).
+var ErrNoView = errors.New("crawl: no view for the crawl-log entry's epoch")
+
+// ForeignFetches audits crawl logs against the membership history: it
+// returns the entries where a node fetched a URL of a host that it did not
+// own in the view of the entry's epoch (LogEntry.Epoch). views must hold
+// every view the crawl went through; an entry with no epoch or an unknown
+// one is an ErrNoView. Robots.txt lines count as fetches of their host.
+func ForeignFetches(entries []LogEntry, views ...hostsplit.View) ([]LogEntry, error) {
+	rings := map[uint64]*hostsplit.Ring{}
+	for _, v := range views {
+		r, err := hostsplit.NewRing(v.IDs(), false)
+		if err != nil {
+			return nil, fmt.Errorf("crawl: view of epoch %d: %w", v.Epoch, err)
+		}
+		rings[v.Epoch] = r
+	}
+	var foreign []LogEntry
+	for _, e := range entries {
+		r := rings[e.Epoch]
+		if r == nil {
+			return foreign, fmt.Errorf("%w: %s fetched %s under epoch %d", ErrNoView, e.Node, e.URL, e.Epoch)
+		}
+		h, ok := hostsplit.Host(e.URL)
+		if !ok {
+			continue // not a fetchable URL: nothing was requested
+		}
+		if string(r.Owner(h)) != e.Node {
+			foreign = append(foreign, e)
+		}
+	}
+	return foreign, nil
 }

@@ -160,6 +160,33 @@ func (c *elasticCluster) checkUnion(maxRepeats int) {
 	t.Logf("fetched %d URLs (%d on trap hosts), %d fetched twice", len(got), traps, len(dups))
 }
 
+// checkOwners checks that every crawl-log line was fetched by the owner of
+// its host under the view of the line's epoch: a node never fetches a host
+// it no longer (or does not yet) own.
+func (c *elasticCluster) checkOwners(views ...hostsplit.View) {
+	t := c.t
+	var all []LogEntry
+	for _, p := range c.logs {
+		es, err := ReadLogFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, es...)
+	}
+	foreign, err := ForeignFetches(all, views...)
+	if err != nil {
+		t.Error(err)
+	}
+	for _, e := range foreign[:min(10, len(foreign))] {
+		t.Errorf("%s fetched %s under epoch %d, not owning its host", e.Node, e.URL, e.Epoch)
+	}
+	perEpoch := map[uint64]int{}
+	for _, e := range all {
+		perEpoch[e.Epoch]++
+	}
+	t.Logf("%d crawl-log lines by epoch %v: %d by a node not owning the host", len(all), perEpoch, len(foreign))
+}
+
 // Issue 10: start 2 nodes, add a third mid-crawl, later remove one
 // gracefully. The union of fetched URLs equals the oracle's set, no URL is
 // fetched twice, and about 1/N of the hosts move at each change.
@@ -228,6 +255,7 @@ func TestElasticJoinThenLeave(t *testing.T) {
 		}
 	}
 	c.checkUnion(0)
+	c.checkOwners(v1, v2, v3)
 	t.Logf("%d hosts in the web", c.web.NumHosts())
 }
 

@@ -1,0 +1,307 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/sextant-crawler/sextant/hostsplit"
+	"github.com/sextant-crawler/sextant/internal/crawl"
+	"github.com/sextant-crawler/sextant/internal/nodeconfig"
+	"github.com/sextant-crawler/sextant/internal/tlsutil"
+	"github.com/sextant-crawler/sextant/simweb"
+)
+
+// cliChildEnv holds the arguments (newline-separated) of a `crawler`
+// command run by TestElasticCLIChild in a child process.
+const cliChildEnv = "SEXTANT_CLI_CHILD_ARGS"
+
+// TestElasticCLIChild runs the crawler command line in a child process of
+// TestElasticCLIJoinLeave (the test binary stands in for the `crawler`
+// binary) and exits with its status. It does nothing in a normal run.
+func TestElasticCLIChild(t *testing.T) {
+	args := os.Getenv(cliChildEnv)
+	if args == "" {
+		t.Skip("child of TestElasticCLIJoinLeave only")
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, strings.Split(args, "\n"), os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// cliNode is a `crawler node` child process.
+type cliNode struct {
+	cmd  *exec.Cmd
+	done chan error
+	out  *syncBuf
+}
+
+func startCLINode(t *testing.T, args ...string) *cliNode {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := exec.Command(exe, "-test.run=^TestElasticCLIChild$", "-test.count=1", "-test.timeout=5m")
+	c.Env = append(os.Environ(), cliChildEnv+"="+strings.Join(args, "\n"))
+	out := &syncBuf{}
+	c.Stdout, c.Stderr = out, out
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	n := &cliNode{cmd: c, done: make(chan error, 1), out: out}
+	go func() { n.done <- c.Wait() }()
+	t.Cleanup(func() { c.Process.Kill() })
+	return n
+}
+
+// logLines counts the lines of a crawl log (0 if it does not exist yet).
+func logLines(path string) int {
+	b, _ := os.ReadFile(path)
+	return bytes.Count(b, []byte{'\n'})
+}
+
+var handoffLine = regexp.MustCompile(`handed over (\d+) hosts: (\d+) queued URLs, (\d+) fetched URLs \(seen-only\), (\d+) batches, (\d+) wire bytes`)
+
+// Issue 10 acceptance, with separate processes and the real command line:
+// two `crawler node` processes crawl simweb; mid-crawl a third starts
+// (config "join": true) and `crawler cluster add` brings it in; later
+// `crawler cluster remove` takes node-0 out gracefully. The union of the
+// three crawl logs equals the oracle's set, no URL is fetched twice, every
+// line was fetched by the owner of its host under the view of the line's
+// epoch (a node never fetches a host it does not own), and each change
+// moves about 1/N of the hosts.
+func TestElasticCLIJoinLeave(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short")
+	}
+	web, err := simweb.New(simweb.SmallConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := simweb.Start(web, simweb.Options{NoLog: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	oracle, err := web.Oracle(web.Seeds(), simweb.Rules{BodyCap: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	pki := filepath.Join(root, "pki")
+	ids := []string{"node-0", "node-1", "node-2"}
+	if err := tlsutil.WriteCluster(pki, ids, []string{"127.0.0.1", "localhost"}, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "seeds.txt"), []byte(strings.Join(web.Seeds(), "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	all := make([]hostsplit.Member, len(ids))
+	var members []nodeconfig.Member
+	for i, id := range ids {
+		all[i] = hostsplit.Member{ID: hostsplit.NodeID(id), Addr: freeAddr(t)}
+		members = append(members, nodeconfig.Member{ID: id, Addr: all[i].Addr})
+	}
+	v1 := hostsplit.View{Epoch: 1, Members: all[:2]}
+	v2 := hostsplit.View{Epoch: 2, Members: all}
+	v3 := hostsplit.View{Epoch: 3, Members: all[1:]}
+	zero, maxDelay, backoff, maxBackoff := nodeconfig.Duration(0), nodeconfig.Duration(50*time.Millisecond), nodeconfig.Duration(10*time.Millisecond), nodeconfig.Duration(100*time.Millisecond)
+	fetchTimeout, dueFlush := nodeconfig.Duration(3*time.Second), nodeconfig.Duration(50*time.Millisecond)
+	factor := 2.0
+	config := func(i int) string {
+		cert, key := tlsutil.NodeFiles("pki", ids[i])
+		peer := 1024
+		c := nodeconfig.Config{
+			ID: ids[i], Members: members[:2], DataDir: ids[i],
+			TLS:           nodeconfig.TLS{CA: "pki/ca.pem", Cert: cert, Key: key},
+			Workers:       8,
+			PeerCacheSize: &peer,
+			Politeness: nodeconfig.Politeness{MinDelay: &zero, MaxDelay: &maxDelay, Factor: &factor,
+				FailureBackoff: &backoff, MaxFailureBackoff: &maxBackoff},
+			FetchTimeout: &fetchTimeout, DUEFlush: &dueFlush, BodyCap: 1 << 20,
+			AllowPrivate: true, Resolve: map[string]string{web.Domain(): srv.Addr()},
+			Scope: "suffixes", Suffixes: []string{web.Domain()},
+			SeedsFile: "seeds.txt", MetricsListen: "127.0.0.1:0",
+		}
+		if i == 2 { // added to the running cluster: the new membership, joining
+			c.Members, c.Join = members, true
+		}
+		b, err := json.MarshalIndent(c, "", "  ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(root, ids[i]+".json")
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	logs := make([]string, len(ids))
+	for i, id := range ids {
+		logs[i] = filepath.Join(root, id, "crawl.log")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	nodes := make([]*cliNode, len(ids))
+	startNode := func(i int) {
+		nodes[i] = startCLINode(t, "node", "--config", config(i), "--exit-when-done", "--status", "off")
+	}
+	waitFetches := func(n int) {
+		t.Helper()
+		for {
+			total := 0
+			for _, p := range logs {
+				total += logLines(p)
+			}
+			if total >= n {
+				return
+			}
+			for i, nd := range nodes {
+				if nd == nil {
+					continue
+				}
+				select {
+				case err := <-nd.done:
+					t.Fatalf("%s exited early (%v):\n%s", ids[i], err, nd.out)
+				default:
+				}
+			}
+			if ctx.Err() != nil {
+				t.Fatalf("no progress: %d crawl-log lines, waiting for %d", total, n)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	cli := func(args ...string) string {
+		t.Helper()
+		var out, errb syncBuf
+		start := time.Now()
+		if code := run(ctx, args, &out, &errb); code != 0 {
+			t.Fatalf("crawler %s: exit %d\n%s%s", strings.Join(args, " "), code, out.String(), errb.String())
+		}
+		t.Logf("crawler %s (%v):\n%s", strings.Join(args[:2], " "), time.Since(start).Round(time.Millisecond), out.String())
+		return out.String()
+	}
+	handedOver := func(out string) int {
+		m := handoffLine.FindStringSubmatch(out)
+		if m == nil {
+			t.Fatalf("no hand-off line in:\n%s", out)
+		}
+		q, _ := strconv.Atoi(m[2])
+		s, _ := strconv.Atoi(m[3])
+		return q + s
+	}
+
+	startNode(0)
+	startNode(1)
+	waitFetches(600)
+	startNode(2)
+	out := cli("cluster", "add", "--pki", pki, "--peer", all[0].Addr, "--id", "node-2", "--addr", all[2].Addr, "--timeout", "2m")
+	if handedOver(out) == 0 {
+		t.Error("the join handed nothing over")
+	}
+	at := 0
+	for _, p := range logs {
+		at += logLines(p)
+	}
+	waitFetches(at + 600)
+	out = cli("cluster", "remove", "--pki", pki, "--as", "node-1", "--peer", all[1].Addr, "--id", "node-0", "--timeout", "2m")
+	if handedOver(out) == 0 {
+		t.Error("the leave handed nothing over")
+	}
+	for i, nd := range nodes {
+		select {
+		case err := <-nd.done:
+			if err != nil {
+				t.Errorf("%s: %v\n%s", ids[i], err, nd.out)
+			}
+		case <-ctx.Done():
+			t.Fatalf("%s did not finish:\n%s", ids[i], nd.out)
+		}
+	}
+	if !strings.Contains(nodes[0].out.String(), "crawl has terminated") {
+		t.Errorf("the removed node-0 did not see the cluster terminate:\n%s", nodes[0].out)
+	}
+
+	// The union of the crawl logs against the oracle; no URL twice.
+	var es []crawl.LogEntry
+	for _, p := range logs {
+		e, err := crawl.ReadLogFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		es = append(es, e...)
+	}
+	count := map[string]int{}
+	perEpoch := map[uint64]int{}
+	for _, e := range es {
+		perEpoch[e.Epoch]++
+		if e.Outcome != crawl.OutcomeRobots && onWeb(web, e.URL) {
+			count[e.URL]++
+		}
+	}
+	var got, dups []string
+	for u, c := range count {
+		got = append(got, u)
+		if c > 1 {
+			dups = append(dups, u)
+		}
+	}
+	sort.Strings(got)
+	sort.Strings(dups)
+	if len(dups) > 0 {
+		t.Errorf("%d URLs fetched more than once, e.g. %v", len(dups), dups[:min(5, len(dups))])
+	}
+	if err := oracle.Check(got); err != nil {
+		t.Errorf("union of the crawl logs differs from the oracle (%d vs %d): %v", len(got), oracle.Size(), err)
+	}
+	// Every line by the owner of its host under its epoch's view, and the
+	// crawl went on under each of the three views.
+	foreign, err := crawl.ForeignFetches(es, v1, v2, v3)
+	if err != nil {
+		t.Error(err)
+	}
+	for _, e := range foreign[:min(10, len(foreign))] {
+		t.Errorf("%s fetched %s under epoch %d without owning its host", e.Node, e.URL, e.Epoch)
+	}
+	for _, e := range []uint64{1, 2, 3} {
+		if perEpoch[e] == 0 {
+			t.Errorf("no fetch under epoch %d: the change was not mid-crawl (%v)", e, perEpoch)
+		}
+	}
+	// About 1/N of the hosts move at each change.
+	for _, c := range []struct {
+		name string
+		a, b hostsplit.View
+	}{{"join", v1, v2}, {"leave", v2, v3}} {
+		ra, _ := hostsplit.NewRing(c.a.IDs(), false)
+		rb, _ := hostsplit.NewRing(c.b.IDs(), false)
+		moved := 0
+		for _, h := range web.Hosts() {
+			if ra.Owner(h) != rb.Owner(h) {
+				moved++
+			}
+		}
+		share := float64(moved) / float64(web.NumHosts())
+		if share < 0.15 || share > 0.5 {
+			t.Errorf("%s moved %.3f of the hosts, want about 1/3", c.name, share)
+		}
+		t.Logf("%s: %d of %d hosts moved (%.3f)", c.name, moved, web.NumHosts(), share)
+	}
+	t.Log(fmt.Sprintf("%d crawl-log lines by epoch %v; %d URLs fetched (oracle %d), %d twice, %d by a non-owner",
+		len(es), perEpoch, len(got), oracle.Size(), len(dups), len(foreign)))
+}
