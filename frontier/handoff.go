@@ -181,3 +181,56 @@ func (f *Frontier) QueuedHosts() (map[string]int, error) {
 	}
 	return out, nil
 }
+
+// AddAdmitted adds counts (site → URLs) to the sites' admitted counts under
+// Options.HostBudget, exactly once per (source, seq) like AddBatch, with
+// which it shares the per-source sequence: the receiver of a hand-off
+// counts the URLs the old owner already fetched, so a host's budget holds
+// across a change of owner. Without a budget it only records seq.
+func (f *Frontier) AddAdmitted(source string, seq uint64, counts map[string]int) error {
+	if source == "" {
+		return fmt.Errorf("frontier: AddAdmitted with empty source")
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.usableLocked(); err != nil {
+		return err
+	}
+	last, err := f.appliedLocked(source)
+	if err != nil {
+		return err
+	}
+	if seq <= last {
+		f.mu.stats.IgnoredBatches++
+		return nil
+	}
+	if err := f.flushDoneLocked(); err != nil { // writes stay in order
+		return err
+	}
+	b := f.db.NewBatch()
+	defer b.Close()
+	added := map[string]uint64{}
+	if f.opts.HostBudget.enabled() {
+		var buf []byte
+		for site, n := range counts {
+			if n <= 0 {
+				continue
+			}
+			cur, err := f.admittedLocked(site)
+			if err != nil {
+				return err
+			}
+			added[site] = cur + uint64(n)
+			buf = binary.AppendUvarint(buf[:0], added[site])
+			b.Set(budgetKey(site), buf, nil)
+		}
+	}
+	b.Set(applyKey(source), encodeU64(seq), nil)
+	if err := b.Commit(pebble.Sync); err != nil {
+		f.mu.broken = fmt.Errorf("frontier: write failed: %w", err)
+		return f.mu.broken
+	}
+	f.cacheAdmittedLocked(added)
+	f.mu.applied[source] = seq
+	return nil
+}

@@ -118,3 +118,50 @@ func TestStageHandoff(t *testing.T) {
 		}
 	}
 }
+
+// AddAdmitted counts a hand-off's already fetched URLs under the budget
+// exactly once per (source, seq), in AddBatch's sequence, across a reopen.
+func TestAddAdmitted(t *testing.T) {
+	dir := t.TempDir()
+	o := Options{HostBudget: Budget{Hard: 5}}
+	f := open(t, dir, o)
+	if err := f.AddAdmitted("hs/a/1", 1, map[string]int{"trap": 3, "ok": 1}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.AddAdmitted("hs/a/1", 1, map[string]int{"trap": 3}); err != nil { // re-delivered: ignored
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f = open(t, dir, o)
+	defer f.Close()
+	for site, want := range map[string]int{"trap": 3, "ok": 1, "none": 0} {
+		if n, err := f.Admitted(site); err != nil || n != want {
+			t.Fatalf("Admitted(%s) = %d, %v; want %d", site, n, err, want)
+		}
+	}
+	// Batch 1 was applied: AddBatch seq 1 of the same source is ignored;
+	// seq 2 is admitted up to the budget (2 of 4).
+	if err := f.AddBatch("hs/a/1", 1, items("trap", 4)); err != nil {
+		t.Fatal(err)
+	}
+	if n := f.Len(); n != 0 {
+		t.Fatalf("re-delivered seq queued %d URLs", n)
+	}
+	if err := f.AddBatch("hs/a/1", 2, items("trap", 4)); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := f.Admitted("trap"); n != 5 || f.Len() != 2 {
+		t.Fatalf("after AddBatch: admitted %d, queued %d; want 5, 2", n, f.Len())
+	}
+	if err := f.AddAdmitted("hs/a/1", 2, map[string]int{"trap": 1}); err != nil { // not after seq 2
+		t.Fatal(err)
+	}
+	if n, _ := f.Admitted("trap"); n != 5 {
+		t.Fatalf("stale AddAdmitted counted: %d", n)
+	}
+	if err := f.AddAdmitted("", 3, nil); err == nil {
+		t.Error("AddAdmitted with an empty source succeeded")
+	}
+}

@@ -32,10 +32,12 @@ func (k Kind) valid() bool { return k <= KindQueued }
 
 // HandoffSink is implemented by a Local sink that takes hand-offs (batches
 // of KindSeen and KindQueued). Both must be durable when they return nil.
-// DeliverQueued must apply each (source, seq) at most once (the frontier's
-// AddBatch does): a batch may be delivered again after a crash.
+// A batch may be delivered again after a crash: what must not be applied
+// twice (queued URLs, the seen URLs' count under the per-host budget) is
+// applied at most once per (source, seq), seqs of one source increasing
+// across both kinds (the frontier's AddBatch and AddAdmitted do that).
 type HandoffSink interface {
-	DeliverSeen(ctx context.Context, urls []string) error
+	DeliverSeen(ctx context.Context, source string, seq uint64, urls []string) error
 	DeliverQueued(ctx context.Context, source string, seq uint64, urls []string) error
 }
 
@@ -355,7 +357,7 @@ func (s *Splitter) deliverLocal(ctx context.Context, kind Kind, urls []string, s
 		return fmt.Errorf("hostsplit: the Local sink takes no hand-offs (kind %d)", kind)
 	}
 	if kind == KindSeen {
-		return hs.DeliverSeen(ctx, urls)
+		return hs.DeliverSeen(ctx, source, seq, urls)
 	}
 	return hs.DeliverQueued(ctx, source, seq, urls)
 }

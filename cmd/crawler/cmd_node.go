@@ -50,7 +50,8 @@ hit rates, cross-machine traffic reduction, wire and DUE bytes per URL, and
 the cache-size advice from the live curves; as JSON too with --report-json)
 and keeps serving (so a container
 does not restart in a loop) until SIGTERM or Ctrl-C, unless
---exit-when-done. SIGTERM stops gracefully: fetches in flight finish or
+--exit-when-done (it then exits 5 s later: its peers confirm termination
+by asking it). SIGTERM stops gracefully: fetches in flight finish or
 are requeued, spooled batches stay on disk, and a restart with the same
 data dir resumes.`)
 	cfgPath := f.String("config", "", "node config file (JSON)")
@@ -107,6 +108,10 @@ func oneLine(err error) string {
 	return string(b)
 }
 
+// exitGrace is how long --exit-when-done keeps a node serving after the
+// cluster's crawl terminated, so that its peers can still confirm it.
+const exitGrace = 5 * time.Second
+
 // nodeReady is told the metrics address once it is being served (tests).
 type nodeReady func(metricsAddr, grpcAddr string)
 
@@ -149,6 +154,8 @@ func runNodeConfig(ctx context.Context, env *cmdEnv, cfg *nodeconfig.Config, exi
 		}
 		defer tl.Close() // after m.Close (deferred later, so run earlier)
 		mo.Node.CrawlLog, tally = tl.Log, tl.Tally
+		// A hand-off reads it for the fetched URLs of moved hosts.
+		mo.CrawlLogPath = filepath.Join(mo.Node.DataDir, "crawl.log")
 	}
 	var src atomic.Pointer[demo.StatusSource]
 	self := status.SourceFunc(func() status.Snapshot {
@@ -283,6 +290,13 @@ func runNodeConfig(ctx context.Context, env *cmdEnv, cfg *nodeconfig.Config, exi
 	if !exitDone && ctx.Err() == nil {
 		fmt.Fprintf(env.stdout, "node %s: serving metrics until SIGTERM\n", cfg.ID)
 		<-ctx.Done()
+	} else if ctx.Err() == nil {
+		// The peers confirm termination by asking this node's status:
+		// keep serving a few of their rounds, or they wait for it forever.
+		select {
+		case <-ctx.Done():
+		case <-time.After(exitGrace):
+		}
 	}
 	hs.Shutdown()
 	closed = true

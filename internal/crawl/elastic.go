@@ -516,8 +516,25 @@ func (m *Member) reseedLost(ctx context.Context, oldRing *hostsplit.Ring, lost [
 	return m.Node.Seed(ctx, mine)
 }
 
-// DeliverSeen records URLs fetched by another node in the DUE's seen-set.
-func (n *Node) DeliverSeen(_ context.Context, urls []string) error {
+// DeliverSeen records URLs fetched by another node (a hand-off) in the
+// DUE's seen-set and counts them, per host, under the frontier's per-host
+// budget once per (source, seq): with the queued URLs of the hand-off
+// (counted as they are queued) a moved host's count is what its old owner
+// had admitted, so the budget holds across the change of owner.
+func (n *Node) DeliverSeen(_ context.Context, source string, seq uint64, urls []string) error {
+	if err := n.addSeen(urls); err != nil {
+		return err
+	}
+	counts := map[string]int{}
+	for _, u := range urls {
+		if h := hostOf(u); h != "" {
+			counts[h]++
+		}
+	}
+	return n.fr.AddAdmitted(source, seq, counts)
+}
+
+func (n *Node) addSeen(urls []string) error {
 	es := make([]due.Entry, 0, len(urls))
 	for _, u := range urls {
 		es = append(es, due.Entry{FP: fingerprint.URL(u), URL: u, SeenOnly: true})
@@ -529,7 +546,7 @@ func (n *Node) DeliverSeen(_ context.Context, urls []string) error {
 // DeliverQueued takes URLs queued by another node (a hand-off): they join
 // the seen-set and go straight to the frontier, once per (source, seq).
 func (n *Node) DeliverQueued(ctx context.Context, source string, seq uint64, urls []string) error {
-	if err := n.DeliverSeen(ctx, urls); err != nil {
+	if err := n.addSeen(urls); err != nil {
 		return err
 	}
 	items := make([]frontier.Item, 0, len(urls))
@@ -540,13 +557,25 @@ func (n *Node) DeliverQueued(ctx context.Context, source string, seq uint64, url
 	return n.fr.AddBatch(source, seq, items)
 }
 
+// testDeliverHook, if set (a test's child process), is called once a
+// hand-off batch is applied, before it is acknowledged: "seen" or "queued".
+var testDeliverHook func(kind string)
+
 // DeliverSeen and DeliverQueued pass hand-offs to the node.
-func (s *sinkRef) DeliverSeen(ctx context.Context, urls []string) error {
-	return s.n.DeliverSeen(ctx, urls)
+func (s *sinkRef) DeliverSeen(ctx context.Context, source string, seq uint64, urls []string) error {
+	err := s.n.DeliverSeen(ctx, source, seq, urls)
+	if err == nil && testDeliverHook != nil {
+		testDeliverHook("seen")
+	}
+	return err
 }
 
 func (s *sinkRef) DeliverQueued(ctx context.Context, source string, seq uint64, urls []string) error {
-	return s.n.DeliverQueued(ctx, source, seq, urls)
+	err := s.n.DeliverQueued(ctx, source, seq, urls)
+	if err == nil && testDeliverHook != nil {
+		testDeliverHook("queued")
+	}
+	return err
 }
 
 // knownVerifier accepts a TLS peer signed by the cluster CA (checked by the

@@ -7,8 +7,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -28,7 +30,8 @@ const (
 	ekMembersEnv = "SEXTANT_ELASTICKILL_N"     // members of the first view
 	ekJoinEnv    = "SEXTANT_ELASTICKILL_JOIN"  // "1": start joining the full view
 	ekWebEnv     = "SEXTANT_ELASTICKILL_WEB"
-	ekCrashEnv   = "SEXTANT_ELASTICKILL_CRASH" // hand-off step at which to die once
+	ekCrashEnv   = "SEXTANT_ELASTICKILL_CRASH" // comma-separated steps at which to die once each
+	ekKillMe     = ".kill-me"                  // file a child writes to be SIGKILLed
 	ekWorkers    = 6
 )
 
@@ -68,6 +71,31 @@ func TestElasticKillChild(t *testing.T) {
 	}
 	dir := filepath.Join(root, id)
 	handoffChunk = 40 // several chunks per hand-off, so a kill can fall between them
+	// die stops at each step of SEXTANT_ELASTICKILL_CRASH once (a marker
+	// file remembers it across restarts) and asks the parent to SIGKILL
+	// this process, which it does while the step blocks here (the rest of
+	// the process runs on meanwhile: the kill lands at an arbitrary point
+	// shortly after the step).
+	die := func(step string) {
+		if !slices.Contains(strings.Split(os.Getenv(ekCrashEnv), ","), step) {
+			return
+		}
+		marker := filepath.Join(root, id+".crashed-"+step)
+		if _, err := os.Stat(marker); err == nil {
+			return
+		}
+		if err := os.WriteFile(marker, nil, 0o644); err != nil {
+			panic(err)
+		}
+		fmt.Fprintf(os.Stderr, "%s: at step %q, waiting for SIGKILL\n", id, step)
+		if err := os.WriteFile(filepath.Join(root, id+ekKillMe), []byte(step), 0o644); err != nil {
+			panic(err)
+		}
+		select {}
+	}
+	// The receiving side: "seen" and "queued" once a hand-off batch is
+	// applied, before it is acknowledged.
+	testDeliverHook = die
 	m, err := StartMember(MemberOptions{
 		Node: Options{
 			DataDir: dir, Workers: ekWorkers,
@@ -80,17 +108,7 @@ func TestElasticKillChild(t *testing.T) {
 			Filter:           lf,
 		},
 		Self: id, Members: members, TLS: tn, PeerCacheSize: 1024, Joining: joining,
-		testHandoffHook: func(step string) {
-			crash := os.Getenv(ekCrashEnv)
-			marker := filepath.Join(root, id+".crashed")
-			if crash == step {
-				if _, err := os.Stat(marker); err != nil {
-					os.WriteFile(marker, nil, 0o644)
-					fmt.Fprintf(os.Stderr, "%s: dying at hand-off step %q\n", id, step)
-					os.Exit(137) // like SIGKILL: no deferred flush, no Close
-				}
-			}
-		}})
+		testHandoffHook: die})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,30 +127,42 @@ func TestElasticKillChild(t *testing.T) {
 	}
 }
 
-// Issue 10: a node is killed in the middle of a hand-off (after its moved
-// hosts' queued URLs left its frontier for the staging area, before they
-// were spooled) and restarted on its data dir: the membership change
+// Issue 10: a node is killed (SIGKILL, from the parent) in the middle of a
+// hand-off and restarted on its data dir: the membership change
 // completes, nothing is lost and nothing is fetched twice beyond the
 // fetches cancelled by the pause (in-flight URLs).
+//
+// The old owner (node-0) is killed at three points of its hand-off, one
+// after the other in one run (each restart resumes the hand-off, which the
+// next kill interrupts again): "staged", its moved hosts' queued URLs have
+// left the frontier, none is spooled; "spooled", a 40-URL chunk is spooled
+// with its resume mark but still staged; "chunk", between two chunks.
+// The new owner (node-2, joining) is killed once it has applied its first
+// batch of queued URLs, before acknowledging it. SEXTANT_LONG=1 adds a run
+// per sender kill point alone and one killing the receiver after its first
+// seen-only batch.
 func TestElasticKillDuringHandoff(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short")
 	}
-	// staged: the moved hosts' queued URLs have left the frontier, none is
-	// spooled. spooled: the first chunk is spooled (with its resume mark)
-	// but still staged. chunk: a later kill between two chunks.
-	// Plain go test runs the step the resume mark exists for; SEXTANT_LONG=1
-	// all three.
-	steps := []string{"spooled"}
-	if os.Getenv("SEXTANT_LONG") != "" {
-		steps = []string{"staged", "spooled", "chunk"}
+	runs := []struct {
+		name           string
+		crash0, crash2 string // kill points of node-0 (old owner) and node-2 (new owner)
+	}{
+		{"sender", "staged,spooled,chunk", ""},
+		{"receiver", "", "queued"},
 	}
-	for _, step := range steps {
-		t.Run(step, func(t *testing.T) { elasticKill(t, step) })
+	if os.Getenv("SEXTANT_LONG") != "" {
+		runs = append(runs, []struct{ name, crash0, crash2 string }{
+			{"staged", "staged", ""}, {"spooled", "spooled", ""}, {"chunk", "chunk", ""}, {"receiver-seen", "", "seen"},
+		}...)
+	}
+	for _, r := range runs {
+		t.Run(r.name, func(t *testing.T) { elasticKill(t, r.crash0, r.crash2) })
 	}
 }
 
-func elasticKill(t *testing.T, step string) {
+func elasticKill(t *testing.T, crash0, crash2 string) {
 	web, srv, oracle := smallWeb(t, killBodyCap)
 	root := t.TempDir()
 	ids := []string{"node-0", "node-1", "node-2"}
@@ -152,19 +182,20 @@ func elasticKill(t *testing.T, step string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	crash := []string{crash0, "", crash2}
 	type child struct {
 		cmd  *exec.Cmd
 		done chan error
 		out  *strings.Builder
 	}
-	start := func(i int, joining bool, crash string) *child {
+	start := func(i int, joining bool) *child {
 		c := exec.Command(exe, "-test.run=^TestElasticKillChild$", "-test.count=1", "-test.timeout=5m")
 		join := "0"
 		if joining {
 			join = "1"
 		}
 		c.Env = append(os.Environ(), ekRootEnv+"="+root, ekIndexEnv+"="+strconv.Itoa(i), ekAddrsEnv+"="+strings.Join(addrs, ","),
-			ekMembersEnv+"=2", ekJoinEnv+"="+join, ekWebEnv+"="+srv.Addr(), ekCrashEnv+"="+crash)
+			ekMembersEnv+"=2", ekJoinEnv+"="+join, ekWebEnv+"="+srv.Addr(), ekCrashEnv+"="+crash[i])
 		var out strings.Builder
 		c.Stdout, c.Stderr = &out, &out
 		if err := c.Start(); err != nil {
@@ -174,8 +205,7 @@ func elasticKill(t *testing.T, step string) {
 		go func() { ch.done <- c.Wait() }()
 		return ch
 	}
-	// node-0 will die at the hand-off step once.
-	kids := []*child{start(0, false, step), start(1, false, ""), nil}
+	kids := []*child{start(0, false), start(1, false), nil}
 	defer func() {
 		for _, k := range kids {
 			if k != nil {
@@ -194,32 +224,61 @@ func elasticKill(t *testing.T, step string) {
 	}
 	// Let the two nodes crawl a while, then add node-2.
 	time.Sleep(2 * time.Second)
-	kids[2] = start(2, true, "")
+	kids[2] = start(2, true)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	// Restart node-0 when it dies.
-	restarted := make(chan struct{})
+	// The supervisor SIGKILLs a child that asks for it (it is blocked at
+	// its kill point) and restarts it on its data dir.
+	var kills []string
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
 	go func() {
-		defer close(restarted)
-		select {
-		case err := <-kids[0].done:
-			t.Logf("node-0 exited (%v); restarting it\n%.1500s", err, kids[0].out.String())
-			time.Sleep(300 * time.Millisecond)
-			kids[0] = start(0, false, step)
-		case <-ctx.Done():
+		defer wg.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(50 * time.Millisecond):
+			}
+			for i, id := range ids {
+				f := filepath.Join(root, id+ekKillMe)
+				step, err := os.ReadFile(f)
+				if err != nil {
+					continue
+				}
+				os.Remove(f)
+				k := kids[i]
+				if err := k.cmd.Process.Kill(); err != nil { // SIGKILL
+					t.Errorf("kill %s: %v", id, err)
+				}
+				err = <-k.done
+				kills = append(kills, fmt.Sprintf("%s at %s", id, step))
+				t.Logf("%s killed at hand-off step %q (%v); restarting it\n%.1500s", id, step, err, k.out.String())
+				time.Sleep(300 * time.Millisecond)
+				kids[i] = start(i, i == 2)
+			}
 		}
 	}()
 	rep, err := ChangeMembership(ctx, ChangeOptions{TLS: tn, Old: hostsplit.View{Epoch: 1, Members: members[:2]},
 		New: hostsplit.View{Epoch: 2, Members: members}, Logf: t.Logf})
+	close(stop)
+	wg.Wait()
 	if err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case <-restarted:
-	case <-time.After(5 * time.Second):
-		t.Fatal("node-0 never died at the hand-off step")
+	var want []string
+	for i, c := range crash {
+		for _, step := range strings.Split(c, ",") {
+			if step != "" {
+				want = append(want, fmt.Sprintf("%s at %s", ids[i], step))
+			}
+		}
 	}
-	t.Logf("join with a kill at %q: %d hosts, %d queued + %d fetched URLs handed over; total %v", step,
+	if !slices.Equal(kills, want) {
+		t.Errorf("kills %q, want %q", kills, want)
+	}
+	t.Logf("join with kills %q: %d hosts, %d queued + %d fetched URLs handed over; total %v", kills,
 		rep.HandoffHosts, rep.HandoffQueued, rep.HandoffSeen, rep.Total)
 	deadline := time.After(3 * time.Minute)
 	for i, k := range kids {
@@ -233,6 +292,23 @@ func elasticKill(t *testing.T, step string) {
 		}
 	}
 	kids = nil
+	// Every crawl-log line was fetched by the owner of its host under the
+	// view of its epoch, restarts included.
+	var es []LogEntry
+	for _, id := range ids {
+		e, err := ReadLogFile(filepath.Join(root, id, "crawl.log"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		es = append(es, e...)
+	}
+	foreign, err := ForeignFetches(es, hostsplit.View{Epoch: 1, Members: members[:2]}, hostsplit.View{Epoch: 2, Members: members})
+	if err != nil {
+		t.Error(err)
+	}
+	for _, e := range foreign[:min(10, len(foreign))] {
+		t.Errorf("%s fetched %s under epoch %d without owning its host", e.Node, e.URL, e.Epoch)
+	}
 	fetched, extra, dups := serverFetched(web, srv)
 	var rest []string
 	for _, u := range fetched {
