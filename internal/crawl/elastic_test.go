@@ -2,6 +2,8 @@ package crawl
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -357,4 +359,37 @@ func TestElasticLostNode(t *testing.T) {
 	}
 	t.Logf("node-2 fetched %d URLs before its loss; survivors fetched %d URLs of its hosts after, %d of them again; %d URLs fetched twice cluster-wide; %d of the oracle's %d non-trap URLs never fetched",
 		len(before), len(after), recrawled, len(dups), missing, len(oracle.Fetched))
+}
+
+// ForeignFetches flags a line fetched by a node that did not own the host
+// under the line's epoch, and a line whose epoch has no view.
+func TestElasticForeignFetches(t *testing.T) {
+	a, b := hostsplit.Member{ID: "a", Addr: "x:1"}, hostsplit.Member{ID: "b", Addr: "x:2"}
+	v1 := hostsplit.View{Epoch: 1, Members: []hostsplit.Member{a}}
+	v2 := hostsplit.View{Epoch: 2, Members: []hostsplit.Member{a, b}}
+	r2, _ := hostsplit.NewRing(v2.IDs(), false)
+	var hostB string // a host b owns in v2
+	for i := 0; hostB == ""; i++ {
+		if h := fmt.Sprintf("h%d.sim.test", i); r2.Owner(h) == "b" {
+			hostB = h
+		}
+	}
+	u := "http://" + hostB + "/p"
+	for _, c := range []struct {
+		e       LogEntry
+		foreign bool
+		err     bool
+	}{
+		{LogEntry{Node: "a", URL: u, Epoch: 1}, false, false},                // a owned everything in v1
+		{LogEntry{Node: "a", URL: u, Epoch: 2}, true, false},                 // a no longer owns it
+		{LogEntry{Node: "b", URL: u, Epoch: 2}, false, false},                // its new owner
+		{LogEntry{Node: "b", URL: u + "/robots.txt", Epoch: 1}, true, false}, // before b owned it
+		{LogEntry{Node: "a", URL: u, Epoch: 0}, false, true},                 // no epoch
+		{LogEntry{Node: "a", URL: u, Epoch: 7}, false, true},                 // unknown view
+	} {
+		foreign, err := ForeignFetches([]LogEntry{c.e}, v1, v2)
+		if (len(foreign) == 1) != c.foreign || (err != nil) != c.err || (err != nil && !errors.Is(err, ErrNoView)) {
+			t.Errorf("%+v: foreign %v, err %v", c.e, foreign, err)
+		}
+	}
 }
