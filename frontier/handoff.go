@@ -2,6 +2,7 @@ package frontier
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -233,4 +234,45 @@ func (f *Frontier) AddAdmitted(source string, seq uint64, counts map[string]int)
 	f.cacheAdmittedLocked(added)
 	f.mu.applied[source] = seq
 	return nil
+}
+
+// ForgetAdmitted deletes the admitted count of every site for which drop
+// is true (hosts handed over to another node, which now holds their
+// count): if a site comes back, the count it brings replaces a stale one
+// instead of adding to it. It returns how many counts it deleted.
+func (f *Frontier) ForgetAdmitted(drop func(site string) bool) (int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.usableLocked(); err != nil {
+		return 0, err
+	}
+	if err := f.flushDoneLocked(); err != nil {
+		return 0, err
+	}
+	it, err := f.db.NewIter(&pebble.IterOptions{LowerBound: []byte{prefixBudget}, UpperBound: []byte{prefixBudget + 1}})
+	if err != nil {
+		return 0, err
+	}
+	var sites []string
+	for ok := it.First(); ok; ok = it.Next() {
+		if site := string(it.Key()[1:]); drop(site) {
+			sites = append(sites, site)
+		}
+	}
+	if err := errors.Join(it.Error(), it.Close()); err != nil {
+		return 0, err
+	}
+	b := f.db.NewBatch()
+	defer b.Close()
+	for _, site := range sites {
+		b.Delete(budgetKey(site), nil)
+	}
+	if err := b.Commit(pebble.Sync); err != nil {
+		f.mu.broken = fmt.Errorf("frontier: write failed: %w", err)
+		return 0, f.mu.broken
+	}
+	for _, site := range sites {
+		delete(f.mu.admitted, site)
+	}
+	return len(sites), nil
 }

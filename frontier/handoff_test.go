@@ -135,7 +135,7 @@ func TestAddAdmitted(t *testing.T) {
 		t.Fatal(err)
 	}
 	f = open(t, dir, o)
-	defer f.Close()
+	t.Cleanup(func() { f.Close() }) // the last one opened
 	for site, want := range map[string]int{"trap": 3, "ok": 1, "none": 0} {
 		if n, err := f.Admitted(site); err != nil || n != want {
 			t.Fatalf("Admitted(%s) = %d, %v; want %d", site, n, err, want)
@@ -163,5 +163,22 @@ func TestAddAdmitted(t *testing.T) {
 	}
 	if err := f.AddAdmitted("", 3, nil); err == nil {
 		t.Error("AddAdmitted with an empty source succeeded")
+	}
+	// Handed over: the count is forgotten, for good.
+	if n, err := f.ForgetAdmitted(func(site string) bool { return site == "trap" }); err != nil || n != 1 {
+		t.Fatal(n, err)
+	}
+	if n, _ := f.Admitted("trap"); n != 0 {
+		t.Fatalf("after ForgetAdmitted: %d", n)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f = open(t, dir, o)
+	if n, _ := f.Admitted("trap"); n != 0 {
+		t.Fatalf("after ForgetAdmitted and a reopen: %d", n)
+	}
+	if n, _ := f.Admitted("ok"); n != 1 {
+		t.Fatalf("ForgetAdmitted(trap) changed ok's count: %d", n)
 	}
 }

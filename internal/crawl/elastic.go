@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -372,17 +373,28 @@ func (m *Member) handoff(ctx context.Context, epoch uint64) error {
 			return err
 		}
 	}
+	moved := func(u string) {
+		if h, ok := hostsplit.Host(u); ok && ring.Owner(h) != m.self && (prevRing == nil || prevRing.Owner(h) == m.self) {
+			fetched[u] = true
+			hosts[h] = true
+		}
+	}
 	if m.el.logPath != "" {
 		es, err := ReadLogFile(m.el.logPath)
 		if err != nil && !errors.Is(err, os.ErrNotExist) {
 			return fmt.Errorf("crawl: hand-off: %w", err)
 		}
 		for _, e := range es {
-			if h, ok := hostsplit.Host(e.URL); ok && ring.Owner(h) != m.self && (prevRing == nil || prevRing.Owner(h) == m.self) {
-				fetched[e.URL] = true
-				hosts[h] = true
-			}
+			moved(e.URL)
 		}
+	}
+	// URLs fetched by earlier owners of the hosts, handed to this node.
+	in, err := readSeenIn(filepath.Join(m.Node.opts.DataDir, seenInLog))
+	if err != nil {
+		return err
+	}
+	for _, u := range in {
+		moved(u)
 	}
 	seen := slices.Sorted(mapKeys(fetched))
 	if done, _, err := m.Split.Meta(metaHandoffSeen); err != nil {
@@ -470,6 +482,11 @@ func (m *Member) handoff(ctx context.Context, epoch uint64) error {
 			m.el.transHook("chunk")
 		}
 	}
+	// The new owners hold the moved hosts' budget counts now (seen-only
+	// URLs are counted at the receiver, queued ones as they are queued).
+	if _, err := m.Node.fr.ForgetAdmitted(notMine); err != nil {
+		return fmt.Errorf("crawl: hand-off: %w", err)
+	}
 	st.Hosts = len(hosts)
 	st.Done = true
 	st.Duration += time.Since(start)
@@ -521,7 +538,14 @@ func (m *Member) reseedLost(ctx context.Context, oldRing *hostsplit.Ring, lost [
 // budget once per (source, seq): with the queued URLs of the hand-off
 // (counted as they are queued) a moved host's count is what its old owner
 // had admitted, so the budget holds across the change of owner.
+//
+// The URLs are also appended to DataDir/handoff-seen.log: if the host moves
+// on to a third node, this node's hand-off passes them on with the URLs it
+// fetched itself (its crawl log), or the third node would fetch them again.
 func (n *Node) DeliverSeen(_ context.Context, source string, seq uint64, urls []string) error {
+	if err := appendSeenIn(filepath.Join(n.opts.DataDir, seenInLog), urls); err != nil {
+		return err
+	}
 	if err := n.addSeen(urls); err != nil {
 		return err
 	}
@@ -532,6 +556,47 @@ func (n *Node) DeliverSeen(_ context.Context, source string, seq uint64, urls []
 		}
 	}
 	return n.fr.AddAdmitted(source, seq, counts)
+}
+
+// seenInLog (in the data dir) lists the URLs handed to this node as
+// already fetched, one per line; a batch delivered again is listed again.
+const seenInLog = "handoff-seen.log"
+
+var seenInMu sync.Mutex // one append at a time
+
+// appendSeenIn appends urls to the file at path, durably.
+func appendSeenIn(path string, urls []string) error {
+	var b []byte
+	for _, u := range urls {
+		if strings.ContainsAny(u, "\n\r") {
+			continue // cannot happen for URLs that passed the DUE
+		}
+		b = append(append(b, u...), '\n')
+	}
+	seenInMu.Lock()
+	defer seenInMu.Unlock()
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return fmt.Errorf("crawl: hand-off: %w", err)
+	}
+	_, err = f.Write(b)
+	if err == nil {
+		err = f.Sync()
+	}
+	return errors.Join(err, f.Close())
+}
+
+// readSeenIn returns the URLs of the seen-in log at path (none if it does
+// not exist); a torn last line is returned as is and matches no host.
+func readSeenIn(path string) ([]string, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("crawl: hand-off: %w", err)
+	}
+	return strings.Fields(string(b)), nil
 }
 
 func (n *Node) addSeen(urls []string) error {
