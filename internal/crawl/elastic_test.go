@@ -129,8 +129,8 @@ func movedShare(web *simweb.Web, a, b hostsplit.View) float64 {
 }
 
 // checkUnion checks the union of the crawl logs against the oracle, trap
-// hosts aside (their budget is per owner), and that no URL was fetched
-// twice.
+// hosts aside (the oracle models another budget; they are held to
+// elasticTrapBudget cluster-wide), and that no URL was fetched twice.
 func (c *elasticCluster) checkUnion(maxRepeats int) {
 	t := c.t
 	oracle, err := c.web.Oracle(c.web.Seeds(), simweb.Rules{BodyCap: 1 << 20})
@@ -140,11 +140,13 @@ func (c *elasticCluster) checkUnion(maxRepeats int) {
 	got, dups := fetchedURLs(t, c.logs...)
 	var rest []string
 	traps := 0
+	perTrap := map[string]int{}
 	for _, u := range got {
 		trap := false
 		for _, h := range oracle.TrapHosts {
 			if strings.HasPrefix(u, "http://"+h+"/") {
 				trap = true
+				perTrap[h]++
 			}
 		}
 		if trap {
@@ -159,6 +161,14 @@ func (c *elasticCluster) checkUnion(maxRepeats int) {
 	if err := oracle.Check(rest); err != nil {
 		t.Errorf("union of fetched URLs (trap hosts aside) differs from the oracle's (%d fetched, oracle %d): %v", len(rest), oracle.Size(), err)
 	}
+	// The per-host budget moves with the host: cluster-wide, no trap host
+	// has more pages than one node would admit.
+	for h, n := range perTrap {
+		if n > elasticTrapBudget {
+			t.Errorf("trap host %s: %d pages fetched cluster-wide, budget %d", h, n, elasticTrapBudget)
+		}
+	}
+	t.Logf("pages per trap host %v (budget %d)", perTrap, elasticTrapBudget)
 	t.Logf("fetched %d URLs (%d on trap hosts), %d fetched twice", len(got), traps, len(dups))
 }
 
