@@ -222,11 +222,26 @@ func elasticKill(t *testing.T, crash0, crash2 string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Let the two nodes crawl a while, then add node-2.
-	time.Sleep(2 * time.Second)
-	kids[2] = start(2, true)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
+	// Let the two nodes crawl 500 pages (node-0 then has hundreds of
+	// queued URLs of hosts that move: many hand-off chunks, so every kill
+	// point is reached), then add node-2.
+	for {
+		n := 0
+		for _, id := range ids[:2] {
+			b, _ := os.ReadFile(filepath.Join(root, id, "crawl.log"))
+			n += strings.Count(string(b), "\n")
+		}
+		if n >= 500 {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("no progress: %d crawl-log lines", n)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	kids[2] = start(2, true)
 	// The supervisor SIGKILLs a child that asks for it (it is blocked at
 	// its kill point) and restarts it on its data dir.
 	var kills []string
