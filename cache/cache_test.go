@@ -2,7 +2,9 @@ package cache
 
 import (
 	"fmt"
+	"maps"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"testing"
 )
@@ -47,25 +49,26 @@ func tableContents(t *testing.T, tb *ctable) map[uint64]bool {
 	t.Helper()
 	out := map[uint64]bool{}
 	n := 0
-	for i, s := range tb.slots {
+	for i := range tb.m() {
+		s := tb.slot(i)
 		if s == 0 {
-			if tb.mark(uint64(i)) {
+			if tb.mark(i) {
 				t.Fatalf("empty slot %d is marked", i)
 			}
 			continue
 		}
 		n++
 		b1, b2 := tb.buckets(s)
-		if b := uint64(i) / bucketSlots; b != b1 && b != b2 {
+		if b := i / bucketSlots; b != b1 && b != b2 {
 			t.Fatalf("%#x in bucket %d, not its own %d or %d", s, b, b1, b2)
 		}
 		if _, dup := out[s]; dup {
 			t.Fatalf("%#x stored twice", s)
 		}
-		if tb.find(s) != i {
+		if tb.find(s) != int(i) {
 			t.Fatalf("find(%#x) = %d, stored at %d", s, tb.find(s), i)
 		}
-		out[s] = tb.mark(uint64(i))
+		out[s] = tb.mark(i)
 	}
 	if n != tb.n {
 		t.Fatalf("table counts %d entries, holds %d", tb.n, n)
@@ -123,136 +126,211 @@ func TestRobinHoodInvariants(t *testing.T) {
 	}
 }
 
-// The CLOCK policy checked step by step against a brute-force model of its
-// state by fingerprint: a hit sets the mark; a miss with the cache full
-// evicts the first unmarked entry from the hand on (in table order), clearing
-// the marks it passes; the new entry is marked.
+// pairView lists the 16 slots of fp's bucket pair in the order the CLOCK
+// hand visits them (bucket b1's slots 0–7, then b2's; b2's half is left out
+// when b1 == b2).
+func pairView(tb *ctable, fp uint64) []uint64 {
+	b1, b2 := tb.buckets(fp)
+	var idx []uint64
+	for j := range uint64(bucketSlots) {
+		idx = append(idx, b1*bucketSlots+j)
+	}
+	if b2 != b1 {
+		for j := range uint64(bucketSlots) {
+			idx = append(idx, b2*bucketSlots+j)
+		}
+	}
+	return idx
+}
+
+// The CLOCK policy checked step by step against a slot-level model of it:
+// a hit sets the entry's mark and changes nothing else; while the cache
+// fills, a miss adds the entry marked and evicts nothing; once it is full,
+// a miss starts the hand at position turn mod 16 of the new fingerprint's
+// bucket pair, clears the marks of the residents it passes, evicts the
+// first unmarked resident (the first resident after a full turn if all are
+// marked) and puts the new entry, marked, in its slot; every entry outside
+// the pair keeps its mark. (A pair with no resident, possible only in tiny
+// tables, falls back to a global hand: one entry anywhere is evicted.)
 func TestClockMatchesModel(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	for name, tr := range traceShapes(r) {
 		for _, k := range []int{0, 1, 2, 3, 7, 31, 64, 130} {
 			c := NewClock(k)
-			model := map[uint64]bool{}
 			for step, fp := range tr {
 				fp := key(fp)
-				var wantVictim uint64
-				passed := map[uint64]bool{}
-				if _, in := model[fp]; !in && len(model) >= k && k > 0 {
-					for i := c.hand; ; i = c.step(i) {
-						s := c.t.slots[i]
-						if s == 0 {
-							continue
+				before := tableContents(t, &c.t)
+				want := maps.Clone(before)
+				_, hit := before[fp]
+				fallback := false
+				var wantSlot uint64
+				switch {
+				case hit:
+					want[fp] = true
+				case k == 0:
+				case len(before) < k:
+					want[fp] = true
+				default:
+					idx := pairView(&c.t, fp)
+					resident := 0
+					for _, i := range idx {
+						if c.t.slot(i) != 0 {
+							resident++
 						}
-						if !model[s] && !passed[s] {
-							wantVictim = s
+					}
+					if resident == 0 {
+						fallback = true
+						break
+					}
+					h := c.turn % 16
+					victim := -1
+					var passed []uint64
+					for turns := 0; victim < 0; turns++ {
+						for d := range 16 {
+							p := (h + d) % 16
+							if p >= len(idx) {
+								continue
+							}
+							s := c.t.slot(idx[p])
+							if s == 0 {
+								continue
+							}
+							if turns == 0 && before[s] {
+								passed = append(passed, s)
+								continue
+							}
+							victim = p
 							break
 						}
-						if passed[s] {
-							// a full turn: every mark now clear
-							if !model[s] || passed[s] {
-								wantVictim = s
-								break
-							}
-						}
-						passed[s] = true
 					}
+					for _, s := range passed {
+						want[s] = false
+					}
+					delete(want, c.t.slot(idx[victim]))
+					want[fp] = true
+					wantSlot = idx[victim]
 				}
-				_, wantHit := model[fp]
-				if got := c.Seen(fp); got != wantHit {
-					t.Fatalf("%s k=%d step %d: Seen = %v, want %v", name, k, step, got, wantHit)
-				}
-				for s := range passed {
-					model[s] = false
-				}
-				if wantVictim != 0 {
-					delete(model, wantVictim)
-				}
-				if k > 0 {
-					model[fp] = true
+				if got := c.Seen(fp); got != hit {
+					t.Fatalf("%s k=%d step %d: Seen = %v, want %v", name, k, step, got, hit)
 				}
 				got := tableContents(t, &c.t)
-				if len(got) != len(model) {
-					t.Fatalf("%s k=%d step %d: %d entries, model %d", name, k, step, len(got), len(model))
-				}
-				for s, m := range model {
-					if gm, ok := got[s]; !ok || gm != m {
-						t.Fatalf("%s k=%d step %d: entry %#x present=%v mark=%v, model mark %v", name, k, step, s, ok, gm, m)
+				if fallback {
+					gone := 0
+					for s := range before {
+						if _, ok := got[s]; !ok {
+							gone++
+						}
 					}
+					if gone != 1 || len(got) != k || !got[fp] {
+						t.Fatalf("%s k=%d step %d: fallback evicted %d, holds %d, new entry %v", name, k, step, gone, len(got), got[fp])
+					}
+					continue
+				}
+				if !maps.Equal(got, want) {
+					t.Fatalf("%s k=%d step %d: entries/marks %v, model %v", name, k, step, got, want)
+				}
+				if wantSlot != 0 && c.t.slot(wantSlot) != fp {
+					t.Fatalf("%s k=%d step %d: new entry not in the victim's slot", name, k, step)
 				}
 			}
 		}
 	}
 }
 
-// RANDOM: hits exactly when the entry is present; a miss with the cache full
-// evicts exactly one other present entry.
+// RANDOM: hits exactly when the entry is present; while the cache fills a
+// miss evicts nothing; once it is full a miss evicts exactly one entry, from
+// the new fingerprint's bucket pair when the pair has a resident.
 func TestRandomMatchesModel(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
 	for name, tr := range traceShapes(r) {
 		for _, k := range []int{0, 1, 2, 5, 31, 64, 130} {
 			c := NewRandom(k, 9)
-			model := map[uint64]bool{}
 			for step, fp := range tr {
 				fp := key(fp)
-				if got, want := c.Seen(fp), model[fp]; got != want {
-					t.Fatalf("%s k=%d step %d: Seen = %v, want %v", name, k, step, got, want)
+				before := tableContents(t, &c.t)
+				inPair := map[uint64]bool{}
+				for _, i := range pairView(&c.t, fp) {
+					if s := c.t.slot(i); s != 0 {
+						inPair[s] = true
+					}
+				}
+				_, hit := before[fp]
+				if got := c.Seen(fp); got != hit {
+					t.Fatalf("%s k=%d step %d: Seen = %v, want %v", name, k, step, got, hit)
 				}
 				got := tableContents(t, &c.t)
-				if k > 0 && !got[fp] && fp != 0 {
-					if _, ok := got[fp]; !ok {
-						t.Fatalf("%s k=%d step %d: %#x not inserted", name, k, step, fp)
+				if len(got) > k {
+					t.Fatalf("%s k=%d: %d entries", name, k, len(got))
+				}
+				if hit || k == 0 {
+					if !maps.Equal(got, before) {
+						t.Fatalf("%s k=%d step %d: contents changed on a hit", name, k, step)
+					}
+					continue
+				}
+				if _, ok := got[fp]; !ok {
+					t.Fatalf("%s k=%d step %d: %#x not inserted", name, k, step, fp)
+				}
+				var gone []uint64
+				for s := range before {
+					if _, ok := got[s]; !ok {
+						gone = append(gone, s)
 					}
 				}
-				if !model[fp] && k > 0 {
-					gone := 0
-					for s := range model {
-						if _, ok := got[s]; !ok {
-							gone++
-						}
-					}
-					wantGone := 0
-					if len(model) >= k {
-						wantGone = 1
-					}
-					if gone != wantGone {
-						t.Fatalf("%s k=%d step %d: %d entries evicted, want %d", name, k, step, gone, wantGone)
-					}
+				wantGone := 0
+				if len(before) >= k {
+					wantGone = 1
 				}
-				model = map[uint64]bool{}
-				for s := range got {
-					model[s] = true
+				if len(gone) != wantGone {
+					t.Fatalf("%s k=%d step %d: %d entries evicted, want %d", name, k, step, len(gone), wantGone)
 				}
-				if len(model) > k {
-					t.Fatalf("%s k=%d: %d entries", name, k, len(model))
+				if len(gone) == 1 && len(inPair) > 0 && !inPair[gone[0]] {
+					t.Fatalf("%s k=%d step %d: evicted %#x from outside the bucket pair", name, k, step, gone[0])
 				}
 			}
 		}
 	}
 }
 
-// RANDOM evicts uniformly: with k entries and a stream of new fingerprints,
-// each of the first k entries survives j evictions with chance (1-1/k)^j.
+// clone returns an independent copy of c.
+func (c *Random) clone() *Random {
+	d := *c
+	d.t.bk = slices.Clone(c.t.bk)
+	d.t.marks = slices.Clone(c.t.marks)
+	return &d
+}
+
+// RANDOM evicts uniformly among the residents of the new fingerprint's
+// bucket pair: over many seeds, every resident of a full pair is the victim
+// about equally often.
 func TestRandomEvictsUniformly(t *testing.T) {
-	const k, rounds = 16, 4000
-	survived := make([]int, k)
-	for round := range rounds {
-		c := NewRandom(k, uint64(round)+1)
-		for i := range k {
-			c.Seen(mix64(uint64(i) + 1))
-		}
-		for i := range k { // k more evictions
-			c.Seen(mix64(uint64(1000 + i)))
-		}
-		for i := range k {
-			if c.t.find(mix64(uint64(i)+1)) >= 0 {
-				survived[i]++
+	const k, rounds = 1000, 8000
+	base := NewRandom(k, 1)
+	for i := range k {
+		base.Seen(mix64(uint64(i) + 1))
+	}
+	for _, fp := range []uint64{mix64(1 << 40), mix64(1<<40 + 1)} {
+		residents := map[uint64]int{}
+		for _, i := range pairView(&base.t, fp) {
+			if s := base.t.slot(i); s != 0 {
+				residents[s] = 0
 			}
 		}
-	}
-	// expected (15/16)^16 ≈ 0.356 per entry
-	for i, s := range survived {
-		if p := float64(s) / rounds; p < 0.30 || p > 0.41 {
-			t.Errorf("entry %d survived %.3f of rounds, want ≈ 0.356", i, p)
+		for round := range rounds {
+			c := base.clone()
+			c.rng = uint64(round) + 2
+			c.Seen(fp)
+			for s := range residents {
+				if c.t.find(s) < 0 {
+					residents[s]++
+				}
+			}
+		}
+		want := float64(rounds) / float64(len(residents))
+		for s, n := range residents {
+			if p := float64(n) / want; p < 0.75 || p > 1.25 {
+				t.Errorf("%#x evicted %d times of %d, want ≈ %.0f (%d residents)", s, n, rounds, want, len(residents))
+			}
 		}
 	}
 }
@@ -281,19 +359,124 @@ func TestNewRejectsBadInput(t *testing.T) {
 	}
 }
 
-// Table-order CLOCK against textbook CLOCK (insertion-order frames) on a
-// stream with locality: the miss rates stay within one percentage point.
-func TestClockCloseToTextbook(t *testing.T) {
-	tr, err := Generate(GenOptions{Seed: 11, Universe: 5000, Window: 4096}, 60000)
+// Set-associative CLOCK and RANDOM (eviction within the new fingerprint's
+// bucket pair) against textbook CLOCK and RANDOM (k frames, a global hand or
+// a uniform victim) on random, Zipf + recency and adversarial traces: the
+// miss rates stay within a bound of the textbook's. Measured when this test
+// was written: CLOCK within +0.8 points on the Zipf + recency streams (k =
+// 16: +0.8, k ≥ 1024: +0.5) and 0.3 points elsewhere; RANDOM within 0.3
+// points everywhere. One exception, in our favour: a loop over k+1 items,
+// where textbook CLOCK misses every request and the set-associative one
+// 1.3–17% (it evicts within a pair, not the item needed next).
+func TestCloseToTextbook(t *testing.T) {
+	r := rand.New(rand.NewPCG(41, 42))
+	for _, k := range []int{16, 256, 4096} {
+		n := max(40*k, 60000)
+		zipf, err := Generate(GenOptions{Seed: uint64(k), Universe: uint64(8 * k), Window: 16 * k, FarMin: k / 4}, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		traces := []struct {
+			name        string
+			tr          []uint64
+			bound       float64 // |set-associative − textbook| in points
+			clockBetter bool    // CLOCK: only set-associative ≤ textbook is checked
+		}{
+			{"uniform 2k", randomTrace(r, n, 2*k), 0.5, false},
+			{"uniform 1.2k", randomTrace(r, n, k+k/5+1), 0.5, false},
+			{"zipf+recency", zipf, 1.2, false},
+			{"small keys", smallTrace(r, n, 2*k), 0.5, false},
+			{"loop 0.9k", loopTrace(n, k*9/10+1), 0.5, false},
+			{"loop k+1", loopTrace(n, k+1), 0.5, true},
+		}
+		for _, tc := range traces {
+			fn := float64(len(tc.tr))
+			cs := 100 * float64(run(NewClock(k), tc.tr)) / fn
+			ct := 100 * float64(textbookClock(tc.tr, k)) / fn
+			var rs, rt float64
+			for seed := range uint64(3) {
+				rs += 100 * float64(run(NewRandom(k, seed+1), tc.tr)) / fn / 3
+				rt += 100 * float64(textbookRandom(tc.tr, k, seed+1)) / fn / 3
+			}
+			t.Logf("k=%d %-13s CLOCK %6.2f%% (textbook %6.2f%%, %+.2f)  RANDOM %6.2f%% (textbook %6.2f%%, %+.2f)", k, tc.name, cs, ct, cs-ct, rs, rt, rs-rt)
+			if d := cs - ct; d > tc.bound || (!tc.clockBetter && d < -tc.bound) {
+				t.Errorf("k=%d %s: CLOCK %.2f%%, textbook %.2f%%: %+.2f points, bound %.1f", k, tc.name, cs, ct, d, tc.bound)
+			}
+			if d := rs - rt; d > tc.bound || d < -tc.bound {
+				t.Errorf("k=%d %s: RANDOM %.2f%%, textbook %.2f%%: %+.2f points, bound %.1f", k, tc.name, rs, rt, d, tc.bound)
+			}
+		}
+	}
+}
+
+// The set-associative caches' own adversary: fingerprints crafted to share
+// one bucket pair. A loop over 40 of them, mixed into a Zipf + recency
+// stream, thrashes in its 16 slots (a global CLOCK or RANDOM of k ≥ 40 would
+// keep them), but the damage stays in that pair: the rest of the stream
+// misses within the bound TestCloseToTextbook allows (1.2 points) of the
+// textbook's rate on that stream alone. (Finding such URLs
+// needs the table size and ~nb²/2 hashing attempts per URL, and buys the
+// attacker only misses on its own URLs, which the DUE then answers.)
+func TestPairCollisionConfined(t *testing.T) {
+	const k = 1024
+	c := NewClock(k)
+	b1, b2 := c.t.buckets(mix64(1 << 50))
+	var evil []uint64
+	for i := uint64(1 << 51); len(evil) < 40; i++ {
+		fp := mix64(i)
+		if x1, x2 := c.t.buckets(fp); (x1 == b1 && x2 == b2) || (x1 == b2 && x2 == b1) {
+			evil = append(evil, fp)
+		}
+	}
+	bg, err := Generate(GenOptions{Seed: 5, Universe: 8 * k, Window: 16 * k, FarMin: k / 4}, 200000)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, k := range []int{16, 128, 1024} {
-		got := float64(run(NewClock(k), tr)) / float64(len(tr))
-		want := float64(refClockTextbook(tr, k)) / float64(len(tr))
-		t.Logf("k=%d: table-order CLOCK %.4f, textbook %.4f", k, got, want)
-		if d := got - want; d > 0.01 || d < -0.01 {
-			t.Errorf("k=%d: table-order CLOCK miss rate %.4f, textbook %.4f", k, got, want)
+	var tr []uint64
+	isEvil := map[uint64]bool{}
+	for _, fp := range evil {
+		isEvil[fp] = true
+	}
+	for i, fp := range bg {
+		tr = append(tr, fp)
+		if i%10 == 0 {
+			tr = append(tr, evil[(i/10)%len(evil)])
+		}
+	}
+	for _, policy := range []struct {
+		name string
+		set  Cache
+	}{
+		{"CLOCK", c},
+		{"RANDOM", NewRandom(k, 1)},
+	} {
+		var missEvil, missRest, nEvil, nRest float64
+		for _, fp := range tr {
+			hit := policy.set.Seen(fp)
+			if isEvil[fp] {
+				nEvil++
+				if !hit {
+					missEvil++
+				}
+			} else {
+				nRest++
+				if !hit {
+					missRest++
+				}
+			}
+		}
+		var ref float64
+		if policy.name == "CLOCK" {
+			ref = float64(textbookClock(bg, k)) / float64(len(bg))
+		} else {
+			ref = float64(textbookRandom(bg, k, 1)) / float64(len(bg))
+		}
+		t.Logf("%s: colliding fingerprints miss %.1f%%, the rest %.2f%% (textbook on the rest alone: %.2f%%)", policy.name, 100*missEvil/nEvil, 100*missRest/nRest, 100*ref)
+		if missEvil/nEvil < 0.5 {
+			t.Errorf("%s: 40 fingerprints in one 16-slot pair miss only %.1f%%", policy.name, 100*missEvil/nEvil)
+		}
+		if d := missRest/nRest - ref; d > 0.012 || d < -0.012 {
+			t.Errorf("%s: the rest of the stream misses %.2f%%, textbook %.2f%%", policy.name, 100*missRest/nRest, 100*ref)
 		}
 	}
 }

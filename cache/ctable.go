@@ -3,28 +3,25 @@ package cache
 import "math/bits"
 
 // ctable is the scatter table behind CLOCK and RANDOM: open addressing over
-// a flat []uint64 of non-zero fingerprints in buckets of 8 slots (one cache
-// line), with the mark bits packed one per slot and no pointers. A
-// fingerprint lives in one of two buckets, chosen by two independent parts of
-// its bits, so a lookup reads at most two cache lines whatever the load. A
-// new fingerprint goes to the emptier of its two buckets; when both are full
-// a resident is moved to its other bucket (cuckoo displacement), repeating
-// along a random walk until a slot is free.
+// a flat array of non-zero fingerprints in buckets of 8 slots (one cache
+// line), with the mark bits packed one per slot (one byte per bucket) and no
+// pointers. A fingerprint lives in one of two buckets, chosen by two
+// independent hashes of its bits, so a lookup reads at most two cache lines
+// whatever the load. While the cache fills, a new fingerprint goes to the
+// emptier of its two buckets; when both are full a resident is moved to its
+// other bucket (cuckoo displacement), repeating along a random walk until a
+// slot is free. Once the cache is full, Clock and Random evict within the
+// new fingerprint's bucket pair and put it in the victim's slot, so the
+// table never walks again.
 //
 // Why not linear probing: the table must run ~90% full to hold ≤ 9 bytes per
 // entry, where a linear-probing (Robin Hood) insert walks ~85 slots on
 // average; measured, that made a miss cost 100–500 ns. Two-choice buckets of
-// eight hold loads up to ~98% with a walk of a few steps.
-//
-// Why the emptier bucket: with the first bucket always tried first, 60% of
-// the buckets of a full cache were full and 36% of RANDOM's misses found both
-// of their buckets full and had to walk; choosing the emptier one spreads the
-// free slots (measured: 52–59% full buckets, 28–32% of the misses walk, see
-// TestCtableBalance), and the walk moves one resident per step.
+// eight hold loads up to ~99% with a walk of a few steps.
 type ctable struct {
-	slots []uint64 // 0 = empty; bucket b is slots[8b : 8b+8]
-	marks []uint64 // one bit per slot
-	nb    uint64   // buckets
+	bk    [][bucketSlots]uint64 // 0 = empty; slot i is bk[i/8][i%8]
+	marks []uint8               // one bit per slot: marks[b] holds bucket b's eight
+	nb    uint64                // buckets
 	n     int
 	rng   uint64 // for the displacement walk
 	walks uint64 // inserts that found both buckets full
@@ -34,46 +31,53 @@ type ctable struct {
 const (
 	bucketSlots = 8
 	maxWalk     = 500
+	spareDiv    = 50 // spare slots: 1/spareDiv of k (plus 8)
 )
 
-// ctableBuckets is the number of buckets for k entries: as many as 8.85
-// bytes per entry pay for (8 per slot, 1/8 per mark bit, so 65 bytes per
-// bucket: ~8.9% spare slots; 0.15 byte is left for the allocator's page
-// rounding, so that the heap-measured cost stays ≤ 9 from k = 2^16), and at least
-// 6% + 8 spare slots so that small tables are never nearly full.
+// ctableBuckets is the number of buckets for k entries: 2% + 8 spare slots
+// (~8.29 bytes per entry: 8 per slot, 1/8 per mark bit). Once the cache is
+// full the spare slots are never used (evictions stay within a bucket pair),
+// so they only have to make the cache fillable: at 98% load ~4% of the
+// inserts walk, a few steps each, and none is dropped (TestCtableFill). The
+// fewer the spare slots, the fewer the misses on which the CLOCK hand stops
+// at an empty slot and takes the slow path (7% of misses with 4% spare, ~4%
+// with 2%).
 func ctableBuckets(k int) int {
-	nb := (885*k/100 - 8) / 65
-	if min := (k + k/16 + 8 + bucketSlots - 1) / bucketSlots; nb < min {
-		nb = min
-	}
-	return nb
+	return (k + k/spareDiv + 8 + bucketSlots - 1) / bucketSlots
 }
 
 func newCtable(k int) ctable {
 	nb := ctableBuckets(k)
-	m := nb * bucketSlots
-	return ctable{slots: make([]uint64, m), marks: make([]uint64, (m+63)/64), nb: uint64(nb), rng: 0x2545f4914f6cdd1d}
+	return ctable{bk: make([][bucketSlots]uint64, nb), marks: make([]uint8, nb), nb: uint64(nb), rng: 0x2545f4914f6cdd1d}
 }
 
-// b1 and b2 are the two buckets of fp, from two multiplicative hashes (so
-// that even fingerprints that differ only in their low bits spread out),
-// scaled to the table by a multiply-shift (no division).
+// b1 and b2 are the two buckets of fp, scaled to the table by a
+// multiply-shift (no division): b1 is the top of h = (fp ⊕ fp≫32)·φ, b2 the
+// top of h mixed once more (xor-shift, multiply). Real fingerprints are
+// hashes already; the mixing is for structured keys (small integers, i·a + c
+// progressions in tests and benchmarks): with b1 = top(fp·φ) and b2 =
+// top((fp ⊕ fp≫32)·c), a progression i·φ + 7 put 2^15 keys in 1,267 of 4,461
+// first buckets, and the table could not be filled (its displacement walks
+// failed, losing entries).
 func (t *ctable) b1(fp uint64) uint64 {
-	b, _ := bits.Mul64(fp*0x9e3779b97f4a7c15, t.nb)
+	b, _ := bits.Mul64((fp^fp>>32)*0x9e3779b97f4a7c15, t.nb)
 	return b
 }
 
 func (t *ctable) b2(fp uint64) uint64 {
-	b, _ := bits.Mul64((fp^fp>>32)*0xc2b2ae3d27d4eb4f, t.nb)
+	h := (fp ^ fp>>32) * 0x9e3779b97f4a7c15
+	b, _ := bits.Mul64((h^h>>29)*0xc2b2ae3d27d4eb4f, t.nb)
 	return b
 }
 
 func (t *ctable) buckets(fp uint64) (uint64, uint64) { return t.b1(fp), t.b2(fp) }
 
 // bucket returns bucket b's slots (one bounds check; none per slot).
-func (t *ctable) bucket(b uint64) *[bucketSlots]uint64 {
-	return (*[bucketSlots]uint64)(t.slots[b*bucketSlots:])
-}
+func (t *ctable) bucket(b uint64) *[bucketSlots]uint64 { return &t.bk[b] }
+
+// slot and setSlot read and write slot i.
+func (t *ctable) slot(i uint64) uint64       { return t.bk[i/bucketSlots][i%bucketSlots] }
+func (t *ctable) setSlot(i uint64, v uint64) { t.bk[i/bucketSlots][i%bucketSlots] = v }
 
 // eqMask returns a byte with bit i set iff s[i] == v, without branches (the
 // compiler makes each if a conditional move): a loop that stops at the match
@@ -122,9 +126,9 @@ func (t *ctable) find(fp uint64) int {
 	return -1
 }
 
-func (t *ctable) mark(i uint64) bool { return t.marks[i>>6]&(1<<(i&63)) != 0 }
-func (t *ctable) setMark(i uint64)   { t.marks[i>>6] |= 1 << (i & 63) }
-func (t *ctable) clearMark(i uint64) { t.marks[i>>6] &^= 1 << (i & 63) }
+func (t *ctable) mark(i uint64) bool { return t.marks[i>>3]&(1<<(i&7)) != 0 }
+func (t *ctable) setMark(i uint64)   { t.marks[i>>3] |= 1 << (i & 7) }
+func (t *ctable) clearMark(i uint64) { t.marks[i>>3] &^= 1 << (i & 7) }
 
 func (t *ctable) putMark(i uint64, on bool) {
 	if on {
@@ -143,7 +147,7 @@ func (t *ctable) free(b uint64) int {
 }
 
 func (t *ctable) place(i uint64, fp uint64, mark bool) {
-	t.slots[i] = fp
+	t.setSlot(i, fp)
 	t.putMark(i, mark)
 	t.n++
 }
@@ -183,8 +187,8 @@ func (t *ctable) walk(fp uint64, mark bool, b1, b2 uint64) {
 	}
 	for range maxWalk {
 		i := b*bucketSlots + (r>>1)%bucketSlots
-		old, oldMark := t.slots[i], t.mark(i)
-		t.slots[i] = fp
+		old, oldMark := t.slot(i), t.mark(i)
+		t.setSlot(i, fp)
 		t.putMark(i, mark)
 		fp, mark = old, oldMark
 		alt := t.b1(fp)
@@ -203,11 +207,92 @@ func (t *ctable) walk(fp uint64, mark bool, b1, b2 uint64) {
 
 // remove empties slot i.
 func (t *ctable) remove(i uint64) {
-	t.slots[i] = 0
+	t.setSlot(i, 0)
 	t.clearMark(i)
 	t.n--
 }
 
-func (t *ctable) m() uint64 { return uint64(len(t.slots)) }
+// m is the number of slots.
+func (t *ctable) m() uint64 { return uint64(len(t.bk)) * bucketSlots }
 
-func (t *ctable) bytes() int { return 8*len(t.slots) + 8*len(t.marks) }
+func (t *ctable) bytes() int { return 8*bucketSlots*len(t.bk) + len(t.marks) }
+
+// A bucket pair is a fingerprint's two buckets seen as one set of 16 slots:
+// bits 0–7 of a pair mask are bucket b1's slots, bits 8–15 bucket b2's.
+
+// pairOcc returns the occupied slots of the pair (b1, b2); when b1 == b2
+// the bucket is counted once, as the low half.
+func (t *ctable) pairOcc(b1, b2 uint64) uint16 {
+	o := uint16(^eqMask(t.bucket(b1), 0)&0xff) | uint16(^eqMask(t.bucket(b2), 0)&0xff)<<8
+	if b1 == b2 {
+		o &= 0xff
+	}
+	return o
+}
+
+// pairMarks returns the mark bits of the pair (b1, b2).
+func (t *ctable) pairMarks(b1, b2 uint64) uint16 {
+	return uint16(t.marks[b1]) | uint16(t.marks[b2])<<8
+}
+
+// setPairMarks stores the pair's mark bits (b2's first, so that when b1 ==
+// b2 the low half, the one that counts, is written last).
+func (t *ctable) setPairMarks(b1, b2 uint64, m uint16) {
+	t.marks[b2] = uint8(m >> 8)
+	t.marks[b1] = uint8(m)
+}
+
+// pairBucket is the bucket that holds slot j (0–15) of the pair (b1, b2),
+// chosen without a branch (j is as likely below 8 as not, so a branch
+// would mispredict on every other miss).
+func pairBucket(b1, b2 uint64, j int) uint64 {
+	return b1 ^ (b1^b2)&-(uint64(j)>>3)
+}
+
+// pairSlot is the table index of slot j (0–15) of the pair (b1, b2).
+func pairSlot(b1, b2 uint64, j int) uint64 {
+	return pairBucket(b1, b2, j)*bucketSlots + uint64(j&(bucketSlots-1))
+}
+
+// firstFrom returns the first set bit of m (non-zero) at or after bit h,
+// cyclically.
+func firstFrom(m uint16, h int) int {
+	return (h + bits.TrailingZeros16(bits.RotateLeft16(m, -h))) & 15
+}
+
+// eqLo and eqHi are eqMask's halves (slots 0–3 and 4–7), each small
+// enough for the compiler to inline, which eqMask is not: a call costs the
+// hot paths their registers (Go saves none across calls).
+func eqLo(s *[bucketSlots]uint64, v uint64) uint {
+	var a, b uint
+	if s[0] == v {
+		a |= 1
+	}
+	if s[1] == v {
+		b |= 2
+	}
+	if s[2] == v {
+		a |= 4
+	}
+	if s[3] == v {
+		b |= 8
+	}
+	return a | b
+}
+
+func eqHi(s *[bucketSlots]uint64, v uint64) uint {
+	var a, b uint
+	if s[4] == v {
+		a |= 16
+	}
+	if s[5] == v {
+		b |= 32
+	}
+	if s[6] == v {
+		a |= 64
+	}
+	if s[7] == v {
+		b |= 128
+	}
+	return a | b
+}

@@ -2,47 +2,45 @@ package cache
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"testing"
 )
 
-// TestCtableBalance: in a full CLOCK or RANDOM cache under a stream of new
-// fingerprints, few inserts find both of their buckets full (the free slots
-// are spread over the table), so few misses pay for a displacement walk.
-// Before the emptier-bucket choice 36% of RANDOM's misses walked (and
-// CLOCK's hand left the free slots in the buckets it had just emptied), with
-// a walk that read the other buckets of all eight residents; now 28–32% walk,
-// one resident per step.
-func TestCtableBalance(t *testing.T) {
-	for _, k := range []int{1 << 12, 1 << 16} {
-		for _, c := range []interface {
-			Cache
-			table() *ctable
-		}{NewClock(k), NewRandom(k, 1)} {
-			name := fmt.Sprintf("%T k=%d", c, k)
-			for i := range k {
-				c.Seen(mix64(uint64(i) + 1))
-			}
-			for i := range 3 * k { // reach the steady state
-				c.Seen(mix64(uint64(k + 1 + i)))
-			}
-			tb := c.table()
-			w0 := tb.walks
-			for i := range 2 * k {
-				c.Seen(mix64(uint64(4*k + 1 + i)))
-			}
-			full := 0
-			for b := range tb.nb {
-				if tb.free(b) < 0 {
-					full++
+// TestCtableFill: with 2% + 8 spare slots the table fills to k entries
+// whatever the keys (random, small integers, an arithmetic progression)
+// with few displacement walks and no entry dropped; once full, a stream of
+// new fingerprints never walks again (evictions stay within the bucket
+// pair) and the cache keeps exactly k entries.
+func TestCtableFill(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 3))
+	for _, k := range []int{100, 1 << 10, 1 << 16} {
+		for name, key := range map[string]func(i int) uint64{
+			"random":      func(int) uint64 { return r.Uint64() },
+			"small":       func(i int) uint64 { return uint64(i) },
+			"progression": func(i int) uint64 { return uint64(i)*0x9e3779b97f4a7c15 + 7 },
+		} {
+			for _, c := range []interface {
+				Cache
+				table() *ctable
+			}{NewClock(k), NewRandom(k, 1)} {
+				label := fmt.Sprintf("%T k=%d %s", c, k, name)
+				for i := range k {
+					c.Seen(key(i))
 				}
-			}
-			walks := float64(tb.walks-w0) / float64(2*k)
-			t.Logf("%s: %.1f%% of misses walked, %.1f%% of buckets full", name, 100*walks, 100*float64(full)/float64(tb.nb))
-			if walks > 0.35 {
-				t.Errorf("%s: %.1f%% of misses walked, want < 35%%", name, 100*walks)
-			}
-			if tb.drops != 0 {
-				t.Errorf("%s: %d entries dropped", name, tb.drops)
+				tb := c.table()
+				if tb.drops != 0 || c.Len() != k {
+					t.Fatalf("%s: %d entries dropped, %d held", label, tb.drops, c.Len())
+				}
+				if w := float64(tb.walks) / float64(k); w > 0.08 {
+					t.Errorf("%s: %.1f%% of the inserts walked, want ≤ 8%%", label, 100*w)
+				}
+				w0 := tb.walks
+				for i := range 2 * k {
+					c.Seen(mix64(uint64(1<<40 + i)))
+				}
+				if tb.walks != w0 || tb.drops != 0 || c.Len() != k {
+					t.Errorf("%s: full cache walked %d times, dropped %d, holds %d", label, tb.walks-w0, tb.drops, c.Len())
+				}
 			}
 		}
 	}
