@@ -31,8 +31,9 @@
 // runs a hand over the pair's 16 slots from a position that turns with every
 // eviction, clearing the marks it passes and evicting the first unmarked
 // resident (new entries start marked, a hit sets the mark). A miss then
-// touches only the two cache lines its lookup read: ~12–14 ns instead of
-// ~47 ns with a global hand and displacement walks (docs/bench/cache.md).
+// touches only the two cache lines its lookup read: 12–15 CPU-ns at k = 2^16
+// instead of 44–48 with a global hand and displacement walks
+// (docs/bench/cache.md).
 // The price is fidelity, which the tests bound (TestCloseToTextbook):
 // against textbook CLOCK and RANDOM (k frames, a global hand or a uniform
 // victim) the miss rates measured were within 0.3 points on uniform random
