@@ -36,13 +36,20 @@
 // (docs/bench/cache.md).
 // The price is fidelity, which the tests bound (TestCloseToTextbook):
 // against textbook CLOCK and RANDOM (k frames, a global hand or a uniform
-// victim) the miss rates measured were within 0.3 points on uniform random
-// streams, loops and small keys; on Zipf + recency streams RANDOM was within
-// 0.2 points and CLOCK 0.4–0.9 points higher (−0.7 at k = 256). Loops over k+1
-// items, textbook CLOCK's worst case (every request misses), miss 1.6–17%
-// here. The set-associative adversary, fingerprints crafted to share one
-// bucket pair, thrashes in that pair's 16 slots and leaves the rest of the
-// cache alone (TestPairCollisionConfined).
+// victim), RANDOM's miss rates were within 0.3 points on every trace tried.
+// CLOCK's were within 0.3 points on uniform random streams, loops and small
+// keys, but 1.0–1.8 points higher on the Zipf + recency streams in their
+// critical region (k = 2^11–2^14 of the default stream scaled down 16×,
+// k = 2^15–2^18 of the full-size one; in the 10⁸-request sweep 1.2–2.2
+// points above LRU at k = 2^15–2^19, where the old global-hand CLOCK was
+// 0.1–0.5 above it): a
+// hand over 16 slots protects a new or recently used entry for fewer
+// misses than one over k slots (a hand per bucket, tried, recovers only
+// 0.2–0.4 of those points). Loops over k+1 items, textbook CLOCK's worst
+// case (every request misses), miss 1.6–17% here. The set-associative
+// adversary, fingerprints crafted to share one bucket pair, thrashes in
+// that pair's 16 slots and leaves the rest of the cache alone
+// (TestPairCollisionConfined).
 //
 // Fingerprint 0 marks an empty slot, so it is stored as the constant ZeroKey:
 // the fingerprints 0 and ZeroKey are the same entry to every cache (a
