@@ -143,94 +143,61 @@ func pairView(tb *ctable, fp uint64) []uint64 {
 	return idx
 }
 
-// The CLOCK policy checked step by step against a slot-level model of it:
-// a hit sets the entry's mark and changes nothing else; while the cache
-// fills, a miss adds the entry marked and evicts nothing; once it is full,
-// a miss starts the hand at position turn mod 16 of the new fingerprint's
-// bucket pair, clears the marks of the residents it passes, evicts the
-// first unmarked resident (the first resident after a full turn if all are
-// marked) and puts the new entry, marked, in its slot; every entry outside
-// the pair keeps its mark. (A pair with no resident, possible only in tiny
-// tables, falls back to a global hand: one entry anywhere is evicted.)
+// The CLOCK policy checked step by step against a brute-force model of its
+// state by fingerprint: a hit sets the mark; a miss with the cache full
+// evicts the first unmarked entry from the hand on (in table order), clearing
+// the marks it passes; the new entry is marked.
 func TestClockMatchesModel(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	for name, tr := range traceShapes(r) {
 		for _, k := range []int{0, 1, 2, 3, 7, 31, 64, 130} {
 			c := NewClock(k)
+			model := map[uint64]bool{}
 			for step, fp := range tr {
 				fp := key(fp)
-				before := tableContents(t, &c.t)
-				want := maps.Clone(before)
-				_, hit := before[fp]
-				fallback := false
-				var wantSlot uint64
-				switch {
-				case hit:
-					want[fp] = true
-				case k == 0:
-				case len(before) < k:
-					want[fp] = true
-				default:
-					idx := pairView(&c.t, fp)
-					resident := 0
-					for _, i := range idx {
-						if c.t.slot(i) != 0 {
-							resident++
+				var wantVictim uint64
+				passed := map[uint64]bool{}
+				if _, in := model[fp]; !in && len(model) >= k && k > 0 {
+					for i := c.hand; ; i = c.step(i) {
+						s := c.t.slot(i)
+						if s == 0 {
+							continue
 						}
-					}
-					if resident == 0 {
-						fallback = true
-						break
-					}
-					h := c.turn % 16
-					victim := -1
-					var passed []uint64
-					for turns := 0; victim < 0; turns++ {
-						for d := range 16 {
-							p := (h + d) % 16
-							if p >= len(idx) {
-								continue
-							}
-							s := c.t.slot(idx[p])
-							if s == 0 {
-								continue
-							}
-							if turns == 0 && before[s] {
-								passed = append(passed, s)
-								continue
-							}
-							victim = p
+						if !model[s] && !passed[s] {
+							wantVictim = s
 							break
 						}
+						if passed[s] {
+							// a full turn: every mark now clear
+							if !model[s] || passed[s] {
+								wantVictim = s
+								break
+							}
+						}
+						passed[s] = true
 					}
-					for _, s := range passed {
-						want[s] = false
-					}
-					delete(want, c.t.slot(idx[victim]))
-					want[fp] = true
-					wantSlot = idx[victim]
 				}
-				if got := c.Seen(fp); got != hit {
-					t.Fatalf("%s k=%d step %d: Seen = %v, want %v", name, k, step, got, hit)
+				_, wantHit := model[fp]
+				if got := c.Seen(fp); got != wantHit {
+					t.Fatalf("%s k=%d step %d: Seen = %v, want %v", name, k, step, got, wantHit)
+				}
+				for s := range passed {
+					model[s] = false
+				}
+				if wantVictim != 0 {
+					delete(model, wantVictim)
+				}
+				if k > 0 {
+					model[fp] = true
 				}
 				got := tableContents(t, &c.t)
-				if fallback {
-					gone := 0
-					for s := range before {
-						if _, ok := got[s]; !ok {
-							gone++
-						}
-					}
-					if gone != 1 || len(got) != k || !got[fp] {
-						t.Fatalf("%s k=%d step %d: fallback evicted %d, holds %d, new entry %v", name, k, step, gone, len(got), got[fp])
-					}
-					continue
+				if len(got) != len(model) {
+					t.Fatalf("%s k=%d step %d: %d entries, model %d", name, k, step, len(got), len(model))
 				}
-				if !maps.Equal(got, want) {
-					t.Fatalf("%s k=%d step %d: entries/marks %v, model %v", name, k, step, got, want)
-				}
-				if wantSlot != 0 && c.t.slot(wantSlot) != fp {
-					t.Fatalf("%s k=%d step %d: new entry not in the victim's slot", name, k, step)
+				for s, m := range model {
+					if gm, ok := got[s]; !ok || gm != m {
+						t.Fatalf("%s k=%d step %d: entry %#x present=%v mark=%v, model mark %v", name, k, step, s, ok, gm, m)
+					}
 				}
 			}
 		}
@@ -359,19 +326,16 @@ func TestNewRejectsBadInput(t *testing.T) {
 	}
 }
 
-// Set-associative CLOCK and RANDOM (eviction within the new fingerprint's
-// bucket pair) against textbook CLOCK and RANDOM (k frames, a global hand or
-// a uniform victim) on random, Zipf + recency and adversarial traces: the
-// miss rates stay within a bound of the textbook's. Measured when this test
-// was written: RANDOM within 0.3 points everywhere; CLOCK within 0.3 points
-// on uniform streams, loops and small keys, within ±0.9 on the small Zipf +
-// recency streams, and 1.0–1.8 points above textbook on the default stream
-// scaled down 16× (k = 2^11–2^14: its critical region), the cost of a
-// hand that sees 16 slots instead of k (the same +1.4–1.8 at 10⁷ requests
-// of the full-size stream, k = 2^15–2^18; see docs/bench/cache.md). One
-// exception, in our favour: a loop over k+1 items, where textbook CLOCK
-// misses every request and the set-associative one 1.6–17% (it evicts
-// within a pair, not the item needed next).
+// CLOCK (global hand in table order) and set-associative RANDOM (eviction
+// within the new fingerprint's bucket pair) against textbook CLOCK and
+// RANDOM (k frames, a global hand in insertion order or a uniform victim)
+// on random, Zipf + recency and adversarial traces: every miss rate stays
+// within 0.5 points of the textbook's (measured when this test was written:
+// within 0.35 for both). One exception, in our favour: a loop over k+1
+// items, where textbook CLOCK misses every request and the table-order hand
+// 4.6–33% (the table order is not the loop's order). A set-associative CLOCK
+// (a hand over the pair's 16 slots), tried, missed 1.0–1.8 points more than
+// textbook on the default stream scaled down here, and was not kept.
 func TestCloseToTextbook(t *testing.T) {
 	// The default stream scaled down 16× (window, far distances, universe),
 	// at sizes in and around its critical region.
@@ -386,8 +350,8 @@ func TestCloseToTextbook(t *testing.T) {
 		rs := 100 * float64(run(NewRandom(k, 1), scaled)) / n
 		rt := 100 * float64(textbookRandom(scaled, k, 1)) / n
 		t.Logf("k=%d default/16     CLOCK %6.2f%% (textbook %6.2f%%, %+.2f)  RANDOM %6.2f%% (textbook %6.2f%%, %+.2f)", k, cs, ct, cs-ct, rs, rt, rs-rt)
-		if d := cs - ct; d > 2.2 || d < -0.5 {
-			t.Errorf("k=%d default/16: CLOCK %.2f%%, textbook %.2f%%: %+.2f points, bound +2.2", k, cs, ct, d)
+		if d := cs - ct; d > 0.5 || d < -0.5 {
+			t.Errorf("k=%d default/16: CLOCK %.2f%%, textbook %.2f%%: %+.2f points, bound 0.5", k, cs, ct, d)
 		}
 		if d := rs - rt; d > 0.5 || d < -0.5 {
 			t.Errorf("k=%d default/16: RANDOM %.2f%%, textbook %.2f%%: %+.2f points, bound 0.5", k, rs, rt, d)
@@ -408,7 +372,7 @@ func TestCloseToTextbook(t *testing.T) {
 		}{
 			{"uniform 2k", randomTrace(r, n, 2*k), 0.5, false},
 			{"uniform 1.2k", randomTrace(r, n, k+k/5+1), 0.5, false},
-			{"zipf+recency", zipf, 1.2, false},
+			{"zipf+recency", zipf, 0.5, false},
 			{"small keys", smallTrace(r, n, 2*k), 0.5, false},
 			{"loop 0.9k", loopTrace(n, k*9/10+1), 0.5, false},
 			{"loop k+1", loopTrace(n, k+1), 0.5, true},
@@ -433,12 +397,14 @@ func TestCloseToTextbook(t *testing.T) {
 	}
 }
 
-// The set-associative caches' own adversary: fingerprints crafted to share
-// one bucket pair. A loop over 40 of them, mixed into a Zipf + recency
-// stream, thrashes in its 16 slots (a global CLOCK or RANDOM of k ≥ 40 would
-// keep them), but the damage stays in that pair: the rest of the stream
-// misses within the bound TestCloseToTextbook allows (1.2 points) of the
-// textbook's rate on that stream alone. (Finding such URLs
+// The two-choice table's adversary: fingerprints crafted to share one
+// bucket pair. At most 16 of them fit (CLOCK's displacement walks for the
+// others fail and drop an entry; RANDOM evicts within the pair), so a loop
+// over 40 of them, mixed into a Zipf + recency stream, thrashes in those 16
+// slots where a textbook cache of k ≥ 40 would keep them (measured: 89% of
+// their requests miss with CLOCK, 62% with RANDOM), but the damage stays
+// there: the rest of the stream misses within 1.2 points of the textbook's
+// rate on that stream alone. (Finding such URLs
 // needs the table size and ~nb²/2 hashing attempts per URL, and buys the
 // attacker only misses on its own URLs, which the DUE then answers.)
 func TestPairCollisionConfined(t *testing.T) {

@@ -3,24 +3,21 @@ package cache
 import "math/bits"
 
 // Clock is a CLOCK cache of fingerprints in a scatter table: a hit sets the
-// entry's mark bit, a new entry starts marked. Once the cache is full it is
-// set-associative: a miss evicts from the new fingerprint's own bucket pair
-// (the 16 slots of its two buckets, the only slots it may occupy), as CLOCK
-// would with a hand over those 16 slots: starting at a position that turns
-// with every eviction, the hand clears the marks it passes and evicts the
-// first unmarked entry (the first entry after a full turn if all are marked).
-// The new entry takes the victim's slot. A miss thus reads and writes the two
-// cache lines the lookup has already read (and two mark bytes): no global
-// hand, no displacement walk. While the cache fills, new entries go to free
-// slots (with a displacement walk if both buckets are full), and a pair with
-// no resident at all (possible only in tiny tables) falls back to a global
-// hand. See doc.go for how far this is from textbook CLOCK. Not safe for
-// concurrent use.
+// entry's mark bit; on a miss with the cache full the hand sweeps the table's
+// slots (slot 0 of every bucket, then slot 1, …), clearing marks, and evicts
+// the first unmarked entry; the new entry, marked, goes to the emptier of its
+// two buckets (displacement walk if both are full). Not safe for concurrent
+// use.
+//
+// Unlike Random, Clock is not set-associative: a set-associative CLOCK
+// (a hand over the new fingerprint's 16 candidate slots) missed in 14.8
+// instead of 48 CPU-ns at k = 2^16, but 1.0–1.9 points more often than
+// textbook CLOCK on streams with the crawl's shape, which also broke the
+// live estimator's accuracy (internal/mrc); see docs/bench/cache.md.
 type Clock struct {
 	t     ctable
 	k     int
-	hand  uint64 // global hand, for a pair with no resident
-	turn  int    // where the hand starts in a pair
+	hand  uint64
 	stats Stats
 }
 
@@ -29,7 +26,7 @@ func NewClock(k int) *Clock {
 	if k < 0 {
 		k = 0
 	}
-	return &Clock{t: newCtable(k), k: k}
+	return &Clock{t: newCtable(clockBuckets(k)), k: k}
 }
 
 // Seen implements Cache.
@@ -51,70 +48,28 @@ func (c *Clock) Seen(fp uint64) bool {
 		return true
 	}
 	c.stats.Misses++
-	if t.n < c.k || b1 == b2 {
-		c.missSlow(fp, b1, b2)
+	if c.k == 0 {
 		return false
 	}
-	// The hand starts at h and stops at the first unmarked slot. Empty
-	// slots are never marked, so the slots it passes are all residents;
-	// only if it stops at an empty slot does it need the pair's occupancy.
-	h := c.turn & 15
-	marks := t.pairMarks(b1, b2)
-	cand := ^marks
-	if cand == 0 { // all 16 marked (so all resident): a full turn clears them
-		marks, cand = 0, 0xffff
+	if t.n >= c.k {
+		c.evict()
 	}
-	d := bits.TrailingZeros16(bits.RotateLeft16(cand, -h)) // slots passed
-	j := (h + d) & 15
-	v := &t.bk[pairBucket(b1, b2, j)][j&(bucketSlots-1)]
-	if *v == 0 {
-		c.missSlow(fp, b1, b2)
-		return false
-	}
-	c.turn++
-	passed := bits.RotateLeft16(uint16(1)<<d-1, h)
-	t.setPairMarks(b1, b2, marks&^passed|1<<j)
-	*v = fp
+	t.insertIn(fp, true, b1, b2)
 	return false
 }
 
-// missSlow handles the misses Seen's fast path does not: a cache still
-// filling, a fingerprint whose two buckets are one, a hand that stops at an
-// empty slot, a pair with no resident.
-func (c *Clock) missSlow(fp, b1, b2 uint64) {
-	t := &c.t
-	if t.n < c.k {
-		t.insertIn(fp, true, b1, b2)
-		return
-	}
-	if c.k == 0 {
-		return
-	}
-	occ := t.pairOcc(b1, b2)
-	if occ == 0 {
-		c.evict()
-		t.insertIn(fp, true, b1, b2)
-		return
-	}
-	h := c.turn & 15
-	c.turn++
-	marks := t.pairMarks(b1, b2)
-	cand := occ &^ marks
-	if cand == 0 { // every entry marked: a full turn clears them all
-		marks &^= occ
-		cand = occ
-	}
-	d := bits.TrailingZeros16(bits.RotateLeft16(cand, -h)) // slots passed
-	j := (h + d) & 15
-	passed := bits.RotateLeft16(uint16(1)<<d-1, h)
-	t.setPairMarks(b1, b2, marks&^passed|1<<j)
-	t.setSlot(pairSlot(b1, b2, j), fp)
-}
-
-// evict is the fallback for a pair with no resident: it advances the
-// global hand to the first unmarked entry, clearing the marks it passes,
-// and removes that entry. The hand visits slot 0 of every bucket, then slot
-// 1 of every bucket, and so on.
+// evict advances the hand to the first unmarked entry, clearing the marks it
+// passes, and removes that entry.
+//
+// The hand visits slot 0 of every bucket, then slot 1 of every bucket, and so
+// on (bucket by bucket in address order, which the hardware prefetches), so
+// that consecutive evictions empty slots of different buckets: the free slots
+// a full cache has are then spread over the table, where new fingerprints'
+// buckets find them. A hand that emptied whole buckets in a row left the free
+// slots in the few buckets just behind it, so almost every insert found both
+// of its buckets full and had to walk (measured: 2× the cost of a miss). A
+// new entry lands in a slot the hand vacated recently, as the new page takes
+// the victim's frame in textbook CLOCK.
 func (c *Clock) evict() {
 	t := &c.t
 	i := c.hand
@@ -173,7 +128,7 @@ func (c *Clock) Stats() Stats { return c.stats }
 func (c *Clock) Bytes() int { return c.t.bytes() }
 
 // Random is a RANDOM cache of fingerprints in a scatter table. Once the
-// cache is full it is set-associative, like Clock: a miss evicts an entry
+// cache is full it is set-associative: a miss evicts an entry
 // chosen uniformly at random among the residents of the new fingerprint's
 // bucket pair and the new entry takes its slot (a pair with no resident,
 // possible only in tiny tables, falls back to a uniformly random entry of
@@ -192,7 +147,7 @@ func NewRandom(k int, seed uint64) *Random {
 	if k < 0 {
 		k = 0
 	}
-	return &Random{t: newCtable(k), k: k, rng: seed}
+	return &Random{t: newCtable(randomBuckets(k)), k: k, rng: seed}
 }
 
 // splitmix64 advances *s and returns the next pseudo-random number.

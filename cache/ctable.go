@@ -10,9 +10,10 @@ import "math/bits"
 // whatever the load. While the cache fills, a new fingerprint goes to the
 // emptier of its two buckets; when both are full a resident is moved to its
 // other bucket (cuckoo displacement), repeating along a random walk until a
-// slot is free. Once the cache is full, Clock and Random evict within the
-// new fingerprint's bucket pair and put it in the victim's slot, so the
-// table never walks again.
+// slot is free. Once the cache is full, Random evicts within the new
+// fingerprint's bucket pair and puts it in the victim's slot, so its table
+// never walks again; Clock's global hand evicts anywhere, so it keeps
+// walking (28–32% of its misses).
 //
 // Why not linear probing: the table must run ~90% full to hold ≤ 9 bytes per
 // entry, where a linear-probing (Robin Hood) insert walks ~85 slots on
@@ -31,23 +32,36 @@ type ctable struct {
 const (
 	bucketSlots = 8
 	maxWalk     = 500
-	spareDiv    = 50 // spare slots: 1/spareDiv of k (plus 8)
 )
 
-// ctableBuckets is the number of buckets for k entries: 2% + 8 spare slots
-// (~8.29 bytes per entry: 8 per slot, 1/8 per mark bit). Once the cache is
-// full the spare slots are never used (evictions stay within a bucket pair),
-// so they only have to make the cache fillable: at 98% load ~4% of the
-// inserts walk, a few steps each, and none is dropped (TestCtableFill). The
-// fewer the spare slots, the fewer the misses on which the CLOCK hand stops
-// at an empty slot and takes the slow path (7% of misses with 4% spare, ~4%
-// with 2%).
-func ctableBuckets(k int) int {
-	return (k + k/spareDiv + 8 + bucketSlots - 1) / bucketSlots
+// clockBuckets is the number of buckets of a CLOCK table of k entries: as
+// many as 8.85 bytes per entry pay for (8 per slot, 1/8 per mark bit, so 65
+// bytes per bucket: ~8.9% spare slots; 0.15 byte is left for the
+// allocator's page rounding, so that the heap-measured cost stays ≤ 9 from
+// k = 2^16), and at least 6% + 8 spare slots so that small tables are never
+// nearly full. CLOCK's global hand frees a slot anywhere in the table, so a
+// new entry finds a free slot in its own buckets only thanks to the spare
+// slots: with 8.9%, 28–32% of its misses walk (TestCtableFill).
+func clockBuckets(k int) int {
+	nb := (885*k/100 - 8) / 65
+	if min := (k + k/16 + 8 + bucketSlots - 1) / bucketSlots; nb < min {
+		nb = min
+	}
+	return nb
 }
 
-func newCtable(k int) ctable {
-	nb := ctableBuckets(k)
+// randomBuckets is the number of buckets of a RANDOM table of k entries: 2%
+// + 8 spare slots (~8.29 bytes per entry). Once full, RANDOM evicts within
+// the new fingerprint's bucket pair, so the spare slots only have to make
+// the table fillable: at 98% load ~4% of the inserts walk, a few steps
+// each, and none is dropped (TestCtableFill). The fewer the spare slots,
+// the fewer the misses whose random draw lands on an empty slot (the slow
+// path).
+func randomBuckets(k int) int {
+	return (k + k/50 + 8 + bucketSlots - 1) / bucketSlots
+}
+
+func newCtable(nb int) ctable {
 	return ctable{bk: make([][bucketSlots]uint64, nb), marks: make([]uint8, nb), nb: uint64(nb), rng: 0x2545f4914f6cdd1d}
 }
 
@@ -228,18 +242,6 @@ func (t *ctable) pairOcc(b1, b2 uint64) uint16 {
 		o &= 0xff
 	}
 	return o
-}
-
-// pairMarks returns the mark bits of the pair (b1, b2).
-func (t *ctable) pairMarks(b1, b2 uint64) uint16 {
-	return uint16(t.marks[b1]) | uint16(t.marks[b2])<<8
-}
-
-// setPairMarks stores the pair's mark bits (b2's first, so that when b1 ==
-// b2 the low half, the one that counts, is written last).
-func (t *ctable) setPairMarks(b1, b2 uint64, m uint16) {
-	t.marks[b2] = uint8(m >> 8)
-	t.marks[b1] = uint8(m)
 }
 
 // pairBucket is the bucket that holds slot j (0–15) of the pair (b1, b2),

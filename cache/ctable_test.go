@@ -6,11 +6,14 @@ import (
 	"testing"
 )
 
-// TestCtableFill: with 2% + 8 spare slots the table fills to k entries
-// whatever the keys (random, small integers, an arithmetic progression)
-// with few displacement walks and no entry dropped; once full, a stream of
-// new fingerprints never walks again (evictions stay within the bucket
-// pair) and the cache keeps exactly k entries.
+// TestCtableFill: the tables fill to k entries whatever the keys (random,
+// small integers, an arithmetic progression) with few displacement walks
+// and no entry dropped. Once full, under a stream of new fingerprints,
+// RANDOM never walks again (it evicts within the bucket pair) and CLOCK,
+// whose global hand frees slots anywhere, walks on fewer than 35% of its
+// misses (28–32% measured; 36% before inserts went to the emptier bucket
+// and the hand visited slot 0 of every bucket first); neither drops an
+// entry, and both keep exactly k.
 func TestCtableFill(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 3))
 	for _, k := range []int{100, 1 << 10, 1 << 16} {
@@ -38,8 +41,12 @@ func TestCtableFill(t *testing.T) {
 				for i := range 2 * k {
 					c.Seen(mix64(uint64(1<<40 + i)))
 				}
-				if tb.walks != w0 || tb.drops != 0 || c.Len() != k {
-					t.Errorf("%s: full cache walked %d times, dropped %d, holds %d", label, tb.walks-w0, tb.drops, c.Len())
+				maxWalks := uint64(0)
+				if _, ok := c.(*Clock); ok {
+					maxWalks = uint64(0.35 * float64(2*k))
+				}
+				if tb.walks-w0 > maxWalks || tb.drops != 0 || c.Len() != k {
+					t.Errorf("%s: full cache walked on %d of %d misses (want ≤ %d), dropped %d, holds %d", label, tb.walks-w0, 2*k, maxWalks, tb.drops, c.Len())
 				}
 			}
 		}

@@ -20,36 +20,36 @@
 // fingerprints with the mark bits packed one per slot, no pointers and no
 // allocation per entry. The slots are grouped in buckets of eight (one cache
 // line) and each fingerprint has two candidate buckets, its bucket pair: a
-// lookup reads at most two cache lines and compares without branches. The
-// table has 2% + 8 more slots than entries, ~8.3 bytes per entry (9.1 at k =
-// 100). While the cache fills, a new entry goes to the emptier bucket of its
-// pair, with cuckoo displacement when both are full. See ctable.go.
+// lookup reads at most two cache lines and compares without branches. A new
+// entry goes to the emptier bucket of its pair, with cuckoo displacement
+// when both are full. See ctable.go.
 //
-// Once full, CLOCK and RANDOM are set-associative: a miss evicts from the
-// new fingerprint's own bucket pair (16 slots), and the new entry takes the
-// victim's slot. RANDOM picks a uniformly random resident of the pair; CLOCK
-// runs a hand over the pair's 16 slots from a position that turns with every
-// eviction, clearing the marks it passes and evicting the first unmarked
-// resident (new entries start marked, a hit sets the mark). A miss then
-// touches only the two cache lines its lookup read: 12–15 CPU-ns at k = 2^16
-// instead of 44–48 with a global hand and displacement walks
-// (docs/bench/cache.md).
-// The price is fidelity, which the tests bound (TestCloseToTextbook):
-// against textbook CLOCK and RANDOM (k frames, a global hand or a uniform
-// victim), RANDOM's miss rates were within 0.3 points on every trace tried.
-// CLOCK's were within 0.3 points on uniform random streams, loops and small
-// keys, but 1.0–1.8 points higher on the Zipf + recency streams in their
-// critical region (k = 2^11–2^14 of the default stream scaled down 16×,
-// k = 2^15–2^18 of the full-size one; in the 10⁸-request sweep 1.2–2.2
-// points above LRU at k = 2^15–2^19, where the old global-hand CLOCK was
-// 0.1–0.5 above it): a
-// hand over 16 slots protects a new or recently used entry for fewer
-// misses than one over k slots (a hand per bucket, tried, recovers only
-// 0.2–0.4 of those points). Loops over k+1 items, textbook CLOCK's worst
-// case (every request misses), miss 1.6–17% here. The set-associative
-// adversary, fingerprints crafted to share one bucket pair, thrashes in
-// that pair's 16 slots and leaves the rest of the cache alone
-// (TestPairCollisionConfined).
+// CLOCK's table has ~8.9% more slots than entries (≤ 8.85 bytes per entry
+// for k ≥ 256, 9.8 at k = 100). Its hand sweeps slot 0 of every bucket,
+// then slot 1 of every bucket, and so on (so that consecutive evictions free
+// slots in different buckets, where new fingerprints find them), so the
+// clock order is that slot order rather than insertion order; an entry is
+// inserted with its mark set so that it survives one sweep, as a freshly
+// loaded page does in textbook CLOCK. Its miss rates were within 0.35 points
+// of textbook CLOCK's on every trace of TestCloseToTextbook.
+//
+// RANDOM is set-associative once full: a miss evicts a uniformly random
+// resident of the new fingerprint's bucket pair (16 slots) and the new entry
+// takes its slot, so a miss touches only the two cache lines its lookup
+// read: 12 CPU-ns at k = 2^16 instead of 43 with a victim drawn from the
+// whole table and a displacement walk (docs/bench/cache.md). Its table has
+// 2% + 8 spare slots (~8.3 bytes per entry), which only the filling needs.
+// Against textbook RANDOM (a uniform victim among k frames) its miss rates
+// were within 0.3 points on every trace of TestCloseToTextbook (uniform,
+// Zipf + recency, small keys, loops), and at every size of the 10⁸-request
+// sweep within 0.24 points of the old RANDOM's. The same design for CLOCK (a
+// hand over the pair's 16 slots, turning with every eviction) missed in 15
+// instead of 46 CPU-ns but 1.0–1.9 points more often than textbook CLOCK on
+// streams with the crawl's shape (a hand over 16 slots protects new and
+// recently used entries for fewer misses than one over k), so CLOCK keeps
+// its global hand. The two-choice table's adversary, fingerprints crafted to
+// share one bucket pair, thrashes in that pair's 16 slots and leaves the
+// rest of the cache alone (TestPairCollisionConfined).
 //
 // Fingerprint 0 marks an empty slot, so it is stored as the constant ZeroKey:
 // the fingerprints 0 and ZeroKey are the same entry to every cache (a
