@@ -1,7 +1,6 @@
 package crawl
 
 import (
-	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -132,21 +131,7 @@ func TestSoftBudgetSlowsTrapHost(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	if err := n.Seed(ctx, []string{"http://hub." + domain + "/"}); err != nil {
-		t.Fatal(err)
-	}
-	if err := n.Run(ctx, true); err != nil {
-		t.Fatal(err)
-	}
-	st := n.Stats()
-	if err := n.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if ctx.Err() != nil {
-		t.Fatal("crawl did not finish")
-	}
+	st := crawlToEnd(t, n, []string{"http://hub." + domain + "/"}, 2*time.Minute)
 
 	// Fetch order, from the crawl log (one worker: the log's order).
 	es, err := ReadLogFile(filepath.Join(dir, "crawl.log"))

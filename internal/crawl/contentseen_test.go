@@ -1,7 +1,6 @@
 package crawl
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -77,21 +76,7 @@ func crawlDupSite(t *testing.T, contentSeen int) (Stats, map[string]int, []LogEn
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	if err := n.Seed(ctx, []string{"http://" + dupHost + "/"}); err != nil {
-		t.Fatal(err)
-	}
-	if err := n.Run(ctx, true); err != nil {
-		t.Fatal(err)
-	}
-	st := n.Stats()
-	if err := n.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if ctx.Err() != nil {
-		t.Fatal("crawl did not finish")
-	}
+	st := crawlToEnd(t, n, []string{"http://" + dupHost + "/"}, 2*time.Minute)
 	reqs := map[string]int{}
 	for _, r := range srv.Log()[dupHost] {
 		reqs[r.Path]++

@@ -1,6 +1,7 @@
 package crawl
 
 import (
+	"context"
 	"sort"
 	"testing"
 	"time"
@@ -86,4 +87,26 @@ func smallWeb(t *testing.T, bodyCap int64) (*simweb.Web, *simweb.Server, *simweb
 		t.Fatal(err)
 	}
 	return web, srv, oracle
+}
+
+// crawlToEnd seeds n, runs it until its frontier is empty (failing the test
+// if that takes longer than timeout), closes it and returns its final stats.
+func crawlToEnd(t *testing.T, n *Node, seeds []string, timeout time.Duration) Stats {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	if err := n.Seed(ctx, seeds); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.Run(ctx, true); err != nil {
+		t.Fatal(err)
+	}
+	st := n.Stats()
+	if err := n.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if ctx.Err() != nil {
+		t.Fatalf("crawl did not finish: %+v", st)
+	}
+	return st
 }

@@ -1,7 +1,6 @@
 package crawl
 
 import (
-	"context"
 	"net/url"
 	"sort"
 	"testing"
@@ -50,21 +49,7 @@ func TestPolitenessKeyIP(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			defer cancel()
-			if err := n.Seed(ctx, seeds); err != nil {
-				t.Fatal(err)
-			}
-			if err := n.Run(ctx, true); err != nil {
-				t.Fatal(err)
-			}
-			st := n.Stats()
-			if err := n.Close(); err != nil {
-				t.Fatal(err)
-			}
-			if ctx.Err() != nil {
-				t.Fatal("crawl did not finish")
-			}
+			st := crawlToEnd(t, n, seeds, time.Minute)
 			log := srv.Log()
 			var all []simweb.Request
 			for _, h := range names {

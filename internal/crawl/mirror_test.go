@@ -1,7 +1,6 @@
 package crawl
 
 import (
-	"context"
 	"fmt"
 	"net/url"
 	"os"
@@ -252,21 +251,7 @@ func mirrorCrawl(t *testing.T, maxDepth int) (want, got map[string]bool) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	if err := n.Seed(ctx, []string{"http://" + host + "/"}); err != nil {
-		t.Fatal(err)
-	}
-	if err := n.Run(ctx, true); err != nil {
-		t.Fatal(err)
-	}
-	st := n.Stats()
-	if err := n.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if ctx.Err() != nil {
-		t.Fatalf("crawl did not finish: %+v", st)
-	}
+	st := crawlToEnd(t, n, []string{"http://" + host + "/"}, 3*time.Minute)
 	fetched, dups := fetchedURLs(t, filepath.Join(dir, "crawl.log"))
 	if len(dups) > 0 {
 		t.Errorf("%d URLs fetched twice, e.g. %v", len(dups), dups[:min(5, len(dups))])
