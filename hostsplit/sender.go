@@ -155,13 +155,20 @@ func (s *Splitter) runStream(ctx context.Context, p *peer, stop <-chan struct{})
 				if !errors.Is(err, io.EOF) {
 					return progress, err
 				}
-				// The stream ended; its real status comes from Recv.
+				// The stream ended; its real status comes from Recv. A
+				// Close or a view change must not wait for it: a stream
+				// whose server went away may never report (what was not
+				// acknowledged stays spooled and is sent again).
 				for {
 					select {
 					case err := <-errc:
 						return progress, err
 					case a := <-acks:
 						ack(a)
+					case <-s.closing:
+						return progress, nil
+					case <-stop:
+						return progress, nil
 					}
 				}
 			}
