@@ -174,7 +174,11 @@ func TestClusterPartitionProcesses(t *testing.T) {
 	}
 	var heldTo, heldFrom uint64
 	var after map[string]channelSeqs
-	for end := time.Now().Add(3 * time.Second); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+	// Watch at least 3 s, and on until both directions have held something
+	// (a node may find no link for a peer for a few seconds on a loaded
+	// machine), up to 15 s.
+	for start := time.Now(); time.Since(start) < 3*time.Second ||
+		((heldTo == 0 || heldFrom == 0) && time.Since(start) < 15*time.Second); time.Sleep(100 * time.Millisecond) {
 		var to, from uint64
 		if after, to, from, err = seqs(); err != nil {
 			t.Fatal(err)
