@@ -216,8 +216,8 @@ func (st *store) dropArchive(id NodeID) error {
 	return nil
 }
 
-// archiveSize returns the number of batches and bytes archived for peer.
-func (st *store) archiveSize(id NodeID) (batches, bytes uint64, err error) {
+// archiveSize returns the number of URLs and bytes archived for peer.
+func (st *store) archiveSize(id NodeID) (urls, bytes uint64, err error) {
 	lo := peerKey('a', id)
 	hi := append(peerKey('a', id)[:len(lo)-1], 1)
 	it, err := st.db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
@@ -226,10 +226,14 @@ func (st *store) archiveSize(id NodeID) (batches, bytes uint64, err error) {
 	}
 	defer it.Close()
 	for it.First(); it.Valid(); it.Next() {
-		batches++
+		_, n, _, ok := decodeSpooled(it.Value())
+		if !ok {
+			return 0, 0, fmt.Errorf("hostsplit: archive entry %q corrupt", it.Key())
+		}
+		urls += uint64(n)
 		bytes += uint64(len(it.Value()))
 	}
-	return batches, bytes, it.Error()
+	return urls, bytes, it.Error()
 }
 
 // peerState reads, for peer, the last assigned seq and the (seq, count) of

@@ -401,14 +401,15 @@ func (s *Splitter) DropArchive(id NodeID) error {
 	return s.withStore(func(st *store) error { return st.dropArchive(id) })
 }
 
-// ArchiveSize returns the number of batches and encoded bytes archived for
-// peer id (acknowledged, kept for ResendLost).
-func (s *Splitter) ArchiveSize(id NodeID) (batches, bytes uint64, err error) {
+// ArchiveSize returns the number of URLs and the bytes (encoded batches,
+// as stored before pebble's own compression) archived for peer id
+// (acknowledged, kept for ResendLost).
+func (s *Splitter) ArchiveSize(id NodeID) (urls, bytes uint64, err error) {
 	err = s.withStore(func(st *store) error {
-		batches, bytes, err = st.archiveSize(id)
+		urls, bytes, err = st.archiveSize(id)
 		return err
 	})
-	return batches, bytes, err
+	return urls, bytes, err
 }
 
 // withStore runs fn on the store unless the splitter is closed.

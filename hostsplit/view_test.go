@@ -112,11 +112,11 @@ func TestResendLostReroutesAcknowledgedBatches(t *testing.T) {
 	waitFor(t, "node-2 applied its share", func() bool {
 		return len(n2.sink.snapshot()) == len(was[n2.id]) && n0.sp.Stats().Total.SpoolBatches == 0
 	})
-	nb, bytes, err := n0.sp.ArchiveSize(n2.id)
-	if err != nil || nb == 0 || bytes == 0 {
-		t.Fatalf("archive for node-2: %d batches, %d bytes, %v", nb, bytes, err)
+	nu, bytes, err := n0.sp.ArchiveSize(n2.id)
+	if err != nil || nu != uint64(len(was[n2.id])) || bytes == 0 {
+		t.Fatalf("archive for node-2: %d URLs (sent %d), %d bytes, %v", nu, len(was[n2.id]), bytes, err)
 	}
-	t.Logf("archive for node-2: %d URLs in %d batches, %d bytes (%.1f B/URL)", len(was[n2.id]), nb, bytes, float64(bytes)/float64(len(was[n2.id])))
+	t.Logf("archive for node-2: %d URLs, %d bytes (%.1f B/URL)", nu, bytes, float64(bytes)/float64(nu))
 	c.stop(n2) // gone with its disk
 
 	v2 := View{Epoch: 2, Members: c.members[:2]}
@@ -153,17 +153,17 @@ func TestResendLostReroutesAcknowledgedBatches(t *testing.T) {
 		t.Errorf("second ResendLost: %d URLs, %v; want 0, nil", n, err)
 	}
 	if nb, _, err := n0.sp.ArchiveSize(n2.id); err != nil || nb != 0 {
-		t.Errorf("archive for node-2 after the re-send: %d batches, %v", nb, err)
+		t.Errorf("archive for node-2 after the re-send: %d URLs, %v", nb, err)
 	}
 	// node-1's archive (what node-0 sent it) is dropped on demand.
 	waitFor(t, "spool drained", func() bool { return n0.sp.Stats().Total.SpoolBatches == 0 })
 	if nb, _, err := n0.sp.ArchiveSize(n1.id); err != nil || nb == 0 {
-		t.Fatalf("archive for node-1: %d batches, %v", nb, err)
+		t.Fatalf("archive for node-1: %d URLs, %v", nb, err)
 	}
 	if err := n0.sp.DropArchive(n1.id); err != nil {
 		t.Fatal(err)
 	}
 	if nb, _, err := n0.sp.ArchiveSize(n1.id); err != nil || nb != 0 {
-		t.Errorf("archive for node-1 after DropArchive: %d batches, %v", nb, err)
+		t.Errorf("archive for node-1 after DropArchive: %d URLs, %v", nb, err)
 	}
 }

@@ -292,6 +292,19 @@ func TestElasticLostNode(t *testing.T) {
 		c.start(i, v1.Members, 1, false)
 	}
 	c.waitFetches(1200)
+	// What the survivors keep for node-2 (acknowledged batches, re-sent
+	// if it is lost), in encoded bytes per URL.
+	var archURLs, archBytes uint64
+	c.mu.Lock()
+	for _, id := range []string{"node-0", "node-1"} {
+		u, b, err := c.ms[id].Split.ArchiveSize("node-2")
+		if err != nil {
+			t.Fatal(err)
+		}
+		archURLs, archBytes = archURLs+u, archBytes+b
+	}
+	c.mu.Unlock()
+	t.Logf("archive for node-2 on the survivors: %d URLs, %d bytes (%.1f B/URL)", archURLs, archBytes, float64(archBytes)/float64(max(archURLs, 1)))
 	// node-2 is lost: stop it and never look at its state again (its
 	// crawl log is read below only to count the re-crawl).
 	c.mu.Lock()
