@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 
 	"github.com/cockroachdb/pebble/v2"
 )
@@ -16,6 +17,8 @@ import (
 //	"n" peer 0x00            → last sequence number assigned for peer
 //	"s" peer 0x00 seq(8 BE)  → uvarint URL count + encoded batch (Kind URLs), or
 //	                           0x00 kind uvarint URL count + encoded batch (other kinds)
+//	"a" peer 0x00 seq(8 BE)  → a batch the peer acknowledged, moved from "s" unchanged:
+//	                           the archive re-sent if the peer is lost with its disk
 //	"r" sender 0x00          → sender epoch (8) + last applied seq (8)
 //	"m" name                 → metadata: the membership view ("m" "view"), hand-off marks
 //
@@ -141,15 +144,96 @@ func (st *store) setMeta(name string, v []byte) error {
 	return nil
 }
 
-// ack forgets the batches of peer from..to (point deletes: cheaper than
-// range tombstones at one ack per batch). It need not be synced: a
-// forgotten deletion only causes a harmless resend.
+func archiveKey(id NodeID, seq uint64) []byte {
+	return binary.BigEndian.AppendUint64(peerKey('a', id), seq)
+}
+
+// ack moves the batches of peer from..to from the spool to the peer's
+// archive, unchanged (point deletes: cheaper than range tombstones at one
+// ack per batch). It need not be synced: the move is one atomic write, and
+// a forgotten one only causes a harmless resend (archived at its next ack).
 func (st *store) ack(id NodeID, from, to uint64) error {
 	b := st.db.NewBatch()
-	for q := from; q <= to; q++ {
-		_ = b.Delete(spoolKey(id, q), nil)
+	defer b.Close()
+	it, err := st.db.NewIter(&pebble.IterOptions{LowerBound: spoolKey(id, from), UpperBound: spoolKey(id, to+1)})
+	if err != nil {
+		return fmt.Errorf("hostsplit: spool scan: %w", err)
 	}
-	return b.Commit(pebble.NoSync)
+	for it.First(); it.Valid(); it.Next() {
+		k := it.Key()
+		seq := binary.BigEndian.Uint64(k[len(k)-8:])
+		_ = b.Set(archiveKey(id, seq), it.Value(), nil)
+		_ = b.Delete(k, nil)
+	}
+	if err := it.Close(); err != nil {
+		return fmt.Errorf("hostsplit: spool scan: %w", err)
+	}
+	if err := b.Commit(pebble.NoSync); err != nil {
+		return fmt.Errorf("hostsplit: spool write: %w", err)
+	}
+	return nil
+}
+
+// archivedBatch is one batch of a peer's archive.
+type archivedBatch struct {
+	seq  uint64
+	kind Kind
+	enc  []byte
+}
+
+// archived returns up to max archived batches of peer from seq from on,
+// in seq order.
+func (st *store) archived(id NodeID, from uint64, max int) ([]archivedBatch, error) {
+	lo := peerKey('a', id)
+	hi := append(peerKey('a', id)[:len(lo)-1], 1)
+	it, err := st.db.NewIter(&pebble.IterOptions{LowerBound: archiveKey(id, from), UpperBound: hi})
+	if err != nil {
+		return nil, fmt.Errorf("hostsplit: archive scan: %w", err)
+	}
+	defer it.Close()
+	var out []archivedBatch
+	for it.First(); it.Valid() && len(out) < max; it.Next() {
+		k := it.Key()
+		if len(k) != len(lo)+8 {
+			return nil, fmt.Errorf("hostsplit: archive key %q corrupt", k)
+		}
+		kind, _, enc, ok := decodeSpooled(it.Value())
+		if !ok {
+			return nil, fmt.Errorf("hostsplit: archive entry %q corrupt", k)
+		}
+		out = append(out, archivedBatch{seq: binary.BigEndian.Uint64(k[len(lo):]), kind: kind, enc: slices.Clone(enc)})
+	}
+	return out, it.Error()
+}
+
+// dropArchive deletes the archive of peer (one range tombstone), durably.
+func (st *store) dropArchive(id NodeID) error {
+	lo := peerKey('a', id)
+	hi := append(peerKey('a', id)[:len(lo)-1], 1)
+	if err := st.db.DeleteRange(lo, hi, pebble.Sync); err != nil {
+		return fmt.Errorf("hostsplit: drop archive of %s: %w", id, err)
+	}
+	return nil
+}
+
+// archiveSize returns the number of URLs and bytes archived for peer.
+func (st *store) archiveSize(id NodeID) (urls, bytes uint64, err error) {
+	lo := peerKey('a', id)
+	hi := append(peerKey('a', id)[:len(lo)-1], 1)
+	it, err := st.db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+	if err != nil {
+		return 0, 0, fmt.Errorf("hostsplit: archive scan: %w", err)
+	}
+	defer it.Close()
+	for it.First(); it.Valid(); it.Next() {
+		_, n, _, ok := decodeSpooled(it.Value())
+		if !ok {
+			return 0, 0, fmt.Errorf("hostsplit: archive entry %q corrupt", it.Key())
+		}
+		urls += uint64(n)
+		bytes += uint64(len(it.Value()))
+	}
+	return urls, bytes, it.Error()
 }
 
 // peerState reads, for peer, the last assigned seq and the (seq, count) of

@@ -322,6 +322,106 @@ func (s *Splitter) reroute(ctx context.Context, p *peer, vs *viewState) error {
 	return nil
 }
 
+// ResendLost re-routes, under the current view, every batch this node
+// had sent to the members in lost and that they had acknowledged (the
+// archive, see store): those members are gone with their disk, so what
+// they were told is re-sent to the new owners of their hosts (a URL now
+// owned by this node goes to the Local sink). Batches of KindURLs and
+// KindQueued are re-sent as KindURLs, through the receiver's DUE (which
+// drops what it already knows); KindSeen as KindSeen. Each archived batch
+// is deleted in the write that spools its re-routed URLs, one batch at a
+// time (memory holds one batch), so a crash or a second call resumes where
+// it stopped; a batch delivered locally twice is deduplicated by the DUE
+// and the (source, seq) marks. A member of the current view is an error.
+// It returns the number of URLs re-sent.
+func (s *Splitter) ResendLost(ctx context.Context, lost []NodeID) (uint64, error) {
+	s.routeMu.RLock()
+	defer s.routeMu.RUnlock()
+	if s.routeClosed {
+		return 0, ErrClosed
+	}
+	vs := s.view.Load()
+	var total uint64
+	for _, id := range lost {
+		if vs.v.Has(id) {
+			return total, fmt.Errorf("%w: lost node %s is a member of view %d", ErrBadView, id, vs.v.Epoch)
+		}
+		if p, ok := s.peerByID(id); ok {
+			p.flushMu.Lock()
+		}
+		source := "resend/" + string(id) + "/" + strconv.FormatUint(s.store.epoch, 16)
+		var err error
+		for from := uint64(0); ; {
+			var chunk []archivedBatch
+			if err = s.withStore(func(st *store) (e error) {
+				chunk, e = st.archived(id, from, resendChunk)
+				return e
+			}); err != nil || len(chunk) == 0 {
+				break
+			}
+			for _, ab := range chunk {
+				if err = ctx.Err(); err != nil {
+					break
+				}
+				var urls []string
+				if urls, err = DecodeBatch(ab.enc, s.opts.Limits); err != nil {
+					err = fmt.Errorf("hostsplit: re-send archived batch %d for %s: %w", ab.seq, id, err)
+					break
+				}
+				kind := ab.kind
+				if kind != KindSeen {
+					kind = KindURLs
+				}
+				if err = s.routeOwned(ctx, vs, kind, urls, source, ab.seq, [][]byte{archiveKey(id, ab.seq)}); err != nil {
+					break
+				}
+				total += uint64(len(urls))
+				from = ab.seq + 1
+			}
+			if err != nil {
+				break
+			}
+		}
+		if p, ok := s.peerByID(id); ok {
+			p.flushMu.Unlock()
+		}
+		if err != nil {
+			return total, err
+		}
+	}
+	return total, nil
+}
+
+// resendChunk is how many archived batches ResendLost reads at a time.
+const resendChunk = 64
+
+// DropArchive forgets the batches acknowledged by id, a node that left
+// gracefully (its hand-off moved what it knew): nothing will re-send them.
+func (s *Splitter) DropArchive(id NodeID) error {
+	return s.withStore(func(st *store) error { return st.dropArchive(id) })
+}
+
+// ArchiveSize returns the number of URLs and the bytes (encoded batches,
+// as stored before pebble's own compression) archived for peer id
+// (acknowledged, kept for ResendLost).
+func (s *Splitter) ArchiveSize(id NodeID) (urls, bytes uint64, err error) {
+	err = s.withStore(func(st *store) error {
+		urls, bytes, err = st.archiveSize(id)
+		return err
+	})
+	return urls, bytes, err
+}
+
+// withStore runs fn on the store unless the splitter is closed.
+func (s *Splitter) withStore(fn func(*store) error) error {
+	s.storeMu.RLock()
+	defer s.storeMu.RUnlock()
+	if s.storeClosed {
+		return ErrClosed
+	}
+	return fn(s.store)
+}
+
 // routeOwned sends urls of kind to their owners under vs: this node's
 // share to the Local sink (source and seq identify it for DeliverQueued),
 // the rest spooled durably in one write together with deletes.

@@ -91,6 +91,7 @@ type Member struct {
 	el       elastic
 	seeds    []string
 	reseeded atomic.Uint64
+	resent   atomic.Uint64 // URLs re-sent for lost members (hostsplit.ResendLost)
 }
 
 // sinkRef lets the splitter deliver to the node opened after it.

@@ -300,6 +300,10 @@ func (m *Member) commit(ctx context.Context, v hostsplit.View, lost []hostsplit.
 		return errors.New("crawl: COMMIT while the node is not paused")
 	}
 	oldRing := m.Split.Ring()
+	oldIDs := m.Split.View().IDs()
+	if v.Epoch == cur { // a COMMIT repeated after a crash: v is adopted
+		oldIDs = m.Split.PreviousMembers()
+	}
 	if err := m.Split.SetMeta(metaHandoffTodo, u64b(v.Epoch)); err != nil {
 		return err
 	}
@@ -309,7 +313,22 @@ func (m *Member) commit(ctx context.Context, v hostsplit.View, lost []hostsplit.
 	if err := m.handoff(ctx, v.Epoch); err != nil {
 		return err
 	}
+	// What this node had told a member lost with its disk is re-sent to
+	// the new owners of its hosts; a graceful leaver's hand-off carried
+	// what it knew, so what it was told is forgotten.
+	for _, id := range oldIDs {
+		if id != m.self && !v.Has(id) && !slices.Contains(lost, id) {
+			if err := m.Split.DropArchive(id); err != nil {
+				return err
+			}
+		}
+	}
 	if len(lost) > 0 {
+		n, err := m.Split.ResendLost(ctx, lost)
+		m.resent.Add(n)
+		if err != nil {
+			return err
+		}
 		if err := m.reseedLost(ctx, oldRing, lost); err != nil {
 			return err
 		}
@@ -514,7 +533,8 @@ func mapKeys(m map[string]bool) func(func(string) bool) {
 
 // reseedLost re-submits the seeds whose host this node gained from a
 // member lost with its disk: what that member had fetched is unknown, so
-// its hosts are crawled again from their seeds.
+// its hosts are crawled again from their seeds and from every URL a
+// survivor had sent it (hostsplit.ResendLost, called before).
 func (m *Member) reseedLost(ctx context.Context, oldRing *hostsplit.Ring, lost []hostsplit.NodeID) error {
 	var mine []string
 	for _, s := range m.seeds {
