@@ -150,14 +150,10 @@ type Options struct {
 	// WARC, if set, receives every fetched response (request and response
 	// records); the node does not close it.
 	WARC WARCWriter
-	// FrontObserver, if set, sees every fingerprint looked up in the
-	// per-worker front caches (e.g. a live miss-ratio curve estimator). It
-	// is called from many workers at once.
-	FrontObserver func(fp uint64)
 	// FrontObserverBatch, if set, is called once per page with the
 	// fingerprints of the page's links looked up in the front caches, in
-	// order (the same stream as FrontObserver, one call per page: an
-	// observer behind a mutex takes it once per page). RemoteObserverBatch,
+	// order (e.g. a live miss-ratio curve estimator; one call per page, so
+	// an observer behind a mutex takes it once per page). RemoteObserverBatch,
 	// if set, is called once per page with the fingerprints of the page's
 	// links handed to the Splitter (bound for peers, before the per-peer
 	// caches). Both are called from many workers at once and must not keep

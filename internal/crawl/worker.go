@@ -296,9 +296,6 @@ func (w *worker) route(ctx context.Context, links []*urlnorm.URL, depth uint16) 
 			continue
 		}
 		local++
-		if n.opts.FrontObserver != nil {
-			n.opts.FrontObserver(fp)
-		}
 		if n.opts.FrontObserverBatch != nil {
 			w.obsL = append(w.obsL, fp)
 		}

@@ -93,7 +93,7 @@ func BenchmarkCacheLookup(b *testing.B) {
 }
 
 // BenchmarkSharedObserve is Observe through the mutex wrapper, one call per
-// request (what crawl.Options.FrontObserver does per link) and one call per
+// request (what a per-link observer hook would cost) and one call per
 // page of 60 links (ObserveBatch).
 func BenchmarkSharedObserve(b *testing.B) {
 	tr := benchTrace(b)
