@@ -49,6 +49,17 @@ func (s Stats) TrafficReduction() float64 {
 	return 1 - float64(s.Total.SentURLs)/float64(s.DiscoveredRemote)
 }
 
+// NumPeers is the number of peers this node sends to (itself excluded).
+func (s Stats) NumPeers() int {
+	n := 0
+	for _, p := range s.Peers {
+		if p.Peer != s.Self {
+			n++
+		}
+	}
+	return n
+}
+
 // LocalShare is the share of routed URLs owned by this node.
 func (s Stats) LocalShare() float64 {
 	n := s.DiscoveredLocal + s.DiscoveredRemote

@@ -9,7 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/sextant-crawler/sextant/hostsplit"
 	"github.com/sextant-crawler/sextant/internal/crawl"
 	"github.com/sextant-crawler/sextant/internal/mrc"
 	"github.com/sextant-crawler/sextant/internal/report"
@@ -93,7 +92,7 @@ func (s *StatusSource) Snapshot() status.Snapshot {
 		if crossCurves != nil {
 			// The peers' caches partition the stream by owner: together
 			// they act as one cache of PeerCache × peers entries.
-			a := mrc.MakeAdvice(crossCurves[mrc.CLOCK], c.PeerCache, peerCount(spl), float64(spl.Total.Discovered)/elapsed)
+			a := mrc.MakeAdvice(crossCurves[mrc.CLOCK], c.PeerCache, max(spl.NumPeers(), 1), float64(spl.Total.Discovered)/elapsed)
 			cross.Advice = &a
 		}
 		snap.Caches = append(snap.Caches, cross)
@@ -129,16 +128,6 @@ func (s *StatusSource) Snapshot() status.Snapshot {
 			DelayMS: float64(h.Wait.Microseconds()) / 1000, Failures: h.Failures})
 	}
 	return snap
-}
-
-func peerCount(spl hostsplit.Stats) int {
-	n := 0
-	for _, p := range spl.Peers {
-		if p.Peer != spl.Self {
-			n++
-		}
-	}
-	return max(n, 1)
 }
 
 // statusPages serves one status page per node under /<node-id>/ on a

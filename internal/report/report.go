@@ -157,7 +157,7 @@ func Build(kind string, in []Input, elapsed time.Duration) *Report {
 			sp = *x.Split
 		}
 		nr := Node{ID: st.ID, Fetches: st.Fetches, FetchOK: st.FetchOK, Redirects: st.FetchRedirect,
-			PagesPerSecond: float64(st.Fetches) / secs, Bytes: st.Bytes, Peers: peerCount(sp),
+			PagesPerSecond: float64(st.Fetches) / secs, Bytes: st.Bytes, Peers: sp.NumPeers(),
 			LinksFound: st.LinksFound, LinksLocal: st.LinksLocal, LinksRemote: st.LinksRemote, NewURLs: st.NewURLs,
 			FrontCacheHit:    st.CacheHitRate(),
 			RemoteDiscovered: sp.Total.Discovered, RemoteSuppressed: sp.Total.Suppressed, RemoteSent: sp.Total.SentURLs,
@@ -175,11 +175,11 @@ func Build(kind string, in []Input, elapsed time.Duration) *Report {
 				nr.FrontAdvice = &a
 			}
 		}
-		if x.Cross != nil && x.Split != nil && peerCount(sp) > 0 {
+		if x.Cross != nil && x.Split != nil && sp.NumPeers() > 0 {
 			if c, _ := x.Cross.Curve(mrc.CLOCK); c != nil {
 				// The peers' caches partition the stream by owner:
 				// together they act as one cache of PeerCache × peers.
-				a := mrc.MakeAdvice(c, x.Cache.PeerCache, peerCount(sp), float64(sp.Total.Discovered)/secs)
+				a := mrc.MakeAdvice(c, x.Cache.PeerCache, sp.NumPeers(), float64(sp.Total.Discovered)/secs)
 				nr.PeerAdvice = &a
 			}
 		}
@@ -219,17 +219,6 @@ func Build(kind string, in []Input, elapsed time.Duration) *Report {
 		r.DUEBytesPerURL = float64(dueBytes) / float64(r.DUEEntries)
 	}
 	return r
-}
-
-// peerCount is the number of peers the splitter sends to (itself excluded).
-func peerCount(spl hostsplit.Stats) int {
-	n := 0
-	for _, p := range spl.Peers {
-		if p.Peer != spl.Self {
-			n++
-		}
-	}
-	return n
 }
 
 // hasPeers reports whether any node has peers (the cross-machine lines
