@@ -117,15 +117,7 @@ func TestClusterKillNine(t *testing.T) {
 	if err := tlsutil.WriteCluster(filepath.Join(root, "pki"), ids, []string{"127.0.0.1", "localhost"}, time.Hour); err != nil {
 		t.Fatal(err)
 	}
-	addrs := make([]string, n)
-	for i := range addrs { // reserve free loopback ports for the children
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		addrs[i] = l.Addr().String()
-		l.Close()
-	}
+	addrs := freeAddrs(t, n) // for the children
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -231,4 +223,20 @@ func serverFetched(web *simweb.Web, srv *simweb.Server) (fetched []string, extra
 		}
 	}
 	return fetched, extra, dups
+}
+
+// freeAddrs reserves n free loopback ports (listen, note, close) for child
+// node processes to bind.
+func freeAddrs(t *testing.T, n int) []string {
+	t.Helper()
+	addrs := make([]string, n)
+	for i := range addrs {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		addrs[i] = l.Addr().String()
+		l.Close()
+	}
+	return addrs
 }

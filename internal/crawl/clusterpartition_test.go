@@ -2,7 +2,6 @@ package crawl
 
 import (
 	"context"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -43,15 +42,7 @@ func TestClusterPartitionProcesses(t *testing.T) {
 	if err := tlsutil.WriteCluster(pki, ids, []string{"127.0.0.1", "localhost"}, time.Hour); err != nil {
 		t.Fatal(err)
 	}
-	addrs := make([]string, n)
-	for i := range addrs { // reserve free loopback ports for the children
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		addrs[i] = l.Addr().String()
-		l.Close()
-	}
+	addrs := freeAddrs(t, n) // for the children
 	// The others reach the cut node through in; it reaches node-i through
 	// out[i]. Each child is given its own view of the addresses.
 	in := newCutProxy(t, addrs[cutNode])

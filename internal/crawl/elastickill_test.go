@@ -3,7 +3,6 @@ package crawl
 import (
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -169,15 +168,7 @@ func elasticKill(t *testing.T, crash0, crash2 string) {
 	if err := tlsutil.WriteCluster(filepath.Join(root, "pki"), ids, []string{"127.0.0.1", "localhost"}, time.Hour); err != nil {
 		t.Fatal(err)
 	}
-	addrs := make([]string, len(ids))
-	for i := range addrs {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		addrs[i] = l.Addr().String()
-		l.Close()
-	}
+	addrs := freeAddrs(t, len(ids)) // for the children
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
