@@ -182,6 +182,24 @@ func TestClusterPartitionLosesNothing(t *testing.T) {
 	for _, p := range proxies {
 		p.setCut(true)
 	}
+	// Acknowledgements on the cut node's links must stop: after the
+	// batches already on the wire settle, none may advance during the cut
+	// (spools are non-empty even without a cut while batches wait to be
+	// coalesced, so the acks are what prove the cut).
+	cutID := hostsplit.NodeID(seats[cutNode].ID)
+	acked := func() map[string]uint64 {
+		out := map[string]uint64{}
+		for i, m := range ms {
+			for _, c := range m.Split.LocalStatus().Channels {
+				if i == cutNode || c.Peer == cutID {
+					out[fmt.Sprintf("%d>%s", i, c.Peer)] = c.AckedSeq
+				}
+			}
+		}
+		return out
+	}
+	time.Sleep(1500 * time.Millisecond)
+	ackedBefore := acked()
 	// While cut, URLs for and from the cut node must pile up in spools.
 	var heldTo, heldFrom uint64
 	deadline := time.Now().Add(3 * time.Second)
@@ -203,6 +221,11 @@ func TestClusterPartitionLosesNothing(t *testing.T) {
 	t.Logf("heal at %d fetches; spooled during the cut: %d URLs towards node-%d, %d from it", fetches(), heldTo, cutNode, heldFrom)
 	if heldTo == 0 || heldFrom == 0 {
 		t.Errorf("the partition held nothing back (towards %d, from %d): it did not cut the peers", heldTo, heldFrom)
+	}
+	for link, a := range acked() {
+		if b := ackedBefore[link]; a != b {
+			t.Errorf("link %s: acknowledged up to %d during the cut (was %d): the cut did not hold", link, a, b)
+		}
 	}
 	for _, p := range proxies {
 		p.setCut(false)
