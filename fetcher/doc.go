@@ -22,7 +22,8 @@
 //	defer f.Close()
 //	rules, fetched, dur, err := f.Robots(ctx, u.Scheme, u.Host)
 //	// fetched: the robots.txt request took a politeness slot of dur.
-//	if !rules.Allowed(rawURL) { ... }         // RobotsUnreachable: requeue at rules.Expires
+//	if rules.Retry { ... }                    // unreachable or deferred: requeue until rules.Expires
+//	if !rules.Allowed(rawURL) { ... }
 //	resp, err := f.Fetch(ctx, rawURL)
 //	if err != nil { if fetcher.IsRetryable(err) { ... } ; return }
 //	defer resp.Close()                        // ALWAYS: releases the temp file
@@ -36,6 +37,8 @@
 //   - Politeness is the frontier's: at most one request per host in flight,
 //     robots.txt fetches included (Robots reports whether it used the network
 //     and for how long), and Crawl-delay (RobotsRules.CrawlDelay) respected.
+//     Give Options.RobotsHostGate a way to borrow another host's slot, for
+//     robots.txt redirects across hosts.
 //   - Hand Response.Location of 3xx responses on as a discovered link.
 //   - Set AllowPrivate only for tests and the simweb demo.
 //
@@ -53,11 +56,13 @@
 // outside its API (see robotstxt.go), so this package parses groups and
 // matches rules itself and measures both against Google's compliance suite
 // (ctc_test.go). Status handling follows RFC 9309 §2.3.1: 2xx rules; up to 5
-// redirects (more ⇒ as 404) — but only on the same host by default: a hop
-// to another host would be a request outside that host's politeness slot,
-// so it is refused and robots.txt treated as unavailable, with
-// RobotsRules.RefusedRedirect for the caller's log (RobotsCrossHostRedirects
-// follows it, as the RFC suggests); 4xx allow all; 5xx or network failure disallow
+// redirects (more ⇒ as 404), across hosts too: a hop to another host is a
+// request outside the caller's politeness slot, so it first takes that
+// host's slot from Options.RobotsHostGate (the crawler's frontier), and
+// while the gate refuses the rules are RobotsDeferred (hold the URLs, the
+// next call resumes at the hop); without a gate such a hop is refused
+// (allow all, RobotsRules.RefusedRedirect for the caller's log) unless
+// RobotsCrossHostRedirects follows it inline; 4xx allow all; 5xx or network failure disallow
 // all, cached for RobotsErrorTTL, and after 30 days of outage the last good
 // copy, or allow all; at most 500 KiB parsed; cached ≤ 24 h in a bounded LRU.
 package fetcher

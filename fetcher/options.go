@@ -131,16 +131,25 @@ type Options struct {
 	// RobotsMaxRedirects is how many robots.txt redirects are followed
 	// (default 5; more is treated as 404, i.e. allow all).
 	RobotsMaxRedirects int
-	// RobotsCrossHostRedirects lets a robots.txt redirect hop go to another
-	// host (as RFC 9309 §2.3.1.2 suggests). By default such a hop is
-	// refused: Robots runs inside the politeness slot of the host whose
-	// robots.txt it fetches, and a request to another host there would
-	// bypass that host's slot (one request at a time, delays). A refused hop
-	// makes robots.txt unavailable (allow all, as for too many redirects),
-	// with RobotsRules.RefusedRedirect naming the target so the caller can
-	// log it. Hops on the same host (and http↔https of one host name) are
-	// followed inline in the slot; their total time is the dur Robots
-	// returns, which the next delay of that host is based on.
+	// RobotsHostGate makes a robots.txt redirect to another host (RFC 9309
+	// §2.3.1.2: crawlers SHOULD follow redirects, up to 5, across
+	// authorities) obey that host's politeness: Robots runs in the slot of
+	// the host whose robots.txt it fetches, so each request to another host
+	// first takes that host's slot from the gate. When the gate refuses for
+	// now, the rules come back as RobotsDeferred (Retry set, Expires the
+	// gate's retry time) and the next call resumes at that hop. Crawlers set
+	// it (the frontier's Borrow); without it RobotsCrossHostRedirects
+	// decides.
+	RobotsHostGate HostGate
+	// RobotsCrossHostRedirects, without RobotsHostGate, follows a robots.txt
+	// redirect to another host inline, outside that host's politeness slot
+	// (for callers that keep no politeness state). Without either, such a
+	// hop is refused: robots.txt is treated as unavailable (allow all, as
+	// for too many redirects), with RobotsRules.RefusedRedirect naming the
+	// target so the caller can log it. Hops on the same host (and
+	// http↔https of one host name) are always followed inline in the slot;
+	// their total time is the dur Robots returns, which the next delay of
+	// that host is based on.
 	RobotsCrossHostRedirects bool
 	// RobotsUnreachable is how long a host's robots.txt may stay unreachable
 	// before the RFC's fallback applies: the last good copy if any, else

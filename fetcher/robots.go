@@ -31,7 +31,25 @@ const (
 	// (30 days): the last good copy applies, or nothing is restricted if
 	// there is none (RFC 9309 §2.3.1.4).
 	RobotsStaleFallback
+	// RobotsDeferred: robots.txt redirects to another host whose
+	// politeness slot Options.RobotsHostGate could not give yet. Nothing
+	// may be fetched; Retry is set: hold the URLs until Expires, when
+	// Robots resumes at that hop. Not a failure of the host.
+	RobotsDeferred
 )
+
+// HostGate gives Robots the politeness slot of another host for one
+// request: a robots.txt redirect hop (Options.RobotsHostGate). The crawler's
+// implementation borrows the slot from its frontier.
+type HostGate interface {
+	// Acquire takes, for one request to target (an absolute URL), the slot
+	// of its host, for a caller that holds the slot of the host holding
+	// (host[:port]). If both share a politeness key it succeeds at once.
+	// ok false means not now: ask again at retry. After ok, release must be
+	// called once with the request's duration and whether it failed (5xx or
+	// network error). err means the gate cannot be used (shutting down).
+	Acquire(holding, target string) (release func(d time.Duration, failed bool), retry time.Time, ok bool, err error)
+}
 
 func (o RobotsOutcome) String() string {
 	switch o {
@@ -43,6 +61,8 @@ func (o RobotsOutcome) String() string {
 		return "unreachable"
 	case RobotsStaleFallback:
 		return "stale-fallback"
+	case RobotsDeferred:
+		return "deferred"
 	}
 	return fmt.Sprintf("RobotsOutcome(%d)", int(o))
 }
@@ -71,11 +91,20 @@ type RobotsRules struct {
 	// Sitemaps lists the sitemap records of the file.
 	Sitemaps []string
 	// RefusedRedirect is the target of a redirect to another host that was
-	// not followed (Options.RobotsCrossHostRedirects unset); the outcome is
-	// then RobotsAllowAll. Empty otherwise.
+	// not followed (no RobotsHostGate, RobotsCrossHostRedirects unset); the
+	// outcome is then RobotsAllowAll. Empty otherwise.
 	RefusedRedirect string
+	// Redirect is the first hop of a redirect chain to another host:
+	// followed (the rules come from there) or, with RobotsDeferred, waited
+	// for. Empty otherwise.
+	Redirect string
 
 	rules agentRules
+	// RobotsDeferred: the hop to resume at, its number, and the gate's
+	// retry time.
+	pending *url.URL
+	hop     int
+	retryAt time.Time
 }
 
 // Allowed reports whether this crawler may fetch rawURL (a URL of the
@@ -84,7 +113,7 @@ func (r *RobotsRules) Allowed(rawURL string) bool {
 	switch r.Outcome {
 	case RobotsAllowAll:
 		return true
-	case RobotsUnreachable:
+	case RobotsUnreachable, RobotsDeferred:
 		return false
 	}
 	return r.rules.allowed(robotsPath(rawURL))
@@ -98,8 +127,10 @@ func (r *RobotsRules) CrawlDelay() time.Duration {
 
 // Robots returns the rules for scheme://host (host may carry a port), from
 // the cache or by fetching /robots.txt. fetched reports whether the network
-// was used, and dur how long that took (redirect hops included): a fetch
-// costs the host a politeness slot like any other request. Concurrent calls
+// was used, and dur how long the requests to host took (its own redirect
+// hops included; hops to another host are charged to that host through
+// Options.RobotsHostGate): a fetch costs the host a politeness slot like
+// any other request. Concurrent calls
 // for one host share a single fetch; only one of them reports fetched.
 //
 // Network failures are not errors: they yield RobotsUnreachable rules. err
@@ -113,7 +144,7 @@ func (f *Fetcher) Robots(ctx context.Context, scheme, host string) (rules *Robot
 	key := robotsKey(scheme, host)
 	for {
 		now := f.opts.Now()
-		r, wait, mine := f.robots.lookup(key, now)
+		r, wait, mine, prev := f.robots.lookup(key, now)
 		if r != nil {
 			f.stats.robotsHits.add(1)
 			return r, false, 0, nil
@@ -127,28 +158,28 @@ func (f *Fetcher) Robots(ctx context.Context, scheme, host string) (rules *Robot
 			}
 		}
 		f.stats.robotsMisses.add(1)
-		return f.fetchAndStore(ctx, key)
+		return f.fetchAndStore(ctx, key, prev)
 	}
 }
 
 // fetchAndStore fetches the robots.txt of key for a caller that holds its
-// in-flight mark, and always releases the mark (even on panic).
-func (f *Fetcher) fetchAndStore(ctx context.Context, key string) (rules *RobotsRules, fetched bool, dur time.Duration, err error) {
+// in-flight mark, resuming at prev's pending hop if prev is RobotsDeferred,
+// and always releases the mark (even on panic). dur is the time of the
+// requests to key's own host.
+func (f *Fetcher) fetchAndStore(ctx context.Context, key string, prev *RobotsRules) (rules *RobotsRules, fetched bool, dur time.Duration, err error) {
 	stored := false
 	defer func() {
 		if !stored {
 			f.robots.abandon(key)
 		}
 	}()
-	start := time.Now()
-	r, err := f.fetchRobots(ctx, key)
-	dur = time.Since(start)
+	r, dur, sent, err := f.fetchRobots(ctx, key, prev)
 	if err != nil {
-		return nil, true, dur, err
+		return nil, sent, dur, err
 	}
 	r = f.robots.store(key, r, f.opts.Now(), &f.opts, &f.stats)
 	stored = true
-	return r, true, dur, nil
+	return r, sent, dur, nil
 }
 
 // CachedRobots returns the cached rules for scheme://host without fetching,
@@ -168,37 +199,75 @@ func robotsKey(scheme, host string) string {
 	return scheme + "://" + host
 }
 
-// fetchRobots fetches key+"/robots.txt", following up to RobotsMaxRedirects
-// redirects, and classifies the outcome. It errs only when ctx ends.
-func (f *Fetcher) fetchRobots(ctx context.Context, key string) (*RobotsRules, error) {
+// fetchRobots fetches key+"/robots.txt" (or resumes at prev's pending hop),
+// following up to RobotsMaxRedirects redirects, and classifies the outcome.
+// A hop to another host takes that host's slot from RobotsHostGate first
+// (see Options.RobotsHostGate). home is the time of the requests to key's
+// own host, whose slot the caller holds; sent reports whether any request
+// was sent (a resumed hop the gate refuses again sends none). It errs only
+// when ctx ends or the gate cannot be used.
+func (f *Fetcher) fetchRobots(ctx context.Context, key string, prev *RobotsRules) (_ *RobotsRules, home time.Duration, sent bool, _ error) {
 	u, err := url.Parse(key + "/robots.txt")
 	if err != nil {
-		return nil, &classError{ErrBadURL, err, false}
+		return nil, 0, false, &classError{ErrBadURL, err, false}
 	}
-	for hop := 0; ; hop++ {
+	self := politenessHost(u)
+	hop, via, status := 0, "", 0 // status: of the last redirect
+	if prev != nil && prev.Outcome == RobotsDeferred && prev.pending != nil {
+		u, hop, via = prev.pending, prev.hop, prev.Redirect
+	}
+	for ; ; hop++ {
+		var release func(time.Duration, bool)
+		if h := politenessHost(u); h != self {
+			if via == "" {
+				via = u.String()
+			}
+			switch {
+			case f.opts.RobotsHostGate != nil:
+				rel, retry, ok, err := f.opts.RobotsHostGate.Acquire(self, u.String())
+				if err != nil {
+					return nil, home, sent, fmt.Errorf("robots: politeness slot of %s: %w", h, err)
+				}
+				if !ok {
+					f.stats.robotsDeferred.add(1)
+					return &RobotsRules{Outcome: RobotsDeferred, Redirect: via, pending: u, hop: hop, retryAt: retry}, home, sent, nil
+				}
+				release = rel
+			case !f.opts.RobotsCrossHostRedirects:
+				f.stats.robotsRefused.add(1)
+				f.opts.Logger.Info("robots.txt: redirect to another host refused (no politeness gate for it); treated as unavailable",
+					"robots", key+"/robots.txt", "target", u.String())
+				return &RobotsRules{Outcome: RobotsAllowAll, Status: status, RefusedRedirect: u.String()}, home, sent, nil
+			}
+			f.stats.robotsCrossHops.add(1)
+		}
 		f.stats.robotsFetches.add(1)
+		sent = true
+		start := time.Now()
 		resp, err := f.get(ctx, u, f.opts.BodyCap, f.opts.RobotsMaxBytes)
+		d := time.Since(start)
+		if release != nil {
+			release(d, err != nil && ctx.Err() == nil || err == nil && resp.Status >= 500)
+		} else {
+			home += d
+		}
 		if err != nil {
 			if ctx.Err() != nil {
-				return nil, classify(err, ctx)
+				return nil, home, sent, classify(err, ctx)
 			}
 			f.opts.Logger.Debug("robots.txt unreachable", "url", u.String(), "err", err)
-			return &RobotsRules{Outcome: RobotsUnreachable, Err: err}, nil
+			return &RobotsRules{Outcome: RobotsUnreachable, Err: err, Redirect: via}, home, sent, nil
 		}
 		rules, next := f.robotsFromResponse(resp, u)
 		resp.Close()
+		status = resp.Status
 		if next == nil {
-			return rules, nil
+			rules.Redirect = via
+			return rules, home, sent, nil
 		}
 		if hop >= f.opts.RobotsMaxRedirects {
 			f.opts.Logger.Debug("robots.txt: too many redirects", "url", key)
-			return &RobotsRules{Outcome: RobotsAllowAll, Status: resp.Status}, nil
-		}
-		if !f.opts.RobotsCrossHostRedirects && politenessHost(next) != politenessHost(u) {
-			f.stats.robotsRefused.add(1)
-			f.opts.Logger.Info("robots.txt: redirect to another host refused (it would bypass that host's politeness slot); treated as unavailable",
-				"url", u.String(), "target", next.String())
-			return &RobotsRules{Outcome: RobotsAllowAll, Status: resp.Status, RefusedRedirect: next.String()}, nil
+			return &RobotsRules{Outcome: RobotsAllowAll, Status: resp.Status, Redirect: via}, home, sent, nil
 		}
 		u = next
 	}
@@ -271,23 +340,24 @@ func newRobotsCache(size int) *robotsCache {
 }
 
 // lookup returns fresh rules, or marks a fetch in flight: mine reports that
-// the caller must fetch (and then store or abandon); otherwise wait closes
-// when the other fetch ends.
-func (c *robotsCache) lookup(key string, now time.Time) (r *RobotsRules, wait <-chan struct{}, mine bool) {
+// the caller must fetch (and then store or abandon), prev being the expired
+// rules if any; otherwise wait closes when the other fetch ends.
+func (c *robotsCache) lookup(key string, now time.Time) (r *RobotsRules, wait <-chan struct{}, mine bool, prev *RobotsRules) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if el, ok := c.m[key]; ok {
 		e := el.Value.(*robotsEntry)
 		if now.Before(e.rules.Expires) {
 			c.ll.MoveToFront(el)
-			return e.rules, nil, false
+			return e.rules, nil, false, nil
 		}
+		prev = e.rules
 	}
 	if ch, ok := c.busy[key]; ok {
-		return nil, ch, false
+		return nil, ch, false, nil
 	}
 	c.busy[key] = make(chan struct{})
-	return nil, nil, true
+	return nil, nil, true, prev
 }
 
 func (c *robotsCache) peek(key string, now time.Time) *RobotsRules {
@@ -335,6 +405,13 @@ func (c *robotsCache) store(key string, r *RobotsRules, now time.Time, o *Option
 	}
 	r.Fetched = now
 	switch r.Outcome {
+	case RobotsDeferred:
+		// Waiting for another host's slot is no failure of this one: the
+		// outage state and the last good copy stay as they are.
+		r.Retry, r.Expires = true, r.retryAt
+		if !r.Expires.After(now) {
+			r.Expires = now.Add(time.Millisecond)
+		}
 	case RobotsUnreachable:
 		st.robotsUnreachable.add(1)
 		if e.downSince.IsZero() {

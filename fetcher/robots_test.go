@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -456,5 +457,129 @@ func TestRobotsRetryBeforeDisallow(t *testing.T) {
 	}
 	if r, fetched := rw.robots(t, "h.sim.test"); fetched || r.Retry || r.Allowed("/x") {
 		t.Fatalf("after %d failures the disallow must be cached: fetched %v retry %v", 3, fetched, r.Retry)
+	}
+}
+
+// fakeGate is a HostGate that refuses the hosts in busy (until retry) and
+// records what it granted and released.
+type fakeGate struct {
+	mu       sync.Mutex
+	busy     map[string]bool
+	retry    time.Time
+	err      error
+	granted  []string // holding→target host
+	released []bool   // failed flags, in order
+	open     int      // granted and not released
+}
+
+func (g *fakeGate) Acquire(holding, target string) (func(time.Duration, bool), time.Time, bool, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	u, err := url.Parse(target)
+	if err != nil {
+		return nil, time.Time{}, false, err
+	}
+	if g.err != nil {
+		return nil, time.Time{}, false, g.err
+	}
+	if g.busy[u.Host] {
+		return nil, g.retry, false, nil
+	}
+	g.granted = append(g.granted, holding+"→"+u.Host)
+	g.open++
+	once := false
+	return func(d time.Duration, failed bool) {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		if once {
+			panic("released twice")
+		}
+		once = true
+		g.open--
+		g.released = append(g.released, failed)
+	}, time.Time{}, true, nil
+}
+
+// TestRobotsRedirectOtherHostGated: with a RobotsHostGate, a redirect to
+// another host is followed in that host's slot (RFC 9309 §2.3.1.2); while
+// the gate refuses, the rules are RobotsDeferred (nothing allowed, Retry
+// until the gate's retry time) and the next call resumes at the hop
+// without asking the first host again.
+func TestRobotsRedirectOtherHostGated(t *testing.T) {
+	g := &fakeGate{busy: map[string]bool{"r1.sim.test": true}}
+	rw := newRobotsWeb(t, robotsRedirectHandler(t), func(o *Options) { o.RobotsHostGate = g })
+	g.retry = rw.clock.Now().Add(3 * time.Second)
+
+	// r2 → r1 (busy): deferred after one request to r2.
+	r, fetched := rw.robots(t, "r2.sim.test")
+	if !fetched || r.Outcome != RobotsDeferred || !r.Retry || r.Allowed("/open") || !r.Expires.Equal(g.retry) ||
+		r.Redirect != "http://r1.sim.test/robots.txt" {
+		t.Fatalf("busy hop: %+v", r)
+	}
+	if rw.count("r2.sim.test") != 1 || rw.count("r1.sim.test") != 0 {
+		t.Fatalf("requests r2 %d r1 %d", rw.count("r2.sim.test"), rw.count("r1.sim.test"))
+	}
+	// Cached until the retry time: no request, no gate call.
+	rw.clock.Advance(time.Second)
+	if r2, fetched := rw.robots(t, "r2.sim.test"); fetched || r2 != r {
+		t.Fatalf("before retry: fetched %v, %+v", fetched, r2)
+	}
+	// r1 is free now: resumed at the hop, r2 not asked again; r1 → final
+	// is another host again, granted too.
+	g.mu.Lock()
+	g.busy = nil
+	g.mu.Unlock()
+	rw.clock.Advance(3 * time.Second)
+	r, fetched = rw.robots(t, "r2.sim.test")
+	if !fetched || r.Outcome != RobotsParsed || r.Allowed("/secret") || !r.Allowed("/open") || r.Redirect != "http://r1.sim.test/robots.txt" {
+		t.Fatalf("resumed: %+v", r)
+	}
+	if rw.count("r2.sim.test") != 1 || rw.count("r1.sim.test") != 1 || rw.count("final.sim.test") != 1 {
+		t.Fatalf("requests r2 %d r1 %d final %d, want 1 each", rw.count("r2.sim.test"), rw.count("r1.sim.test"), rw.count("final.sim.test"))
+	}
+	want := []string{"r2.sim.test→r1.sim.test", "r2.sim.test→final.sim.test"}
+	if fmt.Sprint(g.granted) != fmt.Sprint(want) || g.open != 0 || fmt.Sprint(g.released) != "[false false]" {
+		t.Fatalf("gate: granted %v, %d not released, released %v", g.granted, g.open, g.released)
+	}
+	if st := rw.f.Stats(); st.RobotsDeferred != 1 || st.RobotsCrossHops != 2 || st.RobotsRefusedHops != 0 {
+		t.Fatalf("stats: deferred %d cross %d refused %d", st.RobotsDeferred, st.RobotsCrossHops, st.RobotsRefusedHops)
+	}
+	// The 5-redirect limit counts hops across deferrals: r6 → … → final
+	// is 6 hops, cut (allow all) whatever the gate does.
+	r, _ = rw.robots(t, "r6.sim.test")
+	if r.Outcome != RobotsAllowAll || rw.count("final.sim.test") != 1 {
+		t.Fatalf("6 hops: %v, final asked %d times", r.Outcome, rw.count("final.sim.test")-1)
+	}
+	// A failed hop is released as failed and makes robots.txt unreachable.
+	// A gate that cannot be used is an error and caches nothing.
+	g.mu.Lock()
+	g.err = errors.New("frontier closed")
+	g.mu.Unlock()
+	if _, _, _, err := rw.f.Robots(context.Background(), "http", "r3.sim.test"); err == nil || !strings.Contains(err.Error(), "frontier closed") {
+		t.Fatalf("gate error: %v", err)
+	}
+	if rw.f.CachedRobots("http", "r3.sim.test") != nil {
+		t.Fatal("rules cached after a gate error")
+	}
+}
+
+// TestRobotsRedirectOtherHostFails: the other host answers 503 — the hop's
+// slot is released as failed and robots.txt is unreachable (disallow,
+// retry), as if the first host had failed.
+func TestRobotsRedirectOtherHostFails(t *testing.T) {
+	g := &fakeGate{}
+	rw := newRobotsWeb(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.Host == "a.sim.test" {
+			http.Redirect(w, r, "http://b.sim.test/robots.txt", http.StatusFound)
+			return
+		}
+		http.Error(w, "down", http.StatusServiceUnavailable)
+	}, func(o *Options) { o.RobotsHostGate = g })
+	r, _ := rw.robots(t, "a.sim.test")
+	if r.Outcome != RobotsUnreachable || !r.Retry || r.Redirect != "http://b.sim.test/robots.txt" {
+		t.Fatalf("%+v", r)
+	}
+	if fmt.Sprint(g.released) != "[true]" {
+		t.Fatalf("released %v, want [true]", g.released)
 	}
 }

@@ -39,7 +39,9 @@ type Stats struct {
 	RobotsEvictions   int64
 	RobotsRules       int64 // fetches that yielded rules (2xx)
 	RobotsAllowAll    int64 // 4xx, too many redirects, refused redirect
-	RobotsRefusedHops int64 // redirects to another host refused (Options.RobotsCrossHostRedirects)
+	RobotsRefusedHops int64 // redirects to another host refused (no RobotsHostGate, RobotsCrossHostRedirects unset)
+	RobotsCrossHops   int64 // requests to another host for a robots.txt redirect (RobotsHostGate or RobotsCrossHostRedirects)
+	RobotsDeferred    int64 // robots.txt redirects waiting for the other host's politeness slot (RobotsHostGate refused it for now)
 	RobotsUnreachable int64 // 5xx or network failure (disallow all, retry later)
 }
 
@@ -50,7 +52,7 @@ type stats struct {
 	wireBytes, bodyBytes, spilled                            counter
 	robotsFetches, robotsHits, robotsMisses, robotsEvictions counter
 	robotsRules, robotsAllowAll, robotsUnreachable           counter
-	robotsRefused                                            counter
+	robotsRefused, robotsCrossHops, robotsDeferred           counter
 }
 
 func (s *stats) countStatus(code int) {
@@ -110,5 +112,6 @@ func (f *Fetcher) Stats() Stats {
 		RobotsCacheMisses: s.robotsMisses.Load(), RobotsEvictions: s.robotsEvictions.Load(),
 		RobotsRules: s.robotsRules.Load(), RobotsAllowAll: s.robotsAllowAll.Load(),
 		RobotsUnreachable: s.robotsUnreachable.Load(), RobotsRefusedHops: s.robotsRefused.Load(),
+		RobotsCrossHops: s.robotsCrossHops.Load(), RobotsDeferred: s.robotsDeferred.Load(),
 	}
 }

@@ -31,7 +31,13 @@
 //  4. The crawl is over when Idle() holds (WaitIdle blocks until it does)
 //     and no producer has URLs in flight towards the frontier. Next blocks on an idle frontier (unless
 //     Options.ExitWhenIdle, then it returns ErrEmpty).
-//  5. Close the Frontier; blocked Next calls return ErrClosed.
+//  5. A request to a host outside its leases (a robots.txt redirect from
+//     another host) takes the host's slot with Borrow — never blocking: it
+//     says when to ask again, and promises the slot to the borrower
+//     (Options.BorrowHold) so the host's own URLs cannot win every race —
+//     and gives it back with Return, after which the host rests as after a
+//     fetch.
+//  6. Close the Frontier; blocked Next calls return ErrClosed.
 //
 // Item.Host is the politeness key chosen by the caller: a host name, or an
 // IP address or registered domain for per-IP or per-domain politeness.

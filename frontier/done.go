@@ -76,14 +76,7 @@ func (f *Frontier) doneLocked(l Lease, r Result) (uint64, error) {
 	}
 	f.mu.sched.complete(h, now, r)
 	if !h.queued {
-		f.mu.sched.deactivate(h)
-		if len(f.mu.idle) >= idleCacheSize {
-			for k := range f.mu.idle { // evict an arbitrary entry
-				delete(f.mu.idle, k)
-				break
-			}
-		}
-		f.mu.idle[h.name] = idleState{h.next, h.failures}
+		f.retireLocked(h)
 	}
 	gen := g.gen
 	// Without SyncDone, commit a full group, and commit at once when no
@@ -91,7 +84,7 @@ func (f *Frontier) doneLocked(l Lease, r Result) (uint64, error) {
 	// lease left nothing is pending (Stage and other readers of the store
 	// rely on it). With SyncDone every Done returns only after its group
 	// is committed (waitDurable), which gives the same guarantee.
-	if !f.opts.SyncDone && (g.n >= doneGroupMax || len(f.mu.leases) == 0) {
+	if !f.opts.SyncDone && (g.n >= doneGroupMax || len(f.mu.leases) == 0 && len(f.mu.borrows) == 0) {
 		if err := f.flushDoneLocked(); err != nil {
 			return 0, err
 		}

@@ -93,6 +93,8 @@ type Stats struct {
 	Failures        uint64 // leases done with Failed
 	Moves           uint64 // URLs moved from a front queue to a back queue
 	PolitenessWaits uint64 // times Next waited although URLs were queued
+	Borrowed        uint64 // slots taken by Borrow
+	BorrowWaits     uint64 // Borrow calls refused (retry later)
 	BudgetDropped   uint64 // URLs not queued: their site's hard budget was spent
 	BudgetLowered   uint64 // URLs queued at Options.HostBudget.LowPriority (over the soft budget)
 }
@@ -137,6 +139,7 @@ type Frontier struct {
 		syncing                  chan struct{} // closed when the leading Done's fsync ends
 
 		leases  map[uint64]leaseRec
+		borrows map[uint64]*hostState // slots taken by Borrow (ids from leaseID)
 		leaseID uint64
 		stats   Stats
 	}
@@ -178,6 +181,7 @@ func Open(dir string, opts Options) (*Frontier, error) {
 	f.mu.changed = make(chan struct{})
 	f.mu.applied = make(map[string]uint64)
 	f.mu.leases = make(map[uint64]leaseRec)
+	f.mu.borrows = make(map[uint64]*hostState)
 	f.mu.idle = make(map[string]idleState)
 	f.mu.admitted = make(map[string]uint64)
 	f.mu.group = doneGroup{states: make(map[string][]byte), gen: 1}
@@ -284,7 +288,9 @@ func (f *Frontier) Idle() bool {
 	return f.idleLocked()
 }
 
-func (f *Frontier) idleLocked() bool { return f.mu.count == 0 && len(f.mu.leases) == 0 }
+func (f *Frontier) idleLocked() bool {
+	return f.mu.count == 0 && len(f.mu.leases) == 0 && len(f.mu.borrows) == 0
+}
 
 // WaitIdle blocks until the frontier is idle (see Idle). It returns
 // ctx.Err() when ctx ends and ErrClosed once Close is called.

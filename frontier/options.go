@@ -34,6 +34,13 @@ type Options struct {
 	// host; each further consecutive failure doubles it, up to
 	// MaxFailureBackoff. A success resets the count. Defaults 10 s and 1 h.
 	FailureBackoff, MaxFailureBackoff time.Duration
+	// BorrowHold is how long a host's slot is kept free for a borrower
+	// (Frontier.Borrow) it was promised to, before its own queued URLs may
+	// take it again. Default 5 s.
+	BorrowHold time.Duration
+	// BorrowPoll is when a borrower refused because the host has a fetch
+	// in flight is told to ask again. Default 100 ms.
+	BorrowPoll time.Duration
 	// CacheSize is pebble's block cache, in bytes (outside the Go heap).
 	// Default 64 MiB.
 	CacheSize int64
@@ -108,6 +115,12 @@ func (o *Options) EnsureDefaults() {
 	if o.MaxFailureBackoff == 0 {
 		o.MaxFailureBackoff = time.Hour
 	}
+	if o.BorrowHold == 0 {
+		o.BorrowHold = 5 * time.Second
+	}
+	if o.BorrowPoll == 0 {
+		o.BorrowPoll = 100 * time.Millisecond
+	}
 	if o.CacheSize == 0 {
 		o.CacheSize = 64 << 20
 	}
@@ -137,7 +150,7 @@ func (o *Options) Validate() error {
 	if o.Factor < 0 {
 		errs = append(errs, fmt.Errorf("Factor %g < 0", o.Factor))
 	}
-	if o.MinDelay < 0 || o.MaxDelay < 0 || o.MaxCrawlDelay < 0 {
+	if o.MinDelay < 0 || o.MaxDelay < 0 || o.MaxCrawlDelay < 0 || o.BorrowHold < 0 || o.BorrowPoll < 0 {
 		errs = append(errs, errors.New("negative delay"))
 	}
 	if o.MaxDelay > 0 && o.MinDelay > o.MaxDelay {

@@ -17,10 +17,15 @@ type hostState struct {
 	name     string
 	next     time.Time // earliest time of the next fetch
 	failures int       // consecutive failed fetches
-	leased   bool      // a fetch is in flight
+	leased   bool      // a fetch is in flight (a lease or a borrow)
 	queued   bool      // its back queue is non-empty
-	idx      int       // index in the heap, -1 when absent
-	order    uint64    // activation order: breaks ties in the heap
+	// hold is set while a borrower (Frontier.Borrow) is promised the host's
+	// slot: from hold on the borrower gets it although next, pushed back by
+	// Options.BorrowHold, keeps the back queue waiting. Zero otherwise.
+	hold   time.Time
+	wanted bool   // a borrower asked during a fetch: promise it the next slot
+	idx    int    // index in the heap, -1 when absent
+	order  uint64 // activation order: breaks ties in the heap
 
 	back headQueue // the back queue's in-memory head (owned by the shell)
 }
@@ -91,8 +96,37 @@ func (s *scheduler) pop(now time.Time) (h *hostState, wake time.Time) {
 	}
 	heap.Pop(&s.heap)
 	top.leased = true
+	top.hold = time.Time{} // the borrower did not come in time
 	s.leased++
 	return top, time.Time{}
+}
+
+// borrow gives h's slot to one request that is not from its back queue (a
+// robots.txt redirect hop from another host) if no fetch of h is in flight
+// and h may be fetched at now, or a borrower was promised the slot from now
+// on. Otherwise it returns when to ask again and, so that the back queue
+// cannot win every race for the slot, promises the slot to the next
+// borrower: a host with URLs waiting keeps its slot free for
+// Options.BorrowHold after its next allowed time; a host whose fetch is in
+// flight does so after that fetch's delay (complete).
+func (s *scheduler) borrow(h *hostState, now time.Time) (ok bool, retry time.Time) {
+	switch {
+	case h.leased:
+		h.wanted = true
+		return false, now.Add(s.opts.BorrowPoll)
+	case !now.Before(h.next) || !h.hold.IsZero() && !now.Before(h.hold):
+		h.leased, h.hold, h.wanted = true, time.Time{}, false
+		s.leased++
+		s.fix(h)
+		return true, time.Time{}
+	case !h.hold.IsZero():
+		return false, h.hold
+	case h.queued:
+		h.hold, h.next = h.next, h.next.Add(s.opts.BorrowHold)
+		s.fix(h)
+		return false, h.hold
+	}
+	return false, h.next
 }
 
 // peek returns the next allowed time of the host that pop would lease
@@ -113,6 +147,14 @@ func (s *scheduler) complete(h *hostState, now time.Time, r Result) {
 	h.leased = false
 	s.leased--
 	h.next, h.failures = s.after(h, now, r)
+	if h.wanted {
+		// A borrower asked during the fetch. Only the back queue competes
+		// for the slot: without URLs queued, nothing to hold it against.
+		h.wanted = false
+		if h.queued {
+			h.hold, h.next = h.next, h.next.Add(s.opts.BorrowHold)
+		}
+	}
 	s.fix(h)
 }
 

@@ -69,6 +69,8 @@ func runPolitenessCmd(t *testing.T, d *datadriven.TestData) string {
 			MaxCrawlDelay:     durArg(t, d, "max-crawl", 0),
 			FailureBackoff:    durArg(t, d, "backoff", 0),
 			MaxFailureBackoff: durArg(t, d, "max-backoff", 0),
+			BorrowHold:        durArg(t, d, "hold", 0),
+			BorrowPoll:        durArg(t, d, "poll", 0),
 		}
 		if f := strArg(d, "factor"); f != "" {
 			o.Factor, _ = strconv.ParseFloat(f, 64)
@@ -111,9 +113,28 @@ func runPolitenessCmd(t *testing.T, d *datadriven.TestData) string {
 		if h == nil || !h.leased {
 			return "no lease on " + host
 		}
+		// "done" also ends a borrow ("return").
 		r := Result{Duration: durArg(t, d, "dur", 0), CrawlDelay: durArg(t, d, "crawl-delay", 0)}
 		r.Failed = d.HasArg("failed")
 		return pt.complete(h, now, r)
+	case "borrow":
+		// borrow host=b t=...: as Frontier.Borrow (an unknown host is
+		// activated for the call, and retired again if refused).
+		now := epoch.Add(durArg(t, d, "t", 0))
+		host := strArg(d, "host")
+		h := pt.s.hosts[host]
+		if h == nil {
+			h = pt.s.activate(host, epoch.Add(durArg(t, d, "next", 0)), 0)
+		}
+		ok, retry := pt.s.borrow(h, now)
+		if !ok {
+			if !h.queued && !h.leased {
+				pt.s.deactivate(h)
+			}
+			return fmt.Sprintf("%s refused: retry=%s next=%s", host, retry.Sub(epoch), h.next.Sub(epoch))
+		}
+		pt.events[host] = append(pt.events[host], span{from: now, c: 'B'})
+		return host + " granted"
 	case "sim":
 		return pt.sim(t, d)
 	case "timeline":

@@ -22,7 +22,7 @@ const (
 	RobotsDisallow           // robots.txt disallows a directory and /private/
 	Robots404                // robots.txt is 404 (allow all)
 	Robots5xx                // robots.txt is 503 (disallow all: nothing on the host is fetched)
-	RobotsRedirect           // robots.txt redirects 2 or 7 hops (more than 5 ⇒ treated as 404)
+	RobotsRedirect           // robots.txt redirects 1–7 hops (more than 5 ⇒ treated as 404), some to another host
 	RobotsGarbage            // robots.txt is binary garbage without directives (allow all)
 	RobotsHuge               // robots.txt > 500 KiB; a Disallow after 500 KiB must be ignored
 	CrawlDelay               // robots.txt has Crawl-delay

@@ -20,13 +20,13 @@ func (g *gen) robots() {
 		g.retryAfter = true
 		g.str("try again later\n")
 	case RobotsRedirect:
-		next := g.w.robotsHops(hi) - 1
+		next, at := g.w.robotsHops(hi)-1, g.w.robotsHopHost(hi, t.host)
 		if t.kind == pkRobotsHop {
-			next = t.a - 1
+			next, at = t.a-1, t.host
 		}
 		if next >= 0 {
 			g.status = [...]int{301, 302, 307, 308}[next%4]
-			g.location = string(g.appendRaw(nil, target{host: t.host, kind: pkRobotsHop, a: next}, false))
+			g.location = string(g.appendRaw(nil, target{host: at, kind: pkRobotsHop, a: next}, false))
 			g.str("moved\n")
 			return
 		}
@@ -62,6 +62,21 @@ func (g *gen) robots() {
 	default:
 		g.str(other + "User-agent: *\nAllow: /\n")
 	}
+}
+
+// robotsHopHost is the host that serves the redirect hops of the
+// robots.txt of host h (a RobotsRedirect host): h itself, or for the
+// first RobotsRedirect host and every other one after the second, the
+// second one (whose own chain, 7 hops, is the longest, so it serves every
+// hop number) — the
+// pattern of sites that serve their robots.txt from one central host, which
+// a crawler must follow across hosts (RFC 9309 §2.3.1.2) in that host's
+// politeness slot.
+func (w *Web) robotsHopHost(hi hostInfo, h int32) int32 {
+	if hi.ord%2 == 0 && len(w.byKind[RobotsRedirect]) >= 2 {
+		return w.byKind[RobotsRedirect][1]
+	}
+	return h
 }
 
 // crawlDelay is the Crawl-delay announced by host h (0 unless CrawlDelay).

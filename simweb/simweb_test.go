@@ -308,13 +308,20 @@ func checkPathology(t *testing.T, w *Web, res *OracleResult, c *http.Client, p P
 	case RobotsRedirect:
 		for i, h := range w.HostsWith(p)[:2] {
 			hops := 0
-			pq := "/robots.txt"
+			host, pq := w.HostName(h), "/robots.txt"
+			var hosts []string
 			for ; hops < 10; hops++ {
-				resp, _ := get(w.HostName(h), pq)
+				resp, _ := get(host, pq)
 				if resp.StatusCode < 300 || resp.StatusCode >= 400 {
 					break
 				}
-				pq = resolvePQ(t, "http://"+w.HostName(h)+pq, resp.Header.Get("Location"))
+				host, pq = resolveHostPQ(t, "http://"+host+pq, resp.Header.Get("Location"))
+				hosts = append(hosts, host)
+			}
+			// The first host's chain is served by the second (another
+			// host: RFC 9309 says follow it), the second's by itself.
+			if want := w.HostName(w.HostsWith(p)[1]); hops > 0 && hosts[0] != want {
+				t.Errorf("%s: first robots.txt hop to %s, want %s", w.HostName(h), hosts[0], want)
 			}
 			want := []int{2, 7}[i]
 			// ≤ 5 hops ⇒ /img/ disallowed; more ⇒ treated as 404 ⇒ allowed.
@@ -464,6 +471,16 @@ func resolvePQ(t *testing.T, base, loc string) string {
 		t.Fatalf("Location %q: %v", loc, err)
 	}
 	return u.Pathname() + u.Search()
+}
+
+// resolveHostPQ resolves loc against base and returns its host and
+// path+query.
+func resolveHostPQ(t *testing.T, base, loc string) (string, string) {
+	u, err := whatwg.ParseRef(base, loc)
+	if err != nil {
+		t.Fatalf("Location %q: %v", loc, err)
+	}
+	return u.Host(), u.Pathname() + u.Search()
 }
 
 func TestRequestLog(t *testing.T) {

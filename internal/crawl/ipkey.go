@@ -1,8 +1,6 @@
 package crawl
 
 import (
-	"context"
-	"net"
 	"sync"
 
 	"github.com/sextant-crawler/sextant/frontier"
@@ -26,16 +24,7 @@ func (n *Node) keyByIP(items []frontier.Item) {
 	for range min(lookupWorkers, len(keys)) {
 		wg.Go(func() {
 			for h := range names {
-				key := h
-				name := h
-				if hn, _, err := net.SplitHostPort(h); err == nil {
-					name = hn
-				}
-				if a, err := n.ft.LookupIP(context.Background(), name); err == nil {
-					key = a.String()
-				} else {
-					n.metrics.LookupFailures.Add(1)
-				}
+				key := n.politenessKey(h)
 				mu.Lock()
 				keys[h] = key
 				mu.Unlock()

@@ -296,7 +296,12 @@ func Open(opts Options) (*Node, error) {
 		n.fr.Close()
 		return nil, fmt.Errorf("crawl: due: %w", err)
 	}
-	if n.ft, err = fetcher.New(opts.Fetcher); err != nil {
+	fo := opts.Fetcher
+	if fo.RobotsHostGate == nil && !fo.RobotsCrossHostRedirects {
+		// robots.txt redirects to another host wait for its slot.
+		fo.RobotsHostGate = (*robotsGate)(n)
+	}
+	if n.ft, err = fetcher.New(fo); err != nil {
 		n.due.Close()
 		n.fr.Close()
 		return nil, fmt.Errorf("crawl: fetcher: %w", err)

@@ -128,11 +128,10 @@ func (w *worker) process(ctx context.Context, l frontier.Lease) (frontier.Result
 	}
 	if fetched {
 		n.metrics.RobotsFetches.Add(1)
-		if rules.RefusedRedirect != "" {
+		if note := robotsNote(rules); note != "" {
 			// Not a page fetch: logged as a robots line (no fetch counted).
 			n.log.Write(LogEntry{Time: time.Now(), Node: n.opts.ID, URL: scheme + "://" + host + "/robots.txt",
-				Status: rules.Status, Outcome: OutcomeRobots, Duration: rdur,
-				Note: "robots.txt redirect to another host refused (politeness): " + rules.RefusedRedirect + "; treated as unavailable (allow all)"})
+				Status: rules.Status, Outcome: OutcomeRobots, Duration: rdur, Note: note})
 		}
 		// The robots.txt request used this host's politeness slot: fetch
 		// the page in a later one. After a failed robots.txt with attempts
@@ -249,6 +248,20 @@ func (w *worker) extract(base *urlnorm.URL, resp *fetcher.Response) (dup bool, e
 		w.links = append(w.links, l.Parsed()) // canonical already: no second parse
 	})
 	return false, err
+}
+
+// robotsNote is the crawl-log note of a robots.txt fetch that went to
+// another host (or would have), empty for others.
+func robotsNote(r *fetcher.RobotsRules) string {
+	switch {
+	case r.RefusedRedirect != "":
+		return "robots.txt redirect to another host refused (no politeness gate): " + r.RefusedRedirect + "; treated as unavailable (allow all)"
+	case r.Redirect == "":
+		return ""
+	case r.Outcome == fetcher.RobotsDeferred:
+		return "robots.txt redirects to another host: " + r.Redirect + "; waiting for that host's politeness slot (URLs held)"
+	}
+	return "robots.txt redirects to another host: " + r.Redirect + ", fetched in that host's politeness slot (" + r.Outcome.String() + ")"
 }
 
 // robotsRetryIn is how long until a failed robots.txt with attempts left is
