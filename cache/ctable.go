@@ -10,10 +10,17 @@ import "math/bits"
 // whatever the load. While the cache fills, a new fingerprint goes to the
 // emptier of its two buckets; when both are full a resident is moved to its
 // other bucket (cuckoo displacement), repeating along a random walk until a
-// slot is free. Once the cache is full, Random evicts within the new
-// fingerprint's bucket pair and puts it in the victim's slot, so its table
-// never walks again; Clock's global hand evicts anywhere, so it keeps
-// walking (28–32% of its misses).
+// slot is free. Once the cache is full neither walks again: Random evicts
+// within the new fingerprint's bucket pair and puts it in the victim's
+// slot; Clock's global hand evicts anywhere, so the new fingerprint's
+// buckets may both be full (~35% of its misses), and Clock then evicts
+// within the pair (a walk there cost half of a miss's time).
+//
+// CLOCK's tables of occMinBuckets buckets or more also keep an occupancy
+// bit per slot (one byte per bucket), and both byte arrays are padded by
+// eight bytes: the hand then finds its victim, the first occupied unmarked
+// slot of its row, among the next eight buckets with two word loads and no
+// loop, and a miss tells whether its buckets are full from two bytes.
 //
 // Why not linear probing: the table must run ~90% full to hold ≤ 9 bytes per
 // entry, where a linear-probing (Robin Hood) insert walks ~85 slots on
@@ -24,9 +31,10 @@ type ctable struct {
 	marks []uint8               // one bit per slot: marks[b] holds bucket b's eight
 	nb    uint64                // buckets
 	n     int
-	rng   uint64 // for the displacement walk
-	walks uint64 // inserts that found both buckets full
-	drops uint64 // entries lost by a walk that found no free slot
+	rng   uint64  // for the displacement walk
+	walks uint64  // inserts that found both buckets full
+	drops uint64  // entries lost by a walk that found no free slot
+	occ   []uint8 // CLOCK's, from occMinBuckets: one bit per slot, set iff occupied (padded as marks)
 }
 
 const (
@@ -34,21 +42,33 @@ const (
 	maxWalk     = 500
 )
 
-// clockBuckets is the number of buckets of a CLOCK table of k entries: as
-// many as 8.85 bytes per entry pay for (8 per slot, 1/8 per mark bit, so 65
-// bytes per bucket: ~8.9% spare slots; 0.15 byte is left for the
-// allocator's page rounding, so that the heap-measured cost stays ≤ 9 from
-// k = 2^16), and at least 6% + 8 spare slots so that small tables are never
-// nearly full. CLOCK's global hand frees a slot anywhere in the table, so a
-// new entry finds a free slot in its own buckets only thanks to the spare
-// slots: with 8.9%, 28–32% of its misses walk (TestCtableFill).
-func clockBuckets(k int) int {
-	nb := (885*k/100 - 8) / 65
+// clockBuckets is the number of buckets of a CLOCK table of k entries, and
+// whether it has occupancy bits: as many buckets as 8.85 bytes per entry
+// pay for (8 per slot, 1/8 per mark bit and 1/8 per occupancy bit, so 66
+// bytes per bucket, + 8 bytes of padding: ~7.3% spare slots; 0.15 byte is
+// left for the allocator's page rounding, so that the heap-measured cost
+// stays ≤ 9 from k = 2^16). Tables of fewer than occMinBuckets have no
+// occupancy bits (65 bytes per bucket, ~8.9% spare; every miss takes
+// Clock's slow path), and at least 6% + 8 spare slots so that small tables
+// are never nearly full: at k = 256, 66 bytes per bucket would leave 16
+// spare slots instead of 24 (or exceed 9 bytes per entry). CLOCK's global
+// hand frees a slot anywhere in the table, so a new entry finds a free slot
+// in its own buckets only thanks to the spare slots; the misses that find
+// both full (~35% of a stream of new fingerprints at k ≥ 2^10, 22% at
+// k = 256) evict within the pair.
+func clockBuckets(k int) (nb int, occ bool) {
+	nb = (885*k/100 - 8) / 65
 	if min := (k + k/16 + 8 + bucketSlots - 1) / bucketSlots; nb < min {
 		nb = min
 	}
-	return nb
+	if n := (885*k/100 - 8 - 8) / 66; n >= occMinBuckets {
+		return n, true
+	}
+	return nb, false
 }
+
+// occMinBuckets is the size from which CLOCK tables have occupancy bits.
+const occMinBuckets = 64
 
 // randomBuckets is the number of buckets of a RANDOM table of k entries: 2%
 // + 8 spare slots (~8.29 bytes per entry). Once full, RANDOM evicts within
@@ -59,6 +79,15 @@ func clockBuckets(k int) int {
 // path).
 func randomBuckets(k int) int {
 	return (k + k/50 + 8 + bucketSlots - 1) / bucketSlots
+}
+
+// withOcc adds the occupancy bits (CLOCK's) and pads marks and occ with
+// eight bytes of empty buckets, so that the bytes of the eight buckets from
+// any bucket on are one word.
+func (t *ctable) withOcc() {
+	n := len(t.marks) + 8
+	t.marks = make([]uint8, n)
+	t.occ = make([]uint8, n)
 }
 
 func newCtable(nb int) ctable {
@@ -163,6 +192,9 @@ func (t *ctable) free(b uint64) int {
 func (t *ctable) place(i uint64, fp uint64, mark bool) {
 	t.setSlot(i, fp)
 	t.putMark(i, mark)
+	if t.occ != nil {
+		t.occ[i>>3] |= 1 << (i & 7)
+	}
 	t.n++
 }
 
@@ -223,13 +255,16 @@ func (t *ctable) walk(fp uint64, mark bool, b1, b2 uint64) {
 func (t *ctable) remove(i uint64) {
 	t.setSlot(i, 0)
 	t.clearMark(i)
+	if t.occ != nil {
+		t.occ[i>>3] &^= 1 << (i & 7)
+	}
 	t.n--
 }
 
 // m is the number of slots.
 func (t *ctable) m() uint64 { return uint64(len(t.bk)) * bucketSlots }
 
-func (t *ctable) bytes() int { return 8*bucketSlots*len(t.bk) + len(t.marks) }
+func (t *ctable) bytes() int { return 8*bucketSlots*len(t.bk) + len(t.marks) + len(t.occ) }
 
 // A bucket pair is a fingerprint's two buckets seen as one set of 16 slots:
 // bits 0–7 of a pair mask are bucket b1's slots, bits 8–15 bucket b2's.
