@@ -54,12 +54,14 @@ var (
 	ErrBadSize     = errors.New("cache: bad cache size")
 )
 
-// ZeroKey is the value fingerprint 0 is stored as (0 marks an empty slot).
-const ZeroKey = 0x9e3779b97f4a7c15
-
+// key is the value every cache stores for fp: fp itself, except that a
+// fingerprint whose top byte is 0 gets bit 56 set, because the scatter
+// table's tag byte (a stored fingerprint's top byte) is 0 for an empty
+// slot. So fp and fp|1<<56 are one entry when fp < 2⁵⁶ (fingerprint 0
+// among them).
 func key(fp uint64) uint64 {
-	if fp == 0 {
-		return ZeroKey
+	if fp < 1<<56 {
+		fp |= 1 << 56
 	}
 	return fp
 }

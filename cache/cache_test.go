@@ -138,7 +138,7 @@ func TestRobinHoodInvariants(t *testing.T) {
 // hand visits them (bucket b1's slots 0–7, then b2's; b2's half is left out
 // when b1 == b2).
 func pairView(tb *ctable, fp uint64) []uint64 {
-	b1, b2 := tb.buckets(fp)
+	b1, b2 := tb.buckets(key(fp))
 	var idx []uint64
 	for j := range uint64(bucketSlots) {
 		idx = append(idx, b1*bucketSlots+j)

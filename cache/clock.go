@@ -57,19 +57,24 @@ func NewClock(k int) *Clock {
 func (c *Clock) Seen(fp uint64) bool {
 	fp = key(fp)
 	t := &c.t
+	tg, r := fp>>56*lanes, fp&remMask
 	b1 := t.b1(fp)
-	s1 := t.bucket(b1)
-	if m := eqLo(s1, fp) | eqHi(s1, fp); m != 0 {
-		t.marks[b1] |= uint8(m)
-		c.stats.Hits++
-		return true
+	k1 := &t.bk[b1]
+	if m := zeroBytes(tagWord(k1) ^ tg); m != 0 {
+		if j := matchIn(k1, m, r); j >= 0 {
+			t.marks[b1] |= 1 << j
+			c.stats.Hits++
+			return true
+		}
 	}
 	b2 := t.b2(fp)
-	s2 := t.bucket(b2)
-	if m := eqLo(s2, fp) | eqHi(s2, fp); m != 0 {
-		t.marks[b2] |= uint8(m)
-		c.stats.Hits++
-		return true
+	k2 := &t.bk[b2]
+	if m := zeroBytes(tagWord(k2) ^ tg); m != 0 {
+		if j := matchIn(k2, m, r); j >= 0 {
+			t.marks[b2] |= 1 << j
+			c.stats.Hits++
+			return true
+		}
 	}
 	c.stats.Misses++
 	if t.n < c.k || b1 == b2 || t.occ == nil {
@@ -84,7 +89,7 @@ func (c *Clock) Seen(fp uint64) bool {
 		um |= uint16(ltMask(uint64(um), 1)) // all marked: any
 		j := firstFrom(um, localStart(fp))
 		b := pairBucket(b1, b2, j)
-		bk[b][j%bucketSlots] = fp
+		t.put(b, uint64(j), fp)
 		marks[b] |= 1 << (j % bucketSlots)
 		return false
 	}
@@ -113,7 +118,7 @@ func (c *Clock) Seen(fp uint64) bool {
 	sel := ltMask(uint64(bits.OnesCount8(uint8(e1))), uint64(bits.OnesCount8(uint8(e2))))
 	b := b1 ^ (b1^b2)&sel
 	j := uint64(bits.TrailingZeros8(uint8(e1^(e1^e2)&sel))) % bucketSlots
-	bk[b][j] = fp
+	t.put(b, j, fp)
 	marks[b] |= 1 << j
 	occ[b] |= 1 << j
 	return false
@@ -161,7 +166,7 @@ func (c *Clock) missSlow(fp, b1, b2 uint64) {
 	}
 	if t.free(b1) < 0 && t.free(b2) < 0 {
 		b, j := c.localVictim(fp, b1, b2)
-		t.bk[b][j] = fp
+		t.put(b, j, fp)
 		t.setMark(b*bucketSlots + j)
 		return
 	}
@@ -185,7 +190,7 @@ func (c *Clock) evict() {
 	t := &c.t
 	i := c.hand
 	for {
-		if t.slot(i) != 0 {
+		if t.used(i) {
 			if !t.mark(i) {
 				t.remove(i)
 				c.hand = c.step(i)
@@ -274,15 +279,16 @@ func splitmix64(s *uint64) uint64 {
 func (c *Random) Seen(fp uint64) bool {
 	fp = key(fp)
 	t := &c.t
+	tg, r := fp>>56*lanes, fp&remMask
 	b1 := t.b1(fp)
-	s1 := t.bucket(b1)
-	if eqLo(s1, fp)|eqHi(s1, fp) != 0 {
+	k1 := &t.bk[b1]
+	if m := zeroBytes(tagWord(k1) ^ tg); m != 0 && matchIn(k1, m, r) >= 0 {
 		c.stats.Hits++
 		return true
 	}
 	b2 := t.b2(fp)
-	s2 := t.bucket(b2)
-	if eqLo(s2, fp)|eqHi(s2, fp) != 0 {
+	k2 := &t.bk[b2]
+	if m := zeroBytes(tagWord(k2) ^ tg); m != 0 && matchIn(k2, m, r) >= 0 {
 		c.stats.Hits++
 		return true
 	}
@@ -293,14 +299,14 @@ func (c *Random) Seen(fp uint64) bool {
 	}
 	// A uniform choice among the pair's residents: a random slot, drawn
 	// again (in missSlow) if it is empty.
-	r := splitmix64(&c.rng)
+	r = splitmix64(&c.rng)
 	j := int(r & 15)
-	v := &t.bk[pairBucket(b1, b2, j)][j&(bucketSlots-1)]
-	if *v == 0 {
+	b, jb := pairBucket(b1, b2, j), uint64(j&(bucketSlots-1))
+	if t.bk[b][jb] == 0 {
 		c.missSlow(fp, b1, b2, r>>4)
 		return false
 	}
-	*v = fp
+	t.put(b, jb, fp)
 	return false
 }
 
