@@ -31,8 +31,8 @@ import (
 // eight hold loads up to ~99% with a walk of a few steps.
 type ctable struct {
 	bk    [][bucketBytes]byte // bucket b: tag bytes 0–7 (0 = empty slot), then the slots' low 56 bits, 7 bytes each
-	marks []uint8               // one bit per slot: marks[b] holds bucket b's eight
-	nb    uint64                // buckets
+	marks []uint8             // one bit per slot: marks[b] holds bucket b's eight
+	nb    uint64              // buckets
 	n     int
 	rng   uint64  // for the displacement walk
 	walks uint64  // inserts that found both buckets full
