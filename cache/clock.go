@@ -83,41 +83,44 @@ func (c *Clock) Seen(fp uint64) bool {
 	}
 	bk, marks, occ := t.bk, t.marks, t.occ
 	o1, o2 := uint64(occ[b1]), uint64(occ[b2])
-	if o1&o2 == 0xff {
-		// Both buckets full: localVictim, written out.
-		um := uint16(^marks[b1]) | uint16(^marks[b2])<<8
-		um |= uint16(ltMask(uint64(um), 1)) // all marked: any
-		j := firstFrom(um, localStart(fp))
-		b := pairBucket(b1, b2, j)
-		t.put(b, uint64(j), fp)
-		marks[b] |= 1 << (j % bucketSlots)
-		return false
-	}
+	// Which way the miss goes (both buckets full or not, ~35% and 65%) is
+	// a coin toss, so it is taken without a branch: both are computed and
+	// room (all ones if either bucket has a free slot) selects. A branch
+	// mispredicted on a third of the misses and cost ~3 ns of 15.
+	room := ltMask(o1&o2, 0xff)
 	// The hand's victim, found in the mark and occupancy words of the
 	// eight buckets from the hand's: the first occupied unmarked slot of
-	// the hand's row (evict's loop if these eight have none, ~3% of the
-	// misses of a stream of new fingerprints).
+	// the hand's row; evicted, and the marks the hand passes cleared, only
+	// if room (evict's loop if these eight have none, ~3% of the misses of
+	// a stream of new fingerprints).
 	h := c.hand
 	hb, hj := h/bucketSlots, h%bucketSlots
 	wm := binary.LittleEndian.Uint64(marks[hb : hb+8])
 	wo := binary.LittleEndian.Uint64(occ[hb : hb+8])
 	if cand := (wo &^ wm) >> hj & lanes; cand != 0 {
 		p := uint64(bits.TrailingZeros64(cand)) // 8 × the victim's lane
-		binary.LittleEndian.PutUint64(marks[hb:hb+8], wm&^((2<<p-1)&lanes<<hj))
-		binary.LittleEndian.PutUint64(occ[hb:hb+8], wo&^(1<<(p+hj)))
+		binary.LittleEndian.PutUint64(marks[hb:hb+8], wm&^((2<<p-1)&lanes<<hj&room))
+		binary.LittleEndian.PutUint64(occ[hb:hb+8], wo&^(1<<(p+hj)&room))
 		v := (hb+p/8)*bucketSlots + hj
-		bk[v/bucketSlots][hj] = 0
-		c.hand = c.step(v)
-	} else {
+		bk[v/bucketSlots][hj] &^= uint8(room)
+		c.hand = h ^ (h^c.step(v))&room
+	} else if room != 0 {
 		c.evict()
 		t.n++
 	}
-	// fp goes to the emptier of its buckets (b1 on a tie), chosen without
-	// a branch: the choice is a coin toss.
+	// With room, fp goes to the emptier of its buckets (b1 on a tie);
+	// without, it replaces the first unmarked resident of its sixteen slots
+	// from localStart(fp), cyclically (any resident if all are marked).
 	e1, e2 := ^o1&0xff, ^o2&0xff
 	sel := ltMask(uint64(bits.OnesCount8(uint8(e1))), uint64(bits.OnesCount8(uint8(e2))))
-	b := b1 ^ (b1^b2)&sel
-	j := uint64(bits.TrailingZeros8(uint8(e1^(e1^e2)&sel))) % bucketSlots
+	bF := b1 ^ (b1^b2)&sel
+	jF := uint64(bits.TrailingZeros8(uint8(e1^(e1^e2)&sel))) % bucketSlots
+	um := uint16(^marks[b1]) | uint16(^marks[b2])<<8
+	um |= uint16(ltMask(uint64(um), 1))
+	jl := firstFrom(um, localStart(fp))
+	bL, jL := pairBucket(b1, b2, jl), uint64(jl%bucketSlots)
+	b := bL ^ (bL^bF)&room
+	j := jL ^ (jL^jF)&room
 	t.put(b, j, fp)
 	marks[b] |= 1 << j
 	occ[b] |= 1 << j
