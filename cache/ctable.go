@@ -6,9 +6,9 @@ import (
 )
 
 // ctable is the scatter table behind CLOCK and RANDOM: open addressing over
-// a flat array of non-zero fingerprints in buckets of 8 slots (one cache
-// line), with the mark bits packed one per slot (one byte per bucket) and no
-// pointers. A fingerprint lives in one of two buckets, chosen by two
+// a flat array of fingerprints in buckets of 8 slots (one cache line: the
+// slots' tag bytes, then their low 56 bits; see put), with the mark bits
+// packed one per slot (one byte per bucket) and no pointers. A fingerprint lives in one of two buckets, chosen by two
 // independent hashes of its bits, so a lookup reads at most two cache lines
 // whatever the load. While the cache fills, a new fingerprint goes to the
 // emptier of its two buckets; when both are full a resident is moved to its

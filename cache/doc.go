@@ -51,9 +51,13 @@
 // share one bucket pair, thrashes in that pair's 16 slots and leaves the
 // rest of the cache alone (TestPairCollisionConfined).
 //
-// Fingerprint 0 marks an empty slot, so it is stored as the constant ZeroKey:
-// the fingerprints 0 and ZeroKey are the same entry to every cache (a
-// probability of 2⁻⁶³ per URL pair; negligible).
+// A fingerprint's top byte is the tag the scatter table compares first, and
+// tag 0 marks an empty slot, so every cache stores a fingerprint whose top
+// byte is 0 with bit 56 set: fp and fp|1<<56 (fp < 2⁵⁶, fingerprint 0
+// among them) are the same entry. Two given random fingerprints are merged
+// so with probability 2⁻⁶³; a lookup's chance of a false hit grows from
+// k·2⁻⁶⁴ by 1/128 of that (negligible beside the DUE's 64-bit collisions,
+// internal/fingerprint).
 //
 // # Traces and the simulator
 //
