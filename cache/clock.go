@@ -35,6 +35,7 @@ type Clock struct {
 	k     int
 	hand  uint64
 	stats Stats
+	full  bool // holds k entries in a table with occupancy bits: Seen's fast miss path
 }
 
 // NewClock returns an empty CLOCK cache of k ≥ 0 entries (k = 0 never hits).
@@ -77,7 +78,7 @@ func (c *Clock) Seen(fp uint64) bool {
 		}
 	}
 	c.stats.Misses++
-	if t.n < c.k || b1 == b2 || t.occ == nil {
+	if !c.full {
 		c.missSlow(fp, b1, b2)
 		return false
 	}
@@ -156,12 +157,14 @@ func (c *Clock) localVictim(fp, b1, b2 uint64) (uint64, uint64) {
 }
 
 // missSlow is Seen's miss for the cases its fast path leaves: a cache still
-// filling (the displacement walk may run), a fingerprint whose two buckets
-// are one, a table without occupancy bits (fewer than occMinBuckets).
+// filling (the displacement walk may run), a table without occupancy bits
+// (fewer than occMinBuckets). (The fast path is right for a fingerprint
+// whose two buckets are one: its pair is that bucket twice.)
 func (c *Clock) missSlow(fp, b1, b2 uint64) {
 	t := &c.t
 	if t.n < c.k {
 		t.insertIn(fp, true, b1, b2)
+		c.full = t.n == c.k && t.occ != nil
 		return
 	}
 	if c.k == 0 {
