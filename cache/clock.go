@@ -58,24 +58,20 @@ func NewClock(k int) *Clock {
 func (c *Clock) Seen(fp uint64) bool {
 	fp = key(fp)
 	t := &c.t
-	tg, r := fp>>56*lanes, fp&remMask
+	tg, lo := fp>>56*lanes, fp&remMask
 	b1 := t.b1(fp)
 	k1 := &t.bk[b1]
-	if m := zeroBytes(tagWord(k1) ^ tg); m != 0 {
-		if j := matchIn(k1, m, r); j >= 0 {
-			t.marks[b1] |= 1 << j
-			c.stats.Hits++
-			return true
-		}
+	if j := matchIn(k1, zeroBytes(tagWord(k1)^tg), lo); j >= 0 {
+		t.marks[b1] |= 1 << j
+		c.stats.Hits++
+		return true
 	}
 	b2 := t.b2(fp)
 	k2 := &t.bk[b2]
-	if m := zeroBytes(tagWord(k2) ^ tg); m != 0 {
-		if j := matchIn(k2, m, r); j >= 0 {
-			t.marks[b2] |= 1 << j
-			c.stats.Hits++
-			return true
-		}
+	if j := matchIn(k2, zeroBytes(tagWord(k2)^tg), lo); j >= 0 {
+		t.marks[b2] |= 1 << j
+		c.stats.Hits++
+		return true
 	}
 	c.stats.Misses++
 	if !c.full {
@@ -116,9 +112,7 @@ func (c *Clock) Seen(fp uint64) bool {
 	sel := ltMask(uint64(bits.OnesCount8(uint8(e1))), uint64(bits.OnesCount8(uint8(e2))))
 	bF := b1 ^ (b1^b2)&sel
 	jF := uint64(bits.TrailingZeros8(uint8(e1^(e1^e2)&sel))) % bucketSlots
-	um := uint16(^marks[b1]) | uint16(^marks[b2])<<8
-	um |= uint16(ltMask(uint64(um), 1))
-	jl := firstFrom(um, localStart(fp))
+	jl := localSlot(marks[b1], marks[b2], fp)
 	bL, jL := pairBucket(b1, b2, jl), uint64(jl%bucketSlots)
 	b := bL ^ (bL^bF)&room
 	j := jL ^ (jL^jF)&room
@@ -149,11 +143,16 @@ func localStart(fp uint64) int { return int(fp * 0x9e3779b97f4a7c15 >> 60) }
 // misses than textbook CLOCK at k = 256 on a Zipf + recency stream, beyond
 // the ±0.5 bound on the test's seed.)
 func (c *Clock) localVictim(fp, b1, b2 uint64) (uint64, uint64) {
-	t := &c.t
-	um := uint16(^t.marks[b1]) | uint16(^t.marks[b2])<<8
-	um |= uint16(ltMask(uint64(um), 1))
-	j := firstFrom(um, localStart(fp))
+	j := localSlot(c.t.marks[b1], c.t.marks[b2], fp)
 	return pairBucket(b1, b2, j), uint64(j % bucketSlots)
+}
+
+// localSlot is localVictim's slot (0–15) of the pair whose buckets' mark
+// bytes are m1 and m2.
+func localSlot(m1, m2 uint8, fp uint64) int {
+	um := uint16(^m1) | uint16(^m2)<<8
+	um |= uint16(ltMask(uint64(um), 1)) // all marked: any
+	return firstFrom(um, localStart(fp))
 }
 
 // missSlow is Seen's miss for the cases its fast path leaves: a cache still
@@ -285,16 +284,16 @@ func splitmix64(s *uint64) uint64 {
 func (c *Random) Seen(fp uint64) bool {
 	fp = key(fp)
 	t := &c.t
-	tg, r := fp>>56*lanes, fp&remMask
+	tg, lo := fp>>56*lanes, fp&remMask
 	b1 := t.b1(fp)
 	k1 := &t.bk[b1]
-	if m := zeroBytes(tagWord(k1) ^ tg); m != 0 && matchIn(k1, m, r) >= 0 {
+	if matchIn(k1, zeroBytes(tagWord(k1)^tg), lo) >= 0 {
 		c.stats.Hits++
 		return true
 	}
 	b2 := t.b2(fp)
 	k2 := &t.bk[b2]
-	if m := zeroBytes(tagWord(k2) ^ tg); m != 0 && matchIn(k2, m, r) >= 0 {
+	if matchIn(k2, zeroBytes(tagWord(k2)^tg), lo) >= 0 {
 		c.stats.Hits++
 		return true
 	}
@@ -305,7 +304,7 @@ func (c *Random) Seen(fp uint64) bool {
 	}
 	// A uniform choice among the pair's residents: a random slot, drawn
 	// again (in missSlow) if it is empty.
-	r = splitmix64(&c.rng)
+	r := splitmix64(&c.rng)
 	j := int(r & 15)
 	b, jb := pairBucket(b1, b2, j), uint64(j&(bucketSlots-1))
 	if t.bk[b][jb] == 0 {

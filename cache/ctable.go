@@ -8,10 +8,11 @@ import (
 // ctable is the scatter table behind CLOCK and RANDOM: open addressing over
 // a flat array of fingerprints in buckets of 8 slots (one cache line: the
 // slots' tag bytes, then their low 56 bits; see put), with the mark bits
-// packed one per slot (one byte per bucket) and no pointers. A fingerprint lives in one of two buckets, chosen by two
-// independent hashes of its bits, so a lookup reads at most two cache lines
-// whatever the load. While the cache fills, a new fingerprint goes to the
-// emptier of its two buckets; when both are full a resident is moved to its
+// packed one per slot (one byte per bucket) and no pointers. A fingerprint
+// lives in one of two buckets, chosen by two independent hashes of its
+// bits, so a lookup reads at most two cache lines whatever the load. While
+// the cache fills, a new fingerprint goes to the emptier of its two
+// buckets; when both are full a resident is moved to its
 // other bucket (cuckoo displacement), repeating along a random walk until a
 // slot is free. Once the cache is full neither walks again: Random evicts
 // within the new fingerprint's bucket pair and puts it in the victim's
@@ -151,7 +152,7 @@ func lowBits(k *[bucketBytes]byte, j uint64) uint64 {
 
 // matchIn returns the slot of bucket k holding the fingerprint whose low 56
 // bits are r, among the slots whose bit 8j+7 is set in m (its tag matched),
-// or -1.
+// or -1 (at once when m is 0, as on most misses).
 func matchIn(k *[bucketBytes]byte, m, r uint64) int {
 	for ; m != 0; m &= m - 1 {
 		j := uint64(bits.TrailingZeros64(m)) >> 3
