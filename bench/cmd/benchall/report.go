@@ -345,7 +345,7 @@ func fmtMetrics(m map[string]float64) string {
 var cited = [][3]string{
 	{"DUE checks/s at 10⁸ distinct URLs (6×10⁸ candidates)", "2,055,341 wall on a machine idle at the start (Go map 1,642,882 in the same run; 813,578 vs the map's 875,108 under full load); 493 CPU-ns per check; 0.31 B heap / 0.88 B peak RAM per URL; 4.999 disk B per URL (docs/bench/due.md, runs C and E)",
 		"SEXTANT_LONG=1 DUE_BENCH_SCALES=1e8 DUE_BENCH_SKIP_pebble=1 go test ./due -run XXX -bench SeenSet -benchtime=1x -timeout 3h"},
-	{"cache lookup, CLOCK / RANDOM at k = 2^16", "CLOCK 10.2 cpu-ns hit / 46.1 miss, RANDOM 10.9 / 12.0 (Go map 9.8 / 66; 2026-11-24, load 1.0–1.3); 8.90 / 8.40 B per entry (docs/bench/cache.md)",
+	{"cache lookup, CLOCK / RANDOM at k = 2^16", "CLOCK miss 18.20 cpu-ns, 0.89× the branchless code (dcf73be) in the same alternated runs (20.37); CLOCK hit 12.32; RANDOM 11.95 hit / 11.45 miss (2026-11-24 17:05, 2.6 GHz AMD host, load ≤ 1.3). On the faster 14:40 host (AMD, 1 MiB L2): CLOCK miss 15.13, RANDOM 8.39. 8.92 / 8.40 B per entry (docs/bench/cache.md)",
 		`go test ./cache -run '^$' -bench 'Lookup/(gomap|clock|random|lru)/k=2\^(16|20)/' -benchtime 2000000x -count 3`},
 	{"cachesim full sweep, 10⁸ requests, 6 algorithms × 26 sizes", "1 min 34 s wall, 178 s CPU, peak RSS 2.91 GiB (2026-11-24, load 1.0–2.0; docs/bench/cache.md)",
 		"crawler cachesim --trace trace1e8.sxt --workers 500 --out OUT"},
