@@ -347,7 +347,7 @@ var cited = [][3]string{
 		"SEXTANT_LONG=1 DUE_BENCH_SCALES=1e8 DUE_BENCH_SKIP_pebble=1 go test ./due -run XXX -bench SeenSet -benchtime=1x -timeout 3h"},
 	{"cache lookup, CLOCK / RANDOM at k = 2^16", "CLOCK miss 18.20 cpu-ns, 0.89× the branchless code (dcf73be) in the same alternated runs (20.37); CLOCK hit 12.32; RANDOM 11.95 hit / 11.45 miss (2026-11-24 17:05, 2.6 GHz AMD host, load ≤ 1.3). On the faster 14:40 host (AMD, 1 MiB L2): CLOCK miss 15.13, RANDOM 8.39. 8.92 / 8.40 B per entry (docs/bench/cache.md)",
 		`go test ./cache -run '^$' -bench 'Lookup/(gomap|clock|random|lru)/k=2\^(16|20)/' -benchtime 2000000x -count 3`},
-	{"cachesim full sweep, 10⁸ requests, 6 algorithms × 26 sizes", "2 min 15 s wall, 209 s CPU, peak RSS 2.91 GiB (2026-11-24 17:25, 2.6 GHz AMD host, load ≤ 1.7; the previous code (dcf73be) 2 min 19 s, 218 s CPU on the same trace right after, identical miss counts; 1 min 34 s, 178 s CPU at 09:00 on a faster host; docs/bench/cache.md)",
+	{"cachesim full sweep, 10⁸ requests, 6 algorithms × 26 sizes", "1 min 33 s wall, 173 s CPU, peak RSS 2.91 GiB (2026-11-24 18:17, 2.6 GHz AMD host, load ≈ 1, code 628df9b; 2 min 15 s / 209 s before the Robin Hood table's home fix on the same trace, and dcf73be 2 min 19 s / 218 s; identical miss counts; docs/bench/cache.md)",
 		"crawler cachesim --trace trace1e8.sxt --workers 500 --out OUT"},
 	{"demo cluster (3 nodes, default web with pathologies)", "673–767 pages/s; cross-machine traffic −80.5%; 7.3–7.5 wire B per URL sent (22–23% of raw, spooled batches coalesced on the wire; 14.4–14.5 B, 43–44%, without) (README, docs/bench/crawl.md, docs/bench/hostsplit.md)",
 		"go run ./cmd/crawler demo"},
