@@ -81,6 +81,9 @@ func New(algo string, k int) (Cache, error) {
 	case AlgoRandom:
 		return NewRandom(k, DefaultSeed), nil
 	case AlgoLRU:
+		if k > MaxLRU {
+			return nil, fmt.Errorf("%w: %d (lru holds at most %d)", ErrBadSize, k, MaxLRU)
+		}
 		return NewLRU(k), nil
 	case AlgoInfinite:
 		return NewInfinite(), nil

@@ -1,6 +1,7 @@
 package cache
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"math/rand/v2"
@@ -365,6 +366,9 @@ func TestNewRejectsBadInput(t *testing.T) {
 	}
 	if _, err := New("clock", -1); err == nil {
 		t.Error("negative size accepted")
+	}
+	if _, err := New("lru", MaxLRU+1); !errors.Is(err, ErrBadSize) {
+		t.Errorf("LRU above MaxLRU: %v, want ErrBadSize", err)
 	}
 	if _, err := ParseAlgos("clock,nope"); err == nil {
 		t.Error("ParseAlgos accepted nope")
