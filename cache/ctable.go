@@ -100,21 +100,26 @@ func newCtable(nb int) ctable {
 }
 
 // b1 and b2 are the two buckets of fp, scaled to the table by a
-// multiply-shift (no division): b1 is the top of h = (fp ⊕ fp≫32)·φ, b2 the
-// top of h mixed once more (xor-shift, multiply). Real fingerprints are
-// hashes already; the mixing is for structured keys (small integers, i·a + c
-// progressions in tests and benchmarks): with b1 = top(fp·φ) and b2 =
-// top((fp ⊕ fp≫32)·c), a progression i·φ + 7 put 2^15 keys in 1,267 of 4,461
-// first buckets, and the table could not be filled (its displacement walks
-// failed, losing entries).
+// multiply-shift (no division): with h = (fp ⊕ fp≫32)·φ, b1 is the high
+// word of h·nb and b2 the high word of (the low word of h·nb)·nb, that is,
+// the next base-nb digit of h/2⁶⁴ after b1. The compiler computes h·nb once
+// for both, so b2 costs one multiply: taking it from h mixed once more
+// (xor-shift, multiply) made a CLOCK miss at k = 2^16 cost 1.03× as much
+// and a RANDOM miss 1.07× (docs/bench/cache.md). Real fingerprints are
+// hashes already; the fold and φ are for structured keys (small integers,
+// i·a + c progressions, i·2³² in tests and benchmarks), which fill the
+// table with as few displacement walks as random keys (TestCtableFill).
+// With b1 = top(fp·φ) and b2 = top((fp ⊕ fp≫32)·c) a progression i·φ + 7
+// had put 2^15 keys in 1,267 of 4,461 first buckets, and the table could
+// not be filled.
 func (t *ctable) b1(fp uint64) uint64 {
 	b, _ := bits.Mul64((fp^fp>>32)*0x9e3779b97f4a7c15, t.nb)
 	return b
 }
 
 func (t *ctable) b2(fp uint64) uint64 {
-	h := (fp ^ fp>>32) * 0x9e3779b97f4a7c15
-	b, _ := bits.Mul64((h^h>>29)*0xc2b2ae3d27d4eb4f, t.nb)
+	_, lo := bits.Mul64((fp^fp>>32)*0x9e3779b97f4a7c15, t.nb)
+	b, _ := bits.Mul64(lo, t.nb)
 	return b
 }
 

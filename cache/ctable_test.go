@@ -7,7 +7,7 @@ import (
 )
 
 // TestCtableFill: the tables fill to k entries whatever the keys (random,
-// small integers, an arithmetic progression) with few displacement walks
+// small integers, an arithmetic progression, multiples of 2³²) with few displacement walks
 // and no entry dropped. Once full, under a stream of new fingerprints,
 // neither walks again: RANDOM evicts within the bucket pair, and so does
 // CLOCK when the new fingerprint's buckets are both full (it walked on
@@ -20,6 +20,7 @@ func TestCtableFill(t *testing.T) {
 			"random":      func(int) uint64 { return r.Uint64() },
 			"small":       func(i int) uint64 { return uint64(i) },
 			"progression": func(i int) uint64 { return uint64(i)*0x9e3779b97f4a7c15 + 7 },
+			"stride":      func(i int) uint64 { return uint64(i) << 32 },
 		} {
 			for _, c := range []interface {
 				Cache
