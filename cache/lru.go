@@ -75,6 +75,11 @@ func NewLRU(k int) *LRU {
 }
 
 // Seen implements Cache.
+//
+// The two bucket lookups are written out, as in Clock.Seen and Random.Seen:
+// through ctable.find, or lookIn for each bucket, a hit at k = 2^10 cost
+// 12.5 or 9.9 cpu-ns against 9.3 and 8.9 in the same runs (the tag and low
+// bits computed again, the buckets' hashes not shared with the insert).
 func (c *LRU) Seen(fp uint64) bool {
 	fp = key(fp)
 	t := &c.t
@@ -130,11 +135,7 @@ func (c *LRU) touch(s uint32) {
 	}
 	c.now++
 	c.last[s] = c.now
-	i := c.head + c.rn
-	if i >= len(c.ring) {
-		i -= len(c.ring)
-	}
-	c.ring[i] = lruRec{s, c.now}
+	c.ring[c.at(c.rn)] = lruRec{s, c.now}
 	c.rn++
 }
 
@@ -226,9 +227,6 @@ func (c *LRU) Cap() int { return c.k }
 
 // Stats implements Cache.
 func (c *LRU) Stats() Stats { return c.stats }
-
-// stashed is the number of entries in the stash (whose bucket pair was full).
-func (c *LRU) stashed() int { return len(c.stash.node) }
 
 // Bytes is the memory held by the table, the stamps, the ring and the stash
 // (a map entry counted as 24 bytes).
