@@ -239,6 +239,9 @@ func TestClockMatchesModel(t *testing.T) {
 				if k > 0 {
 					model[fp] = true
 				}
+				if c.hand >= c.t.m() { // Seen's unchecked windows rely on it
+					t.Fatalf("%s k=%d step %d: hand %d beyond the table's %d slots", name, k, step, c.hand, c.t.m())
+				}
 				got := tableContents(t, &c.t)
 				if len(got) != len(model) {
 					t.Fatalf("%s k=%d step %d: %d entries, model %d", name, k, step, len(got), len(model))

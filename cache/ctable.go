@@ -3,6 +3,7 @@ package cache
 import (
 	"encoding/binary"
 	"math/bits"
+	"unsafe"
 )
 
 // ctable is the scatter table behind CLOCK and RANDOM: open addressing over
@@ -169,13 +170,46 @@ func matchIn(k *[bucketBytes]byte, m, r uint64) int {
 }
 
 // put stores fp, which key() made, in slot j of bucket b.
-func (t *ctable) put(b, j, fp uint64) {
-	k := &t.bk[b]
+func (t *ctable) put(b, j, fp uint64) { putIn(&t.bk[b], j, fp) }
+
+// putIn stores fp, which key() made, in slot j of bucket k.
+func putIn(k *[bucketBytes]byte, j, fp uint64) {
 	j &= 7
-	p := k[7+7*j:]
-	binary.LittleEndian.PutUint64(p, binary.LittleEndian.Uint64(p)&0xff|fp<<8)
+	p := (*[8]byte)(k[7+7*j:])
+	binary.LittleEndian.PutUint64(p[:], binary.LittleEndian.Uint64(p[:])&0xff|fp<<8)
 	k[j] = byte(fp >> 56)
 }
+
+// rawTable addresses a table's arrays without bounds checks, for
+// Clock.Seen's full-cache miss, which they made 0.95× as costly (their
+// checks, and the slice lengths they kept in registers, pushed other values
+// to the stack; docs/bench/cache.md). The caller must keep every index in
+// range: a bucket b < nb, and a window of the eight mark or occupancy bytes
+// from a bucket < nb (withOcc's eight bytes of padding hold the last ones).
+type rawTable struct{ bkp, marksp, occp unsafe.Pointer }
+
+// raw returns t's arrays for rawTable; t must have occupancy bits.
+func (t *ctable) raw() rawTable {
+	return rawTable{
+		bkp:    unsafe.Pointer(unsafe.SliceData(t.bk)),
+		marksp: unsafe.Pointer(unsafe.SliceData(t.marks)),
+		occp:   unsafe.Pointer(unsafe.SliceData(t.occ)),
+	}
+}
+
+// bucket returns bucket b (< nb).
+func (r rawTable) bucket(b uint64) *[bucketBytes]byte {
+	return (*[bucketBytes]byte)(unsafe.Add(r.bkp, b*bucketBytes))
+}
+
+// mark and occ return bucket b's (< nb) mark and occupancy bytes.
+func (r rawTable) mark(b uint64) *uint8 { return (*uint8)(unsafe.Add(r.marksp, b)) }
+func (r rawTable) occ(b uint64) *uint8  { return (*uint8)(unsafe.Add(r.occp, b)) }
+
+// marks8 and occ8 return the mark and occupancy bytes of the eight buckets
+// from b (< nb; those past the last bucket are padding).
+func (r rawTable) marks8(b uint64) []byte { return (*[8]byte)(unsafe.Add(r.marksp, b))[:] }
+func (r rawTable) occ8(b uint64) []byte   { return (*[8]byte)(unsafe.Add(r.occp, b))[:] }
 
 // slot returns the fingerprint in slot i, 0 if it is empty; setSlot stores v
 // there (0 empties it).
