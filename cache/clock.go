@@ -204,7 +204,7 @@ func (c *Clock) missSlow(fp, b1, b2 uint64) {
 // bits. (Seen's fast path does the same from the mark and occupancy words,
 // eight buckets at a time; evict's slot-by-slot loop, which reads a bucket
 // line per step, made the ~1.5% of the misses whose victim is beyond eight
-// buckets cost ~0.6 ns of every miss at k = 2^16.)
+// buckets cost up to ~0.6 ns of every miss at k = 2^16.)
 //
 // The hand visits slot 0 of every bucket, then slot 1 of every bucket, and so
 // on (bucket by bucket in address order, which the hardware prefetches), so

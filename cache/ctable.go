@@ -188,7 +188,8 @@ func putIn(k *[bucketBytes]byte, j, fp uint64) {
 // from a bucket < nb (withOcc's eight bytes of padding hold the last ones).
 type rawTable struct{ bkp, marksp, occp unsafe.Pointer }
 
-// raw returns t's arrays for rawTable; t must have occupancy bits.
+// raw returns t's arrays for rawTable. Without occupancy bits occp is nil:
+// occ and occ8 are for the full cache's fast path, which needs them.
 func (t *ctable) raw() rawTable {
 	return rawTable{
 		bkp:    unsafe.Pointer(unsafe.SliceData(t.bk)),
