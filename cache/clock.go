@@ -107,12 +107,8 @@ func (c *Clock) Seen(fp uint64) bool {
 		*r.mark(b) |= 1 << j
 		return false
 	}
-	// fp will go to the emptier of its buckets (b1 on a tie), chosen without
-	// a branch: the choice is a coin toss.
-	e1, e2 := ^o1&0xff, ^o2&0xff
-	sel := ltMask(uint64(bits.OnesCount8(uint8(e1))), uint64(bits.OnesCount8(uint8(e2))))
-	b := b1 ^ (b1^b2)&sel
-	j := uint64(bits.TrailingZeros8(uint8(e1^(e1^e2)&sel))) % bucketSlots
+	// fp will go to the emptier of its buckets (b1 on a tie).
+	b, j := emptier(b1, b2, ^o1&0xff, ^o2&0xff)
 	// The hand's victim, found in the mark and occupancy words of the
 	// eight buckets from the hand's: the first occupied unmarked slot of
 	// the hand's row. If these eight have none (~1.5% of the misses of a

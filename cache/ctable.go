@@ -301,11 +301,17 @@ func (t *ctable) insertIn(fp uint64, mark bool, b1, b2 uint64) {
 		t.walk(fp, mark, b1, b2)
 		return
 	}
-	if bits.OnesCount(e1) >= bits.OnesCount(e2) {
-		t.place(b1*bucketSlots+uint64(bits.TrailingZeros(e1)), fp, mark)
-	} else {
-		t.place(b2*bucketSlots+uint64(bits.TrailingZeros(e2)), fp, mark)
-	}
+	b, j := emptier(b1, b2, uint64(e1), uint64(e2))
+	t.place(b*bucketSlots+j, fp, mark)
+}
+
+// emptier returns which of buckets b1 and b2 has more free slots (b1 on a
+// tie) and its first free slot, from their free-slot bytes e1 and e2 (bit j
+// set iff slot j is free; not both 0). It has no branch: which bucket wins
+// is a coin toss, which a branch would mispredict every other time.
+func emptier(b1, b2, e1, e2 uint64) (b, j uint64) {
+	sel := ltMask(uint64(bits.OnesCount8(uint8(e1))), uint64(bits.OnesCount8(uint8(e2))))
+	return b1 ^ (b1^b2)&sel, uint64(bits.TrailingZeros8(uint8(e1^(e1^e2)&sel))) % bucketSlots
 }
 
 // walk inserts fp, whose buckets b1 and b2 are full, by a random walk: put

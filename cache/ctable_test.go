@@ -7,8 +7,8 @@ import (
 )
 
 // TestCtableFill: the tables fill to k entries whatever the keys (random,
-// small integers, an arithmetic progression, multiples of 2³²) with few displacement walks
-// and no entry dropped. Once full, under a stream of new fingerprints,
+// small integers, an arithmetic progression, multiples of 2³²) with few
+// displacement walks and no entry dropped. Once full, under a stream of new fingerprints,
 // neither walks again: RANDOM evicts within the bucket pair, and so does
 // CLOCK when the new fingerprint's buckets are both full (it walked on
 // 28–32% of its misses before); neither drops an entry, and both keep

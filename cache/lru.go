@@ -1,9 +1,6 @@
 package cache
 
-import (
-	"math"
-	"math/bits"
-)
+import "math"
 
 // LRU is an exact least-recently-used cache of fingerprints. Not safe for
 // concurrent use.
@@ -113,16 +110,13 @@ func (c *LRU) Seen(fp uint64) bool {
 		c.evict()
 	}
 	c.n++
-	// The emptier bucket (b1 on a tie), chosen without a branch: which one
-	// is a coin toss.
+	// The emptier bucket (b1 on a tie).
 	e1, e2 := uint64(t.empties(b1)), uint64(t.empties(b2))
 	if e1|e2 == 0 {
 		c.touch(c.stash.put(fp, c))
 		return false
 	}
-	sel := ltMask(uint64(bits.OnesCount64(e1)), uint64(bits.OnesCount64(e2)))
-	b := b1 ^ (b1^b2)&sel
-	j := uint64(bits.TrailingZeros64(e1 ^ (e1^e2)&sel))
+	b, j := emptier(b1, b2, e1, e2)
 	t.put(b, j, fp)
 	c.touch(uint32(b*bucketSlots + j))
 	return false
