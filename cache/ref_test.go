@@ -150,6 +150,19 @@ func highTrace(r *rand.Rand, n, universe int) []uint64 {
 	return t
 }
 
+// tagTrace uses 48 fingerprints that share three values of the low 56 bits
+// and differ in their top byte (the table's tag), sixteen consecutive tags
+// each. A tag compare in the borrow form (4 operations instead of
+// zeroBytes' exact 5) flags tag T^1 in the slot after one holding T, and
+// takes fp ⊕ 2⁵⁶ for fp: the reference tests fail with it.
+func tagTrace(r *rand.Rand, n int) []uint64 {
+	t := make([]uint64, n)
+	for i := range t {
+		t[i] = uint64(0x10+r.IntN(16))<<56 | uint64(1+r.IntN(3))
+	}
+	return t
+}
+
 // loopTrace cycles through universe items: LRU's worst case.
 func loopTrace(n, universe int) []uint64 {
 	t := make([]uint64, n)
@@ -166,6 +179,7 @@ func traceShapes(r *rand.Rand) map[string][]uint64 {
 		"small":  smallTrace(r, 600, 50),
 		"high":   highTrace(r, 600, 50),
 		"loop":   loopTrace(600, 30),
+		"tags":   tagTrace(r, 600),
 		"locality": func() []uint64 {
 			t, _ := Generate(GenOptions{Seed: r.Uint64() | 1, Universe: 200, Window: 64}, 800)
 			return t
