@@ -10,7 +10,9 @@ import "math"
 // lines, and a slot is the entry's node, without a pointer from the index
 // to a list. Recency is a log rather than a linked list: every touch (an
 // insert or a hit) stamps its node with the next value of a counter (last)
-// and appends (node, stamp) to a ring. A record is live while its stamp is
+// and appends the node to a ring. A record's stamp is not stored: it is the
+// head record's stamp (base) plus the record's distance from the head, as
+// stamps are handed out in ring order. A record is live while its stamp is
 // still its node's; the live records, read from the ring's head, are the
 // residents from least to most recently used, so an eviction pops records
 // until a live one and empties that node. A hit is then a bucket read, a
@@ -18,7 +20,8 @@ import "math"
 // writes four nodes scattered over memory. Measured against CLOCK, hits
 // cost 1.4–1.9× and misses 0.5–1.7×; the Robin Hood table and linked list
 // this replaced cost up to 4.3× and 6× (docs/bench/cache.md).
-// When the ring is full its dead records are squeezed out: at most k are
+// When the ring is full its dead records are squeezed out and the live ones
+// renumbered 1, 2, … (their stamps must stay consecutive): at most k are
 // live, so that is a pass over 2k records every ≥ k touches.
 //
 // A fingerprint whose two buckets are both full goes to a stash (a map)
@@ -28,23 +31,21 @@ import "math"
 // entries, so crafted fingerprints that share a bucket pair cost map
 // lookups, not memory.
 //
-// 40 bytes per entry: 16 for the table, 8 for the stamps, 16 for the ring.
+// 32 bytes per entry: 16 for the table, 8 for the stamps, 8 for the ring
+// (16 when the ring held each record's stamp too; docs/bench/cache.md).
 type LRU struct {
 	t     ctable   // fingerprint → node (its slot)
 	last  []uint32 // node → stamp of its latest touch; 0 when empty
-	ring  []lruRec // touches in stamp order: rn records from head, circularly
+	ring  []uint32 // nodes touched, in stamp order: rn records from head, circularly
 	head  int
 	rn    int
-	now   uint32 // the latest stamp
+	base  uint32 // the stamp of the record at head; record r's is base + r
 	m     uint32 // table slots; nodes ≥ m are the stash's
 	n     int    // residents
 	k     int
 	stash lruStash
 	stats Stats
 }
-
-// lruRec is one touch: node was stamped stamp.
-type lruRec struct{ node, stamp uint32 }
 
 // lruStash holds the entries whose bucket pair was full.
 type lruStash struct {
@@ -65,7 +66,8 @@ func NewLRU(k int) *LRU {
 	return &LRU{
 		t:    ctable{bk: make([][bucketBytes]byte, nb), nb: uint64(nb)},
 		last: make([]uint32, m),
-		ring: make([]lruRec, 2*k+16),
+		ring: make([]uint32, 2*k+16),
+		base: 1,
 		m:    uint32(m),
 		k:    k,
 	}
@@ -133,14 +135,17 @@ func (c *LRU) Seen(fp uint64) bool {
 
 // touch makes node s the most recently used.
 func (c *LRU) touch(s uint32) {
-	if c.rn == len(c.ring) || c.now == math.MaxUint32 {
+	if c.rn == len(c.ring) || c.next() == math.MaxUint32 {
 		c.squeeze()
 	}
-	c.now++
-	c.last[s] = c.now
-	c.ring[c.at(c.rn)] = lruRec{s, c.now}
+	c.last[s] = c.next()
+	c.ring[c.at(c.rn)] = s
 	c.rn++
 }
+
+// next is the stamp of the next touch. base + rn never exceeds 2³² − 1:
+// touch squeezes before it would, and a pop moves one from rn to base.
+func (c *LRU) next() uint32 { return c.base + uint32(c.rn) }
 
 // at is the ring index of the r-th record from the head.
 func (c *LRU) at(r int) int {
@@ -152,42 +157,36 @@ func (c *LRU) at(r int) int {
 }
 
 // squeeze drops the dead records from the ring, keeping the live ones in
-// order, and, when the stamps are about to wrap, renumbers the live ones
-// 1, 2, … (at most k of 2³² stamps).
+// order, and renumbers the live ones 1, 2, … (at most k of 2³² stamps).
+// Renumbering a node as its record is kept cannot disturb a later record's
+// check: a node's live record is its last one.
 func (c *LRU) squeeze() {
 	w := 0
 	for r := range c.rn {
-		if rec := c.ring[c.at(r)]; c.last[rec.node] == rec.stamp {
-			c.ring[c.at(w)] = rec
+		if node := c.ring[c.at(r)]; c.last[node] == c.base+uint32(r) {
+			c.ring[c.at(w)] = node
 			w++
+			c.last[node] = uint32(w)
 		}
 	}
-	c.rn = w
-	if c.now < math.MaxUint32-uint32(len(c.ring)) {
-		return
-	}
-	for r := range c.rn {
-		rec := &c.ring[c.at(r)]
-		rec.stamp = uint32(r + 1)
-		c.last[rec.node] = rec.stamp
-	}
-	c.now = uint32(c.rn)
+	c.rn, c.base = w, 1
 }
 
 // evict removes the least recently used entry; the cache must not be
 // empty.
 func (c *LRU) evict() {
 	for {
-		rec := c.ring[c.head]
+		s, stamp := c.ring[c.head], c.base
 		if c.head++; c.head == len(c.ring) {
 			c.head = 0
 		}
 		c.rn--
-		if c.last[rec.node] != rec.stamp {
+		c.base++
+		if c.last[s] != stamp {
 			continue // touched again since, or evicted
 		}
-		c.last[rec.node] = 0
-		if s := rec.node; s < c.m {
+		c.last[s] = 0
+		if s < c.m {
 			c.t.bk[s/bucketSlots][s%bucketSlots] = 0
 		} else {
 			c.stash.remove(s, c)
@@ -234,6 +233,6 @@ func (c *LRU) Stats() Stats { return c.stats }
 // Bytes is the memory held by the table, the stamps, the ring and the stash
 // (a map entry counted as 24 bytes).
 func (c *LRU) Bytes() int {
-	return c.t.bytes() + 4*cap(c.last) + 8*len(c.ring) +
+	return c.t.bytes() + 4*cap(c.last) + 4*len(c.ring) +
 		24*len(c.stash.node) + 8*cap(c.stash.fps) + 4*cap(c.stash.free)
 }
