@@ -18,8 +18,11 @@ import "math"
 // until a live one and empties that node. A hit is then a bucket read, a
 // store and an append to the ring, where a linked list's move to front
 // writes four nodes scattered over memory. Measured against CLOCK, hits
-// cost 1.4–1.9× and misses 0.5–1.7×; the Robin Hood table and linked list
-// this replaced cost up to 4.3× and 6× (docs/bench/cache.md).
+// cost 1.4–1.9× and misses 0.5–1.7× on an Intel host; the Robin Hood table
+// and linked list this replaced cost up to 4.3× and 6× (docs/bench/cache.md).
+// Where the L3 holds CLOCK's arrays but not LRU's (k = 2^20 on a host with
+// 32 MiB), both cost 3.3–3.9×: a lookup reads a bucket line and writes a
+// stamp in another array, and a miss reads and clears a victim's too.
 // When the ring is full its dead records are squeezed out and the live ones
 // renumbered 1, 2, … (their stamps must stay consecutive): at most k are
 // live, so that is a pass over 2k records every ≥ k touches.
