@@ -8,11 +8,11 @@ import (
 
 // TestCtableFill: the tables fill to k entries whatever the keys (random,
 // small integers, an arithmetic progression, multiples of 2³²) with few
-// displacement walks and no entry dropped. Once full, under a stream of new fingerprints,
-// neither walks again: RANDOM evicts within the bucket pair, and so does
-// CLOCK when the new fingerprint's buckets are both full (it walked on
-// 28–32% of its misses before); neither drops an entry, and both keep
-// exactly k.
+// displacement walks and no entry dropped. Once full, under a stream of
+// new fingerprints, neither walks again: RANDOM evicts within the bucket
+// pair, and so does CLOCK when the new fingerprint's buckets are both full
+// (it walked on 28–32% of its misses before); neither drops an entry, and
+// both keep exactly k.
 func TestCtableFill(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 3))
 	for _, k := range []int{100, 1 << 10, 1 << 16} {

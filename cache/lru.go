@@ -9,10 +9,10 @@ import "math"
 // full: 2k slots in buckets of eight, so a lookup reads one or two cache
 // lines, and a slot is the entry's node, without a pointer from the index
 // to a list. Recency is a log rather than a linked list: every touch (an
-// insert or a hit) stamps its node with the next value of a counter (last)
-// and appends the node to a ring. A record's stamp is not stored: it is the
-// head record's stamp (base) plus the record's distance from the head, as
-// stamps are handed out in ring order. A record is live while its stamp is
+// insert or a hit) stamps its node (last) with the next stamp and appends
+// the node to a ring. Stamps are handed out in ring order, so a record's
+// stamp is not stored: it is the head record's stamp (base) plus the
+// record's distance from the head. A record is live while its stamp is
 // still its node's; the live records, read from the ring's head, are the
 // residents from least to most recently used, so an eviction pops records
 // until a live one and empties that node. A hit is then a bucket read, a

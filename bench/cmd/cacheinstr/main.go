@@ -18,7 +18,6 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -142,9 +141,10 @@ func workload(algo, kind string, k, n int) error {
 	keys := make([]uint64, n)
 	switch kind {
 	case "hit":
-		stride := uint64(float64(k)*0.6180339887498949) | 1
-		for gcd(stride, uint64(k)) != 1 {
-			stride += 2
+		// cache's strideFor: a step coprime to k near k/φ.
+		stride := uint64(float64(k) * 0.6180339887498949)
+		for stride < 1 || gcd(stride, uint64(k)) != 1 {
+			stride++
 		}
 		j := uint64(0)
 		for i := range keys {
@@ -165,7 +165,7 @@ func workload(algo, kind string, k, n int) error {
 		}
 	}
 	if want := map[string]int{"hit": n, "miss": 0}[kind]; hits != want {
-		return errors.New("the lookups did not all " + kind + ": " + strconv.Itoa(hits) + " hits of " + strconv.Itoa(n))
+		return fmt.Errorf("the lookups did not all %s: %d hits of %d", kind, hits, n)
 	}
 	return nil
 }
