@@ -12,12 +12,14 @@
 // lookup benchmark's (cache.BenchmarkLookup): residents mix64(1…k) in a
 // scattered order, fresh fingerprints mix64(k+1+i).
 //
-//	go run ./cmd/cacheinstr -k 65536
+//	go build -o /tmp/cacheinstr ./cmd/cacheinstr && /tmp/cacheinstr -k 65536
 //
-// Needs valgrind (Debian's valgrind package).
+// Needs valgrind (Debian's valgrind package) and a binary with its symbol
+// table: go run strips it, and callgrind then finds no Seen to count in.
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -110,7 +112,11 @@ func count(valgrind, self, algo, kind string, k, n int) (uint64, error) {
 	if m == nil {
 		return 0, fmt.Errorf("no instruction count in callgrind's output:\n%s", tail(out))
 	}
-	return strconv.ParseUint(string(m[1]), 10, 64)
+	c, err := strconv.ParseUint(string(m[1]), 10, 64)
+	if err == nil && c == 0 {
+		err = errors.New("callgrind counted no instruction in Seen: the binary has no symbol table (go run strips it; use go build)")
+	}
+	return c, err
 }
 
 func tail(b []byte) string {
