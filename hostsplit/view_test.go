@@ -39,6 +39,11 @@ func TestSetViewForwardsAndReroutes(t *testing.T) {
 	if err := n0.sp.Flush(ctx); err != nil {
 		t.Fatal(err)
 	}
+	// Flush only spools: wait until node-2 has acknowledged (and forwarded)
+	// the first half, or a slow sender leaves it all to the re-route below.
+	waitFor(t, "the first half delivered", func() bool {
+		return n0.sp.Stats().Total.SpoolBatches == 0
+	})
 	c.stopServer(n2) // node-2 stops receiving: node-0's batches for it wait in its spool
 	for s := half; s < len(all); s += 25 {
 		if err := n0.sp.Route(ctx, all[s:min(s+25, len(all))]); err != nil {
