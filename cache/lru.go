@@ -1,6 +1,9 @@
 package cache
 
-import "math"
+import (
+	"math"
+	"math/bits"
+)
 
 // LRU is an exact least-recently-used cache of fingerprints. Not safe for
 // concurrent use.
@@ -46,6 +49,7 @@ type LRU struct {
 	m     uint32 // table slots; nodes ≥ m are the stash's
 	n     int    // residents
 	k     int
+	rng   uint64 // for the displacement walk
 	stash lruStash
 	stats Stats
 }
@@ -64,13 +68,14 @@ const MaxLRU = 1 << 30
 // clamped to that range).
 func NewLRU(k int) *LRU {
 	k = min(max(k, 0), MaxLRU)
-	nb := max((2*k+bucketSlots-1)/bucketSlots, 1)
+	nb := lruBuckets(k)
 	m := nb * bucketSlots
 	return &LRU{
 		t:    ctable{bk: make([][bucketBytes]byte, nb), nb: uint64(nb)},
 		last: make([]uint32, m),
 		ring: make([]uint32, 2*k+16),
 		base: 1,
+		rng:  0x2545f4914f6cdd1d,
 		m:    uint32(m),
 		k:    k,
 	}
@@ -127,7 +132,7 @@ func (c *LRU) Seen(fp uint64) bool {
 	// The emptier bucket (b1 on a tie).
 	e1, e2 := uint64(t.empties(b1)), uint64(t.empties(b2))
 	if e1|e2 == 0 {
-		c.touch(c.stash.put(fp, c))
+		c.walk(fp, b1, b2)
 		return false
 	}
 	b, j := emptier(b1, b2, e1, e2)
@@ -144,6 +149,64 @@ func (c *LRU) touch(s uint32) {
 	c.last[s] = c.next()
 	c.ring[c.at(c.rn)] = s
 	c.rn++
+}
+
+// lruLoadPct is the table's load, in percent, when the cache is full.
+var lruLoadPct = 75
+
+// lruBuckets is the number of buckets of an LRU table of k entries.
+func lruBuckets(k int) int {
+	nb := (k*100/lruLoadPct + bucketSlots - 1) / bucketSlots
+	return max(nb, (k+k/16+8+bucketSlots-1)/bucketSlots)
+}
+
+// walk inserts fp, whose buckets b1 and b2 are both full, as the most
+// recently used entry, by a cuckoo walk: fp takes a random slot of one of
+// its buckets, the resident it displaces takes a random slot of its other
+// bucket, and so on until a bucket has room. A moved resident keeps its
+// stamp, and its live record, found from that stamp, is pointed at its new
+// node. If no bucket has room after maxWalk moves, the entry in hand goes
+// to the stash.
+func (c *LRU) walk(fp, b1, b2 uint64) {
+	t := &c.t
+	t.walks++
+	if c.rn == len(c.ring) || c.next() == math.MaxUint32 {
+		c.squeeze()
+	}
+	stamp := c.next()
+	c.rn++ // fp's record; move fills in its node
+	r := splitmix64(&c.rng)
+	b := b1
+	if r&1 == 0 {
+		b = b2
+	}
+	for range maxWalk {
+		i := b*bucketSlots + (r>>1)%bucketSlots
+		old, oldStamp := t.slot(i), c.last[i]
+		t.setSlot(i, fp)
+		c.move(uint32(i), stamp)
+		fp, stamp = old, oldStamp
+		alt := t.b1(fp)
+		if alt == b {
+			alt = t.b2(fp)
+		}
+		if e := t.empties(alt); e != 0 {
+			j := uint64(bits.TrailingZeros(e))
+			t.put(alt, j, fp)
+			c.move(uint32(alt*bucketSlots+j), stamp)
+			return
+		}
+		b = alt
+		r = splitmix64(&c.rng)
+	}
+	c.move(c.stash.put(fp, c), stamp)
+}
+
+// move gives node s the entry stamped stamp, whose live record then names
+// s.
+func (c *LRU) move(s, stamp uint32) {
+	c.last[s] = stamp
+	c.ring[c.at(int(stamp-c.base))] = s
 }
 
 // next is the stamp of the next touch. base + rn never exceeds 2³² − 1:

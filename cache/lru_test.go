@@ -53,7 +53,8 @@ func sameLRU(t *testing.T, name string, c *LRU, tr []uint64) int {
 	return most
 }
 
-// checkLRU checks the LRU's invariants: stamps start at 1 (0 is an empty
+// checkLRU checks the LRU's invariants: every table entry is in one of
+// its two buckets (the walk moved it there); stamps start at 1 (0 is an empty
 // node's) and base + rn does not wrap; every resident node has exactly one
 // live record (record r is stamped base + r), so its stamp lies in
 // [base, base + rn); a node's stamp is 0 iff it is empty.
@@ -78,6 +79,9 @@ func checkLRU(t *testing.T, c *LRU) {
 		full := false
 		if s < c.m {
 			full = c.t.used(uint64(s))
+			if fp := c.t.slot(uint64(s)); full && uint64(s)/bucketSlots != c.t.b1(fp) && uint64(s)/bucketSlots != c.t.b2(fp) {
+				t.Fatalf("k=%d: node %d holds %#x, whose buckets are %d and %d", c.k, s, fp, c.t.b1(fp), c.t.b2(fp))
+			}
 		} else {
 			full = c.stash.fps[s-c.m] != 0
 		}
@@ -142,6 +146,7 @@ func TestLRUStampWrap(t *testing.T) {
 // (the ring fills with dead records and is squeezed) and of misses.
 func TestLRURandomExact(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 12))
+	walks := uint64(0)
 	for range 200 {
 		k := r.IntN(80)
 		universe := 1 + r.IntN(4*k+2)
@@ -154,7 +159,12 @@ func TestLRURandomExact(t *testing.T) {
 				tr[i] = mix64(uint64(r.IntN(universe)))
 			}
 		}
-		sameLRU(t, "random", NewLRU(k), tr)
+		c := NewLRU(k)
+		sameLRU(t, "random", c, tr)
+		walks += c.t.walks
+	}
+	if walks == 0 {
+		t.Fatal("no insert found both buckets full: the test does not reach the walk")
 	}
 }
 
