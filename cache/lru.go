@@ -8,37 +8,37 @@ import (
 // LRU is an exact least-recently-used cache of fingerprints. Not safe for
 // concurrent use.
 //
-// Its index is CLOCK's two-choice scatter table (ctable.go) at most half
-// full: 2k slots in buckets of eight, so a lookup reads one or two cache
-// lines, and a slot is the entry's node, without a pointer from the index
-// to a list. Recency is a log rather than a linked list: every touch (an
-// insert or a hit) stamps its node (last) with the next stamp and appends
-// the node to a ring. Stamps are handed out in ring order, so a record's
-// stamp is not stored: it is the head record's stamp (base) plus the
-// record's distance from the head. A record is live while its stamp is
+// Its index is CLOCK's two-choice scatter table (ctable.go), 3/4 full when
+// the cache is: k/0.75 slots in buckets of eight, so a lookup reads one or
+// two cache lines, and a slot is the entry's node, without a pointer from
+// the index to a list. Recency is a log rather than a linked list: every
+// touch (an insert or a hit) stamps its node (last) with the next stamp and
+// appends the node to a ring. Stamps are handed out in ring order, so a
+// record's stamp is not stored: it is the head record's stamp (base) plus
+// the record's distance from the head. A record is live while its stamp is
 // still its node's; the live records, read from the ring's head, are the
 // residents from least to most recently used, so an eviction pops records
 // until a live one and empties that node. A hit is then a bucket read, a
 // store and an append to the ring, where a linked list's move to front
-// writes four nodes scattered over memory. Measured against CLOCK, hits
-// cost 1.4–1.9× and misses 0.5–1.7× on an Intel host; the Robin Hood table
-// and linked list this replaced cost up to 4.3× and 6× (docs/bench/cache.md).
-// Where the L3 holds CLOCK's arrays but not LRU's (k = 2^20 on a host with
-// 32 MiB), both cost 3.3–3.9×: a lookup reads a bucket line and writes a
-// stamp in another array, and a miss reads and clears a victim's too.
-// When the ring is full its dead records are squeezed out and the live ones
-// renumbered 1, 2, … (their stamps must stay consecutive): at most k are
-// live, so that is a pass over 2k records every ≥ k touches.
+// writes four nodes scattered over memory. When the ring is full its dead
+// records are squeezed out and the live ones renumbered 1, 2, … (their
+// stamps must stay consecutive): at most k are live, so that is a pass
+// over 2k records every ≥ k touches.
 //
-// A fingerprint whose two buckets are both full goes to a stash (a map)
-// whose nodes follow the table's: measured at half load with random
-// fingerprints, that never happened in 2.5·10⁷ steady-state inserts at
-// k = 2^23 (at 3/4 load 2.8·10⁻⁴ of them did). The stash holds at most k
-// entries, so crafted fingerprints that share a bucket pair cost map
+// A new fingerprint whose two buckets are both full (1% of the misses at
+// 3/4 load) is placed by a cuckoo walk (see walk): a moved entry keeps its
+// stamp, and the stamp locates its live record, which is renamed. Only if
+// the walk finds no room, as when crafted fingerprints share a bucket
+// pair, does the entry go to a stash (a map) whose nodes follow the
+// table's; it holds at most k entries, so such fingerprints cost map
 // lookups, not memory.
 //
-// 32 bytes per entry: 16 for the table, 8 for the stamps, 8 for the ring
-// (16 when the ring held each record's stamp too; docs/bench/cache.md).
+// 24 bytes per entry: 10.7 for the table, 5.3 for the stamps, 8 for the
+// ring. The table ran half full with the stash alone before (32 bytes):
+// where the L3 held CLOCK's arrays but not LRU's (k = 2^20 on hosts whose
+// 32 MiB L3 serves ~16 MB), LRU then cost 3.3–4.7× CLOCK; at 3/4 load it
+// costs ~2× (hits and misses). Against CLOCK elsewhere, hits cost 1.4–2.0×
+// and misses 0.5–1.7× (docs/bench/cache.md).
 type LRU struct {
 	t     ctable   // fingerprint → node (its slot)
 	last  []uint32 // node → stamp of its latest touch; 0 when empty
@@ -151,10 +151,13 @@ func (c *LRU) touch(s uint32) {
 	c.rn++
 }
 
-// lruLoadPct is the table's load, in percent, when the cache is full.
-var lruLoadPct = 75
+// lruLoadPct is the table's load, in percent, when the cache is full. At
+// 80% the walks took 3.8% of the misses and a miss at k = 2^16 cost 1.1×;
+// at half load a lookup at k = 2^20 cost 1.4–2.1× (docs/bench/cache.md).
+const lruLoadPct = 75
 
-// lruBuckets is the number of buckets of an LRU table of k entries.
+// lruBuckets is the number of buckets of an LRU table of k entries, with at
+// least k/16 + 8 spare slots.
 func lruBuckets(k int) int {
 	nb := (k*100/lruLoadPct + bucketSlots - 1) / bucketSlots
 	return max(nb, (k+k/16+8+bucketSlots-1)/bucketSlots)

@@ -174,8 +174,8 @@ func TestLRUBytesPerEntry(t *testing.T) {
 		for i := range 3 * k {
 			c.Seen(mix64(uint64(i)))
 		}
-		if b := float64(c.Bytes()) / float64(k); b > 33 {
-			t.Errorf("k=%d: %.1f bytes per entry, want ≤ 33", k, b)
+		if b := float64(c.Bytes()) / float64(k); b > 25 {
+			t.Errorf("k=%d: %.1f bytes per entry, want ≤ 25", k, b)
 		}
 		if c.Len() != k {
 			t.Errorf("k=%d: Len %d after 3k distinct requests", k, c.Len())
