@@ -145,14 +145,28 @@ func TestClusterPartitionProcesses(t *testing.T) {
 	}
 
 	fetched := func() int { f, _, _ := serverFetched(web, srv); return len(f) }
+	// The cut node's frontier, so that it has pages of its own to crawl
+	// during the cut: a node whose URLs all come from its peers can be
+	// starved by the cut itself and then spools nothing.
+	cutStatus := func() hostsplit.NodeStatus {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		r, err := pb.NewPeerClient(conns[cutNode]).Status(ctx, &pb.StatusRequest{})
+		if err != nil {
+			return hostsplit.NodeStatus{}
+		}
+		return hostsplit.NodeStatusFromProto(r)
+	}
+	frontier := func() int64 { return cutStatus().FrontierSize }
+	const minFrontier = 50
 	deadline := time.Now().Add(2 * time.Minute)
-	for fetched() < oracle.Size()/5 {
+	for fetched() < oracle.Size()/5 || frontier() < minFrontier {
 		if time.Now().After(deadline) {
-			t.Fatalf("only %d of %d URLs fetched before the cut", fetched(), oracle.Size())
+			t.Fatalf("only %d of %d URLs fetched before the cut, node-%d's frontier %d (want ≥ %d)", fetched(), oracle.Size(), cutNode, frontier(), minFrontier)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	t.Logf("cut node-%d at %d fetches", cutNode, fetched())
+	t.Logf("cut node-%d at %d fetches, its frontier %d", cutNode, fetched(), frontier())
 	for _, p := range proxies {
 		p.setCut(true)
 	}
@@ -184,7 +198,9 @@ func TestClusterPartitionProcesses(t *testing.T) {
 		}
 	}
 	if heldTo == 0 || heldFrom == 0 {
-		t.Errorf("the cut held nothing back (towards %d, from %d URLs)", heldTo, heldFrom)
+		st := cutStatus()
+		t.Errorf("the cut held nothing back (towards %d, from %d URLs); node-%d: idle %v, frontier %d, in flight %d, buffered %d",
+			heldTo, heldFrom, cutNode, st.Idle, st.FrontierSize, st.InFlight, st.BufferedURLs)
 	}
 	for _, p := range proxies {
 		p.setCut(false)
