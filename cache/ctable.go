@@ -46,6 +46,7 @@ const (
 	bucketSlots = 8
 	bucketBytes = 64 // one cache line
 	maxWalk     = 500
+	walkSeed    = 0x2545f4914f6cdd1d // the displacement walk's first random state
 )
 
 // clockBuckets is the number of buckets of a CLOCK table of k entries, and
@@ -97,7 +98,7 @@ func (t *ctable) withOcc() {
 }
 
 func newCtable(nb int) ctable {
-	return ctable{bk: make([][bucketBytes]byte, nb), marks: make([]uint8, nb), nb: uint64(nb), rng: 0x2545f4914f6cdd1d}
+	return ctable{bk: make([][bucketBytes]byte, nb), marks: make([]uint8, nb), nb: uint64(nb), rng: walkSeed}
 }
 
 // b1 and b2 are the two buckets of fp, scaled to the table by a
@@ -314,10 +315,30 @@ func emptier(b1, b2, e1, e2 uint64) (b, j uint64) {
 	return b1 ^ (b1^b2)&sel, uint64(bits.TrailingZeros8(uint8(e1^(e1^e2)&sel))) % bucketSlots
 }
 
-// walk inserts fp, whose buckets b1 and b2 are full, by a random walk: put
-// fp in a random slot of one of its buckets, move the resident it displaces
-// to that resident's other bucket, and so on until a bucket has room.
+// walk inserts fp, whose buckets b1 and b2 are full, by a cuckoo walk
+// (see cuckoo), each moved entry keeping its mark.
 func (t *ctable) walk(fp uint64, mark bool, b1, b2 uint64) {
+	i, fp, mark, ok := cuckoo(t, fp, mark, b1, b2, func(i uint64, m bool) bool {
+		old := t.mark(i)
+		t.putMark(i, m)
+		return old
+	})
+	if !ok {
+		t.drops++
+		return
+	}
+	t.place(i, fp, mark)
+}
+
+// cuckoo makes room for fp, whose buckets b1 and b2 are both full, by a
+// random walk: fp takes a random slot of one of its buckets, the resident
+// it displaces takes a random slot of its other bucket, and so on until a
+// bucket has room. Each entry carries a payload (CLOCK's mark, LRU's
+// stamp): swap(i, v) gives slot i the payload v and returns the one it
+// had. cuckoo returns a free slot i and the entry in hand, which the caller
+// puts there; or, after maxWalk moves, ok false and the entry in hand, which
+// has no slot.
+func cuckoo[V any](t *ctable, fp uint64, v V, b1, b2 uint64, swap func(i uint64, v V) V) (i, hand uint64, hv V, ok bool) {
 	t.walks++
 	r := splitmix64(&t.rng)
 	b := b1
@@ -326,22 +347,20 @@ func (t *ctable) walk(fp uint64, mark bool, b1, b2 uint64) {
 	}
 	for range maxWalk {
 		i := b*bucketSlots + (r>>1)%bucketSlots
-		old, oldMark := t.slot(i), t.mark(i)
+		old := t.slot(i)
 		t.setSlot(i, fp)
-		t.putMark(i, mark)
-		fp, mark = old, oldMark
+		fp, v = old, swap(i, v)
 		alt := t.b1(fp)
 		if alt == b {
 			alt = t.b2(fp)
 		}
 		if j := t.free(alt); j >= 0 {
-			t.place(uint64(j), fp, mark)
-			return
+			return uint64(j), fp, v, true
 		}
 		b = alt
 		r = splitmix64(&t.rng)
 	}
-	t.drops++
+	return 0, fp, v, false
 }
 
 // remove empties slot i.

@@ -1,9 +1,6 @@
 package cache
 
-import (
-	"math"
-	"math/bits"
-)
+import "math"
 
 // LRU is an exact least-recently-used cache of fingerprints. Not safe for
 // concurrent use.
@@ -49,7 +46,6 @@ type LRU struct {
 	m     uint32 // table slots; nodes ≥ m are the stash's
 	n     int    // residents
 	k     int
-	rng   uint64 // for the displacement walk
 	stash lruStash
 	stats Stats
 }
@@ -71,11 +67,10 @@ func NewLRU(k int) *LRU {
 	nb := lruBuckets(k)
 	m := nb * bucketSlots
 	return &LRU{
-		t:    ctable{bk: make([][bucketBytes]byte, nb), nb: uint64(nb)},
+		t:    ctable{bk: make([][bucketBytes]byte, nb), nb: uint64(nb), rng: walkSeed},
 		last: make([]uint32, m),
 		ring: make([]uint32, 2*k+16),
 		base: 1,
-		rng:  0x2545f4914f6cdd1d,
 		m:    uint32(m),
 		k:    k,
 	}
@@ -143,12 +138,20 @@ func (c *LRU) Seen(fp uint64) bool {
 
 // touch makes node s the most recently used.
 func (c *LRU) touch(s uint32) {
+	stamp := c.push(s)
+	c.last[s] = stamp
+}
+
+// push appends a record of node s to the ring, squeezing it first if it is
+// full or the stamps would wrap, and returns the record's stamp.
+func (c *LRU) push(s uint32) uint32 {
 	if c.rn == len(c.ring) || c.next() == math.MaxUint32 {
 		c.squeeze()
 	}
-	c.last[s] = c.next()
+	stamp := c.next()
 	c.ring[c.at(c.rn)] = s
 	c.rn++
+	return stamp
 }
 
 // lruLoadPct is the table's load, in percent, when the cache is full. At
@@ -164,46 +167,25 @@ func lruBuckets(k int) int {
 }
 
 // walk inserts fp, whose buckets b1 and b2 are both full, as the most
-// recently used entry, by a cuckoo walk: fp takes a random slot of one of
-// its buckets, the resident it displaces takes a random slot of its other
-// bucket, and so on until a bucket has room. A moved resident keeps its
-// stamp, and its live record, found from that stamp, is pointed at its new
-// node. If no bucket has room after maxWalk moves, the entry in hand goes
-// to the stash. Fingerprints crafted to share one bucket pair thus cost a
-// failed walk each, ≤ 5.5 µs, once, then stash hits: 600 of them at
-// k = 1024, requested 20 times each, cost 274 ns per request on average,
-// and 14–15 ns once all were stashed (BenchmarkLRUPairCollisions).
+// recently used entry, by a cuckoo walk (ctable's cuckoo). A moved
+// resident keeps its stamp, and its live record, found from that stamp, is
+// pointed at its new node. If no bucket has room after maxWalk moves, the
+// entry in hand goes to the stash. Fingerprints crafted to share one
+// bucket pair thus cost a failed walk each, ≤ 5.5 µs, once, then stash
+// hits: 600 of them at k = 1024, requested 20 times each, cost 274 ns per
+// request on average, and 14–15 ns once all were stashed
+// (BenchmarkLRUPairCollisions).
 func (c *LRU) walk(fp, b1, b2 uint64) {
-	t := &c.t
-	t.walks++
-	if c.rn == len(c.ring) || c.next() == math.MaxUint32 {
-		c.squeeze()
-	}
-	stamp := c.next()
-	c.rn++ // fp's record; move fills in its node
-	r := splitmix64(&c.rng)
-	b := b1
-	if r&1 == 0 {
-		b = b2
-	}
-	for range maxWalk {
-		i := b*bucketSlots + (r>>1)%bucketSlots
-		old, oldStamp := t.slot(i), c.last[i]
-		t.setSlot(i, fp)
+	stamp := c.push(0) // fp's record; move names its node
+	i, fp, stamp, ok := cuckoo(&c.t, fp, stamp, b1, b2, func(i uint64, st uint32) uint32 {
+		old := c.last[i]
+		c.move(uint32(i), st)
+		return old
+	})
+	if ok {
+		c.t.setSlot(i, fp)
 		c.move(uint32(i), stamp)
-		fp, stamp = old, oldStamp
-		alt := t.b1(fp)
-		if alt == b {
-			alt = t.b2(fp)
-		}
-		if e := t.empties(alt); e != 0 {
-			j := uint64(bits.TrailingZeros(e))
-			t.put(alt, j, fp)
-			c.move(uint32(alt*bucketSlots+j), stamp)
-			return
-		}
-		b = alt
-		r = splitmix64(&c.rng)
+		return
 	}
 	c.move(c.stash.put(fp, c), stamp)
 }
