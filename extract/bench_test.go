@@ -113,8 +113,8 @@ func BenchmarkTokenizeOnly(b *testing.B) {
 	}
 }
 
-// BenchmarkExtractSites runs over the real static mirror in
-// ../shared/testdata/sites (every page once per iteration), interleaved
+// BenchmarkExtractSites runs over the real static mirror in testdata/sites
+// (every page once per iteration), interleaved
 // with the bare tokenizer like BenchmarkExtract.
 func BenchmarkExtractSites(b *testing.B) {
 	pages, urls := sitePages(b)

@@ -10,27 +10,32 @@ import (
 
 	"golang.org/x/net/html"
 
+	"github.com/sextant-crawler/sextant/internal/fixture"
 	"github.com/sextant-crawler/sextant/internal/urlnorm"
 )
 
-// sitePages returns the pages of the real static mirror in
-// ../shared/testdata/sites with a URL for each (http://<dir>/<path>).
+// sitePages returns the pages of the real static mirror (testdata/sites,
+// unpacked by internal/fixture) with a URL for each (http://<dir>/<path>).
 func sitePages(tb testing.TB) (pages [][]byte, urls []string) {
-	root := filepath.Join("..", "..", "shared", "testdata", "sites")
-	_ = filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+	root := fixture.Sites(tb)
+	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".html") {
-			return nil
+			return err
 		}
 		data, err := os.ReadFile(p)
-		if err == nil {
-			rel, _ := filepath.Rel(root, p)
-			pages = append(pages, data)
-			urls = append(urls, "http://"+filepath.ToSlash(rel))
+		if err != nil {
+			return err
 		}
+		rel, _ := filepath.Rel(root, p)
+		pages = append(pages, data)
+		urls = append(urls, "http://"+filepath.ToSlash(rel))
 		return nil
 	})
-	if len(pages) == 0 {
-		tb.Skipf("no pages under %s (test data missing)", root)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if len(pages) < 1000 {
+		tb.Fatalf("only %d pages under %s: the mirror is incomplete", len(pages), root)
 	}
 	return pages, urls
 }

@@ -6,15 +6,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/sextant-crawler/sextant/internal/fixture"
 )
 
 // TestComplianceTableFresh regenerates the transcription from the suite's
 // textproto files and compares it with the committed ctc_table_test.go.
 func TestComplianceTableFresh(t *testing.T) {
-	in := filepath.Join("..", "..", "shared", "testdata", "robots-spec", "src", "main", "resources", "CTC")
-	if _, err := os.Stat(in); err != nil {
-		t.Skipf("compliance suite not found at %s: %v", in, err)
-	}
+	in := fixture.Path(t, "robots-spec", "src", "main", "resources", "CTC")
 	if testing.Short() {
 		t.Skip("short mode: skipping go run of the generator")
 	}

@@ -1,6 +1,6 @@
 package fetcher
 
-//go:generate go run ./internal/ctcgen -in ../../shared/testdata/robots-spec/src/main/resources/CTC -out ctc_table_test.go
+//go:generate go run ./internal/ctcgen -in ../testdata/robots-spec/src/main/resources/CTC -out ctc_table_test.go
 
 import (
 	"bytes"

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"golang.org/x/net/html"
+
+	"github.com/sextant-crawler/sextant/internal/fixture"
 )
 
 // realisticSimURLs returns n URLs in discovery order as a crawler of a
@@ -45,12 +47,10 @@ func realisticSimURLs(n, hosts int, seed uint64) []string {
 }
 
 // wikiURLs returns the absolute http(s) URLs of every href and src in the
-// wiki mirror's pages, in page order, or nil if the mirror is missing.
+// wiki mirror's pages (testdata/sites, unpacked by internal/fixture), in
+// page order.
 func wikiURLs(tb testing.TB) []string {
-	root := filepath.Join("..", "..", "shared", "testdata", "sites", "wiki.contextgarden.net")
-	if _, err := os.Stat(root); err != nil {
-		tb.Skipf("wiki mirror not found at %s: %v", root, err)
-	}
+	root := filepath.Join(fixture.Sites(tb), fixture.WikiHost)
 	var out []string
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".html") {

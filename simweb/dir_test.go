@@ -12,17 +12,15 @@ import (
 	"time"
 
 	whatwg "github.com/nlnwa/whatwg-url/url"
+
+	"github.com/sextant-crawler/sextant/internal/fixture"
 )
 
-const wikiHost = "wiki.contextgarden.net"
+const wikiHost = fixture.WikiHost
 
-func sitesRoot(t *testing.T) string {
-	root := filepath.Join("..", "..", "shared", "testdata", "sites")
-	if _, err := os.Stat(filepath.Join(root, wikiHost)); err != nil {
-		t.Skipf("shared test sites not available (%v): directory mode untested", err)
-	}
-	return root
-}
+// sitesRoot unpacks the wiki mirror (testdata/sites) for the test: the
+// directory holds wikiHost/.
+func sitesRoot(t *testing.T) string { return fixture.Sites(t) }
 
 // expect is what directory mode must answer for a URL, computed from the
 // disk alone.

@@ -17,6 +17,7 @@ import (
 	"github.com/sextant-crawler/sextant/extract"
 	"github.com/sextant-crawler/sextant/fetcher"
 	"github.com/sextant-crawler/sextant/frontier"
+	"github.com/sextant-crawler/sextant/internal/fixture"
 	"github.com/sextant-crawler/sextant/simweb"
 )
 
@@ -194,14 +195,12 @@ func TestMirrorCrawlMaxDepth(t *testing.T) {
 	}
 }
 
-// mirrorWant serves the mirror and computes the expected set from the home
-// page of its first site; it skips the test if the mirror is absent.
+// mirrorWant computes the expected set from the home page of the mirror's
+// first site (testdata/sites, unpacked by internal/fixture, which fails the
+// test if the mirror is missing).
 func mirrorWant(t *testing.T, maxDepth int) (map[string]bool, string) {
 	t.Helper()
-	root := filepath.Join("..", "..", "..", "shared", "testdata", "sites")
-	if _, err := os.Stat(root); err != nil {
-		t.Skipf("mirror not available (%v): real-site crawl test skipped", err)
-	}
+	root := fixture.Sites(t)
 	entries, err := os.ReadDir(root)
 	if err != nil {
 		t.Fatal(err)
@@ -213,7 +212,7 @@ func mirrorWant(t *testing.T, maxDepth int) (map[string]bool, string) {
 		}
 	}
 	if len(hosts) == 0 {
-		t.Skip("mirror directory has no sites")
+		t.Fatalf("the mirror in %s has no sites", root)
 	}
 	sort.Strings(hosts)
 	return mirrorExpected(t, root, hosts[0], maxDepth), hosts[0]
@@ -223,7 +222,7 @@ func mirrorWant(t *testing.T, maxDepth int) (map[string]bool, string) {
 // MaxDepth maxDepth and returns the expected and the fetched sets.
 func mirrorCrawl(t *testing.T, maxDepth int) (want, got map[string]bool) {
 	t.Helper()
-	root := filepath.Join("..", "..", "..", "shared", "testdata", "sites")
+	root := fixture.Sites(t) // the same copy as mirrorWant's
 	want, host := mirrorWant(t, maxDepth)
 	srv, err := simweb.StartDir(root, simweb.Options{})
 	if err != nil {

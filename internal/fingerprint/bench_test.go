@@ -11,14 +11,15 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/sextant-crawler/sextant/internal/fixture"
 )
 
 // benchURLs returns realistic absolute URLs: the links of the pages of the
-// real wiki mirror in ../shared/testdata/sites (every href resolved against
-// its page, deduplicated), or, without that data, URLs of the same shapes
-// built here (the benchmark logs which).
+// real wiki mirror in testdata/sites (every href resolved against its page,
+// deduplicated).
 func benchURLs(tb testing.TB) []string {
-	root := filepath.Join("..", "..", "..", "shared", "testdata", "sites")
+	root := fixture.Sites(tb)
 	href := regexp.MustCompile(`href="([^"#]+)`)
 	seen := map[string]bool{}
 	var out []string
@@ -51,28 +52,11 @@ func benchURLs(tb testing.TB) []string {
 		}
 		return nil
 	})
-	if len(out) >= 1000 {
-		tb.Logf("%d distinct link URLs from %s", len(out), root)
-		return out
+	if len(out) < 1000 {
+		tb.Fatalf("only %d link URLs under %s: the mirror is incomplete", len(out), root)
 	}
-	tb.Logf("no test data under %s: synthetic URLs", root)
-	out = out[:0]
-	for i := range 20000 {
-		out = append(out, "https://www.site"+itoa(i%977)+".example.com/wiki/index.php?title=Page_"+itoa(i)+"&action=edit&section="+itoa(i%7))
-	}
+	tb.Logf("%d distinct link URLs from the wiki mirror", len(out))
 	return out
-}
-
-func itoa(i int) string {
-	var b [20]byte
-	n := len(b)
-	for {
-		n--
-		b[n] = byte('0' + i%10)
-		if i /= 10; i == 0 {
-			return string(b[n:])
-		}
-	}
 }
 
 // rabin64 is a Rabin fingerprint (Broder's table-driven form, as Mercator

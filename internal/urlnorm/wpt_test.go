@@ -3,11 +3,12 @@ package urlnorm
 import (
 	"encoding/json"
 	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/sextant-crawler/sextant/internal/fixture"
 )
 
 // wptCase is one entry of the WHATWG URL tests (web-platform-tests
@@ -20,10 +21,9 @@ type wptCase struct {
 }
 
 func loadWPT(t testing.TB) []wptCase {
-	p := filepath.Join("..", "..", "..", "shared", "testdata", "wpt-url", "urltestdata.json")
-	data, err := os.ReadFile(p)
+	data, err := os.ReadFile(fixture.Path(t, "wpt-url", "urltestdata.json"))
 	if err != nil {
-		t.Skipf("WPT URL test data not available at %s: %v", p, err)
+		t.Fatal(err)
 	}
 	var raw []json.RawMessage
 	if err := json.Unmarshal(data, &raw); err != nil {

@@ -17,6 +17,8 @@ import (
 	"time"
 
 	gowarc "github.com/internetarchive/gowarc"
+
+	"github.com/sextant-crawler/sextant/internal/fixture"
 )
 
 func section(b []byte) *io.SectionReader {
@@ -212,13 +214,8 @@ func TestOptionsAndBadInput(t *testing.T) {
 	}
 }
 
-func fixtureDir(t *testing.T) string {
-	d := filepath.Join("..", "..", "..", "shared", "testdata", "warc")
-	if _, err := os.Stat(d); err != nil {
-		t.Skipf("fixtures not found at %s (need /work/shared/testdata): %v", d, err)
-	}
-	return d
-}
+// fixtureDir holds warcio's test WARCs (testdata/warc at the repository root).
+func fixtureDir(t *testing.T) string { return fixture.Path(t, "warc") }
 
 // TestFixturesRoundTrip reads every record of the real fixtures with
 // Reader, re-writes it with Writer, reads the result with Reader and with

@@ -1,10 +1,13 @@
 // Command ctcgen transcribes Google's robots.txt compliance suite (the
 // .textproto files of github.com/google/robotstxt-spec-test, schema
-// specification.proto) into a Go table test for package fetcher.
+// specification.proto) into a Go table test for package fetcher. The suite
+// is committed in the repository's testdata/robots-spec (origin, commit and
+// licence in testdata/README.md); fetcher's TestComplianceTableFresh runs
+// this command and fails if the committed table is stale.
 //
 // Usage (from the fetcher directory, see the go:generate line in robots.go):
 //
-//	go run ./internal/ctcgen -in ../../shared/testdata/robots-spec/src/main/resources/CTC -out ctc_table_test.go
+//	go run ./internal/ctcgen -in ../testdata/robots-spec/src/main/resources/CTC -out ctc_table_test.go
 package main
 
 import (
