@@ -1,6 +1,7 @@
 package crawl
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -89,5 +90,106 @@ func TestCrawlLogEpoch(t *testing.T) {
 		if _, err := ParseLogLine(s); err == nil {
 			t.Errorf("ParseLogLine(%q) succeeded", s)
 		}
+	}
+}
+
+// Defect 2 (issue #23): a node killed mid-write leaves a torn last line;
+// reopened, it must cut that tail before appending, or its next line is
+// glued to the fragment and the log holds a malformed line for good.
+func TestCrawlLogResumeCutsTornTail(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "crawl.log")
+	at := time.Date(2026, 11, 22, 3, 4, 5, 0, time.UTC)
+	l, err := OpenCrawlLog(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		if err := l.Write(LogEntry{Time: at, Node: "n1", URL: fmt.Sprintf("http://a.sim.test/%d", i), Status: 200, Outcome: "ok"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l.Close()
+	// Cut 40 bytes off, as the issue's reproduction does.
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(path, fi.Size()-40); err != nil {
+		t.Fatal(err)
+	}
+	if l, err = OpenCrawlLog(path); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Write(LogEntry{Time: at, Node: "n1", URL: "http://a.sim.test/new", Status: 200, Outcome: "ok"}); err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	es, st, err := ReadLog(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var urls []string
+	for _, e := range es {
+		urls = append(urls, e.URL)
+	}
+	want := []string{"http://a.sim.test/0", "http://a.sim.test/1", "http://a.sim.test/new"}
+	if fmt.Sprint(urls) != fmt.Sprint(want) || st.Malformed != 0 || st.TornTail {
+		t.Errorf("after resume: %q, %+v; want %q and no malformed line", urls, st, want)
+	}
+	// A log that is one torn line is emptied; a whole log is left alone.
+	for _, c := range []struct{ in, want string }{
+		{"2026-11-22T03:04:05.000Z n1 2", ""},
+		{"", ""},
+		{"x\n", "x\n"},
+		{"x\ny", "x\n"},
+	} {
+		if err := os.WriteFile(path, []byte(c.in), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		l, err := OpenCrawlLog(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l.Close()
+		if b, _ := os.ReadFile(path); string(b) != c.want {
+			t.Errorf("resume of %q left %q, want %q", c.in, b, c.want)
+		}
+	}
+}
+
+// Defect 2: a malformed line anywhere (an old torn line that was appended
+// after, a line longer than any Write makes) is skipped and counted; the
+// lines after it are read.
+func TestReadLogSkipsMalformedLines(t *testing.T) {
+	var buf strings.Builder
+	l := NewCrawlLog(&buf)
+	at := time.Date(2026, 11, 22, 3, 4, 5, 0, time.UTC)
+	line := func(u string) {
+		l.Write(LogEntry{Time: at, Node: "n1", URL: u, Status: 200, Outcome: "ok"})
+	}
+	line("http://a.sim.test/0")
+	buf.WriteString("2026-11-22T03:04:05.000Z n1 200 5") // torn, then appended to
+	line("http://a.sim.test/1")
+	buf.WriteString("garbage\n")
+	buf.WriteString(strings.Repeat("x", 3<<20) + "\n") // longer than the reader's line bound
+	line("http://a.sim.test/2")
+	buf.WriteString("2026-11-22T03:04:05.000Z n1 2") // torn tail
+	path := filepath.Join(t.TempDir(), "crawl.log")
+	if err := os.WriteFile(path, []byte(buf.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	es, st, err := ReadLog(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(es) != 2 || es[0].URL != "http://a.sim.test/0" || es[1].URL != "http://a.sim.test/2" {
+		t.Errorf("entries %+v", es)
+	}
+	if want := (LogReadStats{Entries: 2, Malformed: 3, TornTail: true}); st != want {
+		t.Errorf("stats %+v, want %+v", st, want)
+	}
+	// ReadLogFile, the callers' shorthand, reads the same entries.
+	if es2, err := ReadLogFile(path); err != nil || len(es2) != 2 {
+		t.Errorf("ReadLogFile: %d entries, %v", len(es2), err)
 	}
 }
