@@ -156,6 +156,18 @@ func TestCrawlLogResumeCutsTornTail(t *testing.T) {
 		if b, _ := os.ReadFile(path); string(b) != c.want {
 			t.Errorf("resume of %q left %q, want %q", c.in, b, c.want)
 		}
+		// `crawler node` opens its log behind a HostTally.
+		if err := os.WriteFile(path, []byte(c.in), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		tl, err := OpenTalliedLog(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tl.Close()
+		if b, _ := os.ReadFile(path); string(b) != c.want {
+			t.Errorf("OpenTalliedLog of %q left %q, want %q", c.in, b, c.want)
+		}
 	}
 }
 
