@@ -1,15 +1,17 @@
 package crawl
 
 import (
-	"bufio"
-	"errors"
+	"bytes"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
+
+	"github.com/sextant-crawler/sextant/extract"
 )
 
 // LogEntry is one line of the crawl log: one fetch attempt.
@@ -37,15 +39,86 @@ type LogEntry struct {
 // EPOCH, the membership epoch (LogEntry.Epoch), is written by cluster
 // members only (SetEpochSource); lines without it parse with Epoch 0.
 //
+// Each text field is escaped and capped (see appendField and the Log…
+// bounds): an empty field is "-", a space is written '_', other control
+// bytes %XX, and a field over its bound is cut and ends with LogEllipsis.
+// So no fetched byte can break the line format, and one hostile header (a
+// 200 KB Location) cannot write a 200 KB line.
+//
 // Each line is written with one write(2) on an O_APPEND file so that a
-// kill -9 loses at most the line being written. CrawlLog is safe for
-// concurrent use and must be Closed.
+// kill -9 loses at most the line being written; OpenCrawlLog cuts such a
+// torn line before appending. CrawlLog is safe for concurrent use and must
+// be Closed.
 type CrawlLog struct {
-	mu    sync.Mutex
-	w     io.Writer
-	f     *os.File
-	buf   []byte
-	epoch func() uint64 // fills in LogEntry.Epoch when it is 0
+	mu     sync.Mutex
+	w      io.Writer
+	f      *os.File
+	buf    []byte
+	epoch  func() uint64 // fills in LogEntry.Epoch when it is 0
+	maxURL int           // the URL field's bound; 0: defaultLogURLLength
+}
+
+// Bounds of the crawl log's text fields, in bytes as written (escaped,
+// LogEllipsis included). The URL field's bound is the crawl's longest URL
+// (SetMaxURLLength), so that every URL the crawl fetches is logged whole.
+const (
+	// MaxLogURLLength bounds the URL field when the crawl's URLs are
+	// unbounded (MaxURLLength -1) or bounded above it.
+	MaxLogURLLength = 64 << 10
+	// LogNoteSlack is how much longer than the URL bound NOTE may be: it
+	// holds a redirect target or an error, which may quote a URL.
+	LogNoteSlack = 512
+	// LogContentTypeLength bounds CONTENT-TYPE (RFC 6838 allows 127 bytes
+	// each for type and subtype; parameters get the rest).
+	LogContentTypeLength = 256
+	// LogShortLength bounds NODE and OUTCOME (an ID and a constant).
+	LogShortLength = 128
+	// LogEllipsis ends a cut field. Canonical URLs are ASCII, so a URL
+	// field ending with it was cut.
+	LogEllipsis = "…"
+	// minLogURLLength is the least URL bound (room for a scheme, a host
+	// and the ellipsis).
+	minLogURLLength = 32
+)
+
+// maxLogLine is the longest line a LogReader parses: the widest line Write
+// makes (the bounds above plus under 200 bytes of numbers and spaces) fits
+// with room to spare, so a longer line is corrupt, not a long entry.
+const maxLogLine = 1 << 20
+
+// defaultLogURLLength is the URL field's bound when SetMaxURLLength was not
+// called: the crawl's default URL limit, taken from extract so that the
+// default lives in one place.
+func defaultLogURLLength() int {
+	var o extract.FilterOptions
+	o.EnsureDefaults()
+	return o.MaxURLLength
+}
+
+// SetMaxURLLength sets the URL field's bound to the crawl's longest URL
+// (extract.FilterOptions.MaxURLLength: 0 for its default, -1 for none,
+// which logs URLs up to MaxLogURLLength). A Node calls it with its
+// Filter's bound when the Filter reports one (NewSeedFilter's does).
+func (l *CrawlLog) SetMaxURLLength(n int) {
+	if l == nil {
+		return
+	}
+	switch {
+	case n == 0:
+		n = defaultLogURLLength()
+	case n < 0 || n > MaxLogURLLength:
+		n = MaxLogURLLength
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.maxURL = max(n, minLogURLLength)
+}
+
+// fitFilter bounds the URL field by f's URL bound, if f reports one.
+func (l *CrawlLog) fitFilter(f LinkFilter) {
+	if b, ok := f.(interface{ MaxURLLength() int }); ok {
+		l.SetMaxURLLength(b.MaxURLLength())
+	}
 }
 
 // SetEpochSource makes Write record epoch() as the EPOCH field of entries
@@ -59,29 +132,97 @@ func (l *CrawlLog) SetEpochSource(epoch func() uint64) {
 	l.epoch = epoch
 }
 
-// OpenCrawlLog opens (appending) the crawl log at path.
+// OpenCrawlLog opens (appending) the crawl log at path, cutting a torn
+// last line first (see openLogAppend).
 func OpenCrawlLog(path string) (*CrawlLog, error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	f, err := openLogAppend(path)
+	if err != nil {
+		return nil, err
+	}
+	return &CrawlLog{w: f, f: f}, nil
+}
+
+// openLogAppend opens the log at path for appending after cutting a last
+// line that has no '\n' (a kill mid-write): appended to, the fragment would
+// glue onto the next line and leave a malformed line in the middle of the
+// log for good (issue #23, defect 2). The cut is logged with slog.
+func openLogAppend(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("crawl: open crawl log: %w", err)
 	}
-	return &CrawlLog{w: f, f: f}, nil
+	cut, err := cutTornTail(f)
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("crawl: repair crawl log %s: %w", path, err)
+	}
+	if cut > 0 {
+		slog.Default().Warn("crawl: cut the torn last line of the crawl log", "path", path, "bytes", cut)
+	}
+	return f, nil
+}
+
+// cutTornTail truncates f after its last '\n' (to empty if it has none)
+// and returns how many bytes it cut.
+func cutTornTail(f *os.File) (int64, error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return 0, err
+	}
+	size, end := fi.Size(), fi.Size()
+	buf := make([]byte, 0, 64<<10)
+	for end > 0 {
+		n := min(int64(cap(buf)), end)
+		buf = buf[:n]
+		if _, err := f.ReadAt(buf, end-n); err != nil {
+			return 0, err
+		}
+		if i := bytes.LastIndexByte(buf, '\n'); i >= 0 {
+			end += int64(i) + 1 - n
+			break
+		}
+		end -= n
+	}
+	if end == size {
+		return 0, nil
+	}
+	return size - end, f.Truncate(end)
 }
 
 // NewCrawlLog writes the crawl log to w (which must be safe to call from one
 // goroutine at a time; CrawlLog serialises calls).
 func NewCrawlLog(w io.Writer) *CrawlLog { return &CrawlLog{w: w} }
 
-func dash(s string) string {
+// appendField appends s as one field of at most limit bytes: "-" if s is
+// empty; a space becomes '_' (as the log always wrote it:
+// text/html;_charset=utf-8) and every other control byte (C0, DEL) %XX, so
+// that no byte of s splits the field or the line (bufio would also eat a
+// CR before a '\n'). A longer field is cut at a character boundary and
+// ends with LogEllipsis.
+func appendField(b []byte, s string, limit int) []byte {
 	if s == "" {
-		return "-"
+		return append(b, '-')
 	}
-	return strings.Map(func(r rune) rune {
-		if r == ' ' || r == '\n' || r == '\r' || r == '\t' {
-			return '_'
+	const hex = "0123456789ABCDEF"
+	start, cut := len(b), len(b)
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if utf8.RuneStart(c) && len(b)-start <= limit-len(LogEllipsis) {
+			cut = len(b)
 		}
-		return r
-	}, s)
+		switch {
+		case c == ' ':
+			b = append(b, '_')
+		case c < 0x20 || c == 0x7f:
+			b = append(b, '%', hex[c>>4], hex[c&15])
+		default:
+			b = append(b, c)
+		}
+		if len(b)-start > limit {
+			return append(b[:cut], LogEllipsis...)
+		}
+	}
+	return b
 }
 
 // Write appends one entry.
@@ -94,7 +235,10 @@ func (l *CrawlLog) Write(e LogEntry) error {
 	b := l.buf[:0]
 	b = e.Time.UTC().AppendFormat(b, "2006-01-02T15:04:05.000Z")
 	b = append(b, ' ')
-	b = append(b, dash(e.Node)...)
+	if l.maxURL == 0 {
+		l.maxURL = defaultLogURLLength()
+	}
+	b = appendField(b, e.Node, LogShortLength)
 	b = append(b, ' ')
 	b = strconv.AppendInt(b, int64(e.Status), 10)
 	b = append(b, ' ')
@@ -104,13 +248,13 @@ func (l *CrawlLog) Write(e LogEntry) error {
 	b = append(b, ' ')
 	b = strconv.AppendInt(b, int64(e.Links), 10)
 	b = append(b, ' ')
-	b = append(b, dash(e.Outcome)...)
+	b = appendField(b, e.Outcome, LogShortLength)
 	b = append(b, ' ')
-	b = append(b, dash(e.URL)...)
+	b = appendField(b, e.URL, l.maxURL)
 	b = append(b, ' ')
-	b = append(b, dash(e.ContentType)...)
+	b = appendField(b, e.ContentType, LogContentTypeLength)
 	b = append(b, ' ')
-	b = append(b, dash(e.Note)...)
+	b = appendField(b, e.Note, l.maxURL+LogNoteSlack)
 	if e.Epoch == 0 && l.epoch != nil {
 		e.Epoch = l.epoch()
 	}
@@ -130,69 +274,4 @@ func (l *CrawlLog) Close() error {
 		return nil
 	}
 	return l.f.Close()
-}
-
-// ErrBadLogLine reports a crawl log line that does not parse.
-var ErrBadLogLine = errors.New("crawl: malformed crawl log line")
-
-// ParseLogLine parses one line written by CrawlLog.Write. A torn last line
-// (from a kill mid-write) fails to parse; callers reading logs after a crash
-// should skip such a line.
-func ParseLogLine(line string) (LogEntry, error) {
-	f := strings.Split(strings.TrimRight(line, "\n"), " ")
-	if len(f) != 10 && len(f) != 11 {
-		return LogEntry{}, fmt.Errorf("%w: %d fields in %q", ErrBadLogLine, len(f), line)
-	}
-	var e LogEntry
-	var err error
-	if e.Time, err = time.Parse("2006-01-02T15:04:05.000Z", f[0]); err != nil {
-		return e, fmt.Errorf("%w: %v", ErrBadLogLine, err)
-	}
-	undash := func(s string) string {
-		if s == "-" {
-			return ""
-		}
-		return s
-	}
-	e.Node = undash(f[1])
-	st, err1 := strconv.Atoi(f[2])
-	by, err2 := strconv.ParseInt(f[3], 10, 64)
-	ms, err3 := strconv.ParseInt(f[4], 10, 64)
-	ln, err4 := strconv.Atoi(f[5])
-	if err := errors.Join(err1, err2, err3, err4); err != nil {
-		return e, fmt.Errorf("%w: %v", ErrBadLogLine, err)
-	}
-	e.Status, e.Bytes, e.Duration, e.Links = st, by, time.Duration(ms)*time.Millisecond, ln
-	e.Outcome, e.URL, e.ContentType, e.Note = undash(f[6]), undash(f[7]), undash(f[8]), undash(f[9])
-	if len(f) == 11 {
-		if e.Epoch, err = strconv.ParseUint(f[10], 10, 64); err != nil || e.Epoch == 0 {
-			return e, fmt.Errorf("%w: epoch %q", ErrBadLogLine, f[10])
-		}
-	}
-	return e, nil
-}
-
-// ReadLogFile returns the entries of a crawl log, skipping a torn final line.
-func ReadLogFile(path string) ([]LogEntry, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	var out []LogEntry
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	var pendingErr error
-	for sc.Scan() {
-		if pendingErr != nil {
-			return out, pendingErr // a bad line that was not the last one
-		}
-		e, err := ParseLogLine(sc.Text())
-		if err != nil {
-			pendingErr = err
-			continue
-		}
-		out = append(out, e)
-	}
-	return out, sc.Err()
 }

@@ -75,6 +75,8 @@ type HandoffStats struct {
 	WireBytes  uint64
 	RawBytes   uint64 // URL bytes handed over, before coding
 	Duration   time.Duration
+	// MalformedLogLines: crawl-log lines the hand-off skipped (ReadLog).
+	MalformedLogLines int
 }
 
 // elastic is a Member's membership-change state.
@@ -399,12 +401,19 @@ func (m *Member) handoff(ctx context.Context, epoch uint64) error {
 		}
 	}
 	if m.el.logPath != "" {
-		es, err := ReadLogFile(m.el.logPath)
+		// A malformed line must not fail the hand-off: every retry would
+		// fail the same way and wedge the membership change.
+		es, rs, err := ReadLog(m.el.logPath)
 		if err != nil && !errors.Is(err, os.ErrNotExist) {
 			return fmt.Errorf("crawl: hand-off: %w", err)
 		}
+		if st.MalformedLogLines = rs.Malformed; rs.Malformed > 0 {
+			m.Node.opts.Logf("crawl: hand-off: skipped %d malformed lines of %s", rs.Malformed, m.el.logPath)
+		}
 		for _, e := range es {
-			moved(e.URL)
+			if !strings.HasSuffix(e.URL, LogEllipsis) { // a cut URL names no page
+				moved(e.URL)
+			}
 		}
 	}
 	// URLs fetched by earlier owners of the hosts, handed to this node.

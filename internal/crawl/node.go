@@ -314,6 +314,7 @@ func Open(opts Options) (*Node, error) {
 		}
 		n.own = true
 	}
+	n.log.fitFilter(opts.Filter) // log every URL the crawl may fetch whole
 	return n, nil
 }
 

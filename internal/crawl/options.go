@@ -285,7 +285,12 @@ type seedFilter struct {
 	hosts   map[string]string // host name → seed host
 	domains map[string]string // registered domain → seed host
 	any     string            // some seed host, for the Allow list
+	maxURL  int               // opts.MaxURLLength, for the crawl log
 }
+
+// MaxURLLength is the longest URL the filter admits (-1: no limit); the
+// crawl log keeps URLs up to it whole (CrawlLog.SetMaxURLLength).
+func (s *seedFilter) MaxURLLength() int { return s.maxURL }
 
 // NewSeedFilter returns a LinkFilter applying opts; with ScopeSameHost or
 // ScopeSameDomain a URL is in scope if it is on the host (or registered
@@ -295,7 +300,7 @@ func NewSeedFilter(opts extract.FilterOptions, seeds []string) (LinkFilter, erro
 	if err != nil {
 		return nil, err
 	}
-	sf := &seedFilter{f: f, scope: opts.Scope, hosts: map[string]string{}, domains: map[string]string{}}
+	sf := &seedFilter{f: f, scope: opts.Scope, hosts: map[string]string{}, domains: map[string]string{}, maxURL: opts.MaxURLLength}
 	for _, s := range seeds {
 		u, err := urlnorm.Parse(s)
 		if err != nil || !u.HasHost() {

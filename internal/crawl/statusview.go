@@ -2,7 +2,6 @@ package crawl
 
 import (
 	"bytes"
-	"fmt"
 	"io"
 	"net/url"
 	"os"
@@ -121,11 +120,12 @@ type TalliedLog struct {
 	f     *os.File
 }
 
-// OpenTalliedLog opens (appending) the crawl log at path behind a HostTally.
+// OpenTalliedLog opens (appending) the crawl log at path behind a HostTally,
+// cutting a torn last line first, as OpenCrawlLog does.
 func OpenTalliedLog(path string) (*TalliedLog, error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	f, err := openLogAppend(path)
 	if err != nil {
-		return nil, fmt.Errorf("crawl: open crawl log: %w", err)
+		return nil, err
 	}
 	t := NewHostTally(f, 0)
 	return &TalliedLog{Log: NewCrawlLog(t), Tally: t, f: f}, nil

@@ -40,4 +40,11 @@
 // Reader reads WARC 1.0 and 1.1 records from plain or gzip files (any
 // number of members); it is what the tests use to round-trip files, and is
 // fuzzed.
+//
+// Header fields: Reader and Writer take the same fields, so that a record
+// read, written and read again keeps its fields (the property FuzzReader
+// checks). A field name is a token; a value holds no CR or LF and is
+// trimmed (continuation lines are joined with one space). Reader refuses
+// other header lines with ErrMalformed; Writer refuses such fields, and
+// values with white space at either end, with ErrBadField.
 package warc

@@ -96,15 +96,41 @@ func (r *Reader) Next() (*ReadRecord, error) {
 		if total > MaxHeaderBytes {
 			return nil, fmt.Errorf("%w: header over %d bytes", ErrMalformed, MaxHeaderBytes)
 		}
+		// A bare CR is no line end here but is one to other readers, and
+		// the Writer cannot write it back (checkField).
+		bareCR := func(v string) error {
+			if strings.IndexByte(v, '\r') >= 0 {
+				return fmt.Errorf("%w: carriage return in header line %.40q", ErrMalformed, l)
+			}
+			return nil
+		}
 		if (l[0] == ' ' || l[0] == '\t') && len(rec.Header) > 0 { // continuation
-			rec.Header[len(rec.Header)-1].Value += " " + strings.TrimSpace(l)
+			if err := bareCR(l); err != nil {
+				return nil, err
+			}
+			// Joined with one space, so that the value is what the
+			// Writer writes on one line and reads back.
+			if c, f := strings.TrimSpace(l), &rec.Header[len(rec.Header)-1]; c != "" && f.Value != "" {
+				f.Value += " " + c
+			} else if c != "" {
+				f.Value = c
+			}
 			continue
 		}
 		name, value, ok := strings.Cut(l, ":")
-		if !ok || name == "" {
+		if !ok {
 			return nil, fmt.Errorf("%w: header line %.40q", ErrMalformed, l)
 		}
-		rec.Header = append(rec.Header, Field{strings.TrimSpace(name), strings.TrimSpace(value)})
+		switch name = strings.TrimSpace(name); {
+		case name == "":
+			return nil, fmt.Errorf("%w: empty field name in header line %.40q", ErrMalformed, l)
+		case !isToken(name):
+			return nil, fmt.Errorf("%w: field name %.40q is not a token", ErrMalformed, name)
+		}
+		if err := bareCR(value); err != nil {
+			return nil, err
+		}
+		rec.Header = append(rec.Header, Field{name, strings.TrimSpace(value)})
 	}
 	cl := rec.Get("Content-Length")
 	n, err := strconv.ParseInt(cl, 10, 64)

@@ -14,7 +14,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	gowarc "github.com/internetarchive/gowarc"
 
@@ -380,34 +379,11 @@ func FuzzReader(f *testing.F) {
 			if !strings.HasPrefix(rec.Version, "WARC/") {
 				t.Fatalf("version %q", rec.Version)
 			}
-			// what we read, we can write and read back identically
-			dir := t.TempDir()
-			w, err := NewWriter(Options{Dir: dir, Now: func() time.Time { return time.Unix(0, 0) }})
-			if err != nil {
-				t.Fatal(err)
-			}
-			typ := rec.Get("WARC-Type")
-			if typ == "" || strings.ContainsAny(typ, "\r\n") {
-				w.Close()
-				continue
-			}
-			ok := true
-			for _, f := range rec.Header {
-				if strings.ContainsAny(f.Name+f.Value, "\r\n") || strings.TrimSpace(f.Name) != f.Name || strings.ContainsRune(f.Name, ':') {
-					ok = false
-				}
-			}
-			if !ok {
-				w.Close()
-				continue
-			}
-			if _, err := w.WriteRecord(Record{Type: typ, Header: rec.Header, Block: section(rec.Block)}); err != nil {
-				t.Fatal(err)
-			}
-			w.Close()
-			back, err := readAll(w.Files()[0])
-			if err != nil || len(back) != 2 || !bytes.Equal(back[1].Block, rec.Block) {
-				t.Fatalf("round trip of %q: %v", rec.Block, err)
+			// What the reader accepts, the writer writes, and it reads
+			// back the same (records without a type aside: the writer
+			// requires one).
+			if rec.Get("WARC-Type") != "" {
+				checkRoundTrip(t, rec)
 			}
 		}
 	})

@@ -84,10 +84,31 @@ func (o *Options) Validate() error {
 	if o.Level < gzip.HuffmanOnly || o.Level > gzip.BestCompression {
 		errs = append(errs, fmt.Sprintf("Level %d", o.Level))
 	}
+	// Prefix starts every WARC-Filename; Software and Info are warcinfo
+	// fields (application/warc-fields).
+	for _, f := range append([]Field{{"WARC-Filename", o.Prefix + ".warc.gz"}, {"software", o.Software}}, infoFields(o.Info)...) {
+		if err := checkField(f.Name, f.Value); err != nil {
+			errs = append(errs, err.Error())
+		}
+	}
 	if len(errs) > 0 {
 		return fmt.Errorf("%w: %s", ErrBadOptions, strings.Join(errs, "; "))
 	}
 	return nil
+}
+
+// infoFields are the fields of info in sorted key order.
+func infoFields(info map[string]string) []Field {
+	keys := make([]string, 0, len(info))
+	for k := range info {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	fs := make([]Field, len(keys))
+	for i, k := range keys {
+		fs[i] = Field{k, info[k]}
+	}
+	return fs
 }
 
 func newUUID() string {
@@ -247,6 +268,9 @@ func (w *Writer) WriteFetch(f Fetch) (string, error) {
 	if f.IP != "" {
 		common = append(common, Field{"WARC-IP-Address", f.IP})
 	}
+	if err := checkFields(common); err != nil {
+		return "", err
+	}
 	resp := pending{
 		typ: "response", id: respID,
 		fields: append(append([]Field{}, common...),
@@ -304,6 +328,9 @@ func (w *Writer) WriteRecord(r Record) (string, error) {
 	if !hasField(p.fields, "WARC-Date") {
 		p.fields = append(p.fields, Field{"WARC-Date", w.o.Now().UTC().Format(time.RFC3339Nano)})
 	}
+	if err := checkFields(append([]Field{{"WARC-Type", p.typ}, {"WARC-Record-ID", p.id}}, p.fields...)); err != nil {
+		return "", err
+	}
 	if err := p.digest(); err != nil {
 		return "", err
 	}
@@ -313,6 +340,17 @@ func (w *Writer) WriteRecord(r Record) (string, error) {
 		return "", err
 	}
 	return p.id, w.afterLocked()
+}
+
+// checkFields reports the first field of fs that cannot be written
+// (checkField): the record is refused whole.
+func checkFields(fs []Field) error {
+	for _, f := range fs {
+		if err := checkField(f.Name, f.Value); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func hasField(fs []Field, name string) bool {
@@ -452,13 +490,8 @@ func (w *Writer) openLocked() error {
 	// warcinfo
 	var info bytes.Buffer
 	fmt.Fprintf(&info, "software: %s\r\nformat: WARC File Format 1.1\r\nconformsTo: http://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/\r\n", w.o.Software)
-	keys := make([]string, 0, len(w.o.Info))
-	for k := range w.o.Info {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		fmt.Fprintf(&info, "%s: %s\r\n", k, w.o.Info[k])
+	for _, f := range infoFields(w.o.Info) {
+		fmt.Fprintf(&info, "%s: %s\r\n", f.Name, f.Value)
 	}
 	p := pending{
 		typ: "warcinfo", id: "<" + w.o.NewID() + ">",

@@ -214,11 +214,15 @@ func readStatusLog(path string) ([]string, error) {
 }
 
 // readCrawlLog reads Sextant's crawl.log: every line but robots-disallowed
-// URLs (no request sent) is a fetch.
+// URLs (no request sent) is a fetch. A malformed line fails the run, as it
+// always did: a clean benchmark run writes none (a torn last line aside).
 func readCrawlLog(path string, into *[]string) error {
-	es, err := crawl.ReadLogFile(path)
+	es, st, err := crawl.ReadLog(path)
 	if err != nil {
 		return err
+	}
+	if st.Malformed > 0 {
+		return fmt.Errorf("%s: %d malformed lines: %w", path, st.Malformed, crawl.ErrBadLogLine)
 	}
 	for _, e := range es {
 		if e.Outcome != crawl.OutcomeRobots {
