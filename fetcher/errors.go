@@ -26,6 +26,9 @@ var (
 	ErrConnect = errors.New("fetcher: connection failed")
 	// ErrEncoding: the body's Content-Encoding is unknown or corrupt.
 	ErrEncoding = errors.New("fetcher: bad content encoding")
+	// ErrTooManyEncodings: the response stacks more than MaxContentCodings
+	// content codings. Returned wrapped in ErrEncoding (its class).
+	ErrTooManyEncodings = errors.New("fetcher: too many content codings")
 	// ErrCanceled: the caller's context was cancelled. Retryable: the URL
 	// was not fetched.
 	ErrCanceled = errors.New("fetcher: canceled")

@@ -217,9 +217,14 @@ func (f *Fetcher) readBody(r *Response, hr *http.Response, bodyCap, decodeCap in
 		r.Bytes = wire.n
 		f.stats.wireBytes.add(wire.n)
 	}()
-	dec, err := newDecoder(hr.Header.Get("Content-Encoding"), wire)
+	// Several Content-Encoding lines are one list (RFC 9110 §5.3).
+	ce := strings.Join(hr.Header.Values("Content-Encoding"), ",")
+	dec, err := newDecoder(ce, wire)
 	if err != nil {
 		switch {
+		case errors.Is(err, ErrTooManyEncodings):
+			f.stats.tooManyEncodings.add(1)
+			return err
 		case wire.lastErr != nil:
 			return wire.lastErr
 		case wire.n == 0 && errors.Is(err, io.EOF): // empty compressed body
@@ -233,7 +238,7 @@ func (f *Fetcher) readBody(r *Response, hr *http.Response, bodyCap, decodeCap in
 	}
 	defer dec.Close()
 	out := &capReader{r: dec, left: decodeCap}
-	if ce := hr.Header.Get("Content-Encoding"); ce == "" || strings.EqualFold(ce, "identity") {
+	if ce == "" || strings.EqualFold(ce, "identity") {
 		r.Body.sizeHint(min(hr.ContentLength, decodeCap))
 	}
 	_, err = io.Copy(r.Body, out)
