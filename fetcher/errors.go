@@ -78,6 +78,8 @@ func classify(err error, parent context.Context) error {
 	switch {
 	case errors.Is(err, ErrLocal):
 		return mk(ErrLocal, true)
+	case errors.Is(err, netguard.ErrInvalidHost):
+		return mk(ErrBadURL, false)
 	case errors.Is(err, ErrPrivateAddress):
 		return mk(ErrPrivateAddress, false)
 	case errors.Is(err, ErrEncoding):

@@ -15,6 +15,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/sextant-crawler/sextant/internal/netguard"
 )
 
 // Fetcher downloads URLs. It is safe for concurrent use by many workers and
@@ -153,6 +155,9 @@ func parseFetchURL(rawURL string) (*url.URL, error) {
 	}
 	if u.Host == "" {
 		return nil, &classError{ErrBadURL, fmt.Errorf("no host in %q", rawURL), false}
+	}
+	if _, _, err := netguard.ParseHost(u.Hostname()); err != nil {
+		return nil, &classError{ErrBadURL, err, false}
 	}
 	return u, nil
 }
