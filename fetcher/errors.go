@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"net/netip"
 	"syscall"
 
 	"github.com/sextant-crawler/sextant/internal/netguard"
@@ -40,6 +41,16 @@ var (
 	// ErrOther: anything else (protocol errors).
 	ErrOther = errors.New("fetcher: fetch failed")
 )
+
+// RefusedAddr returns the address the private-address guard refused in
+// err (an ErrPrivateAddress), if the guard could name one.
+func RefusedAddr(err error) (netip.Addr, bool) {
+	var re *netguard.RefusedError
+	if errors.As(err, &re) {
+		return re.Addr, true
+	}
+	return netip.Addr{}, false
+}
 
 // classError carries a class sentinel and the cause.
 type classError struct {

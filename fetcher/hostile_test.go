@@ -225,6 +225,9 @@ func TestHostileRobotsPrivate(t *testing.T) {
 	if rules.Outcome != RobotsUnreachable || !errors.Is(rules.Err, ErrPrivateAddress) || rules.Retry || rules.Allowed("/") {
 		t.Fatalf("rules %+v, want unreachable (private, no retry), nothing allowed", rules)
 	}
+	if a, ok := RefusedAddr(rules.Err); !ok || a.String() != "127.0.0.1" {
+		t.Fatalf("RefusedAddr(%v) = %v, %v; want 127.0.0.1", rules.Err, a, ok)
+	}
 	if s.Hits("/robots.txt") != 0 {
 		t.Fatal("robots.txt was fetched from a private address")
 	}
