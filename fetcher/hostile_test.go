@@ -232,3 +232,22 @@ func TestHostileRobotsPrivate(t *testing.T) {
 		t.Fatal("robots.txt was fetched from a private address")
 	}
 }
+
+// A host that reads as an IPv4 number but is none is a bad URL, for a page
+// and for robots.txt, and is never looked up.
+func TestNumericHostInvalid(t *testing.T) {
+	res := hostile.NewResolver()
+	f := newTest(t, func(o *Options) { o.Resolver = res.Lookup })
+	for _, u := range []string{"http://256.0.0.1/", "http://0x7g.1/", "http://1.2.3.4.5/", "http://08.0.0.1/"} {
+		if _, err := f.Fetch(context.Background(), u); !errors.Is(err, ErrBadURL) || IsRetryable(err) {
+			t.Errorf("%s: err %v, want ErrBadURL", u, err)
+		}
+	}
+	rules, _, _, err := f.Robots(context.Background(), "http", "4294967296")
+	if err != nil || rules.Outcome != RobotsUnreachable || !errors.Is(rules.Err, ErrBadURL) {
+		t.Errorf("robots of 4294967296: %+v, %v", rules, err)
+	}
+	if len(res.Unexpected) > 0 {
+		t.Errorf("looked up %q", <-res.Unexpected)
+	}
+}
