@@ -21,7 +21,7 @@ const maxZstdWindow = 8 << 20
 // zstd window), so an unbounded list lets a 256 KiB header cost gigabytes
 // (52,000 layers). curl has refused more than 5 since CVE-2022-32206, and
 // real servers send one, rarely two by misconfiguration: 5 refuses nothing
-// curl fetches and bounds a response's decoders to about 5 zstd windows.
+// curl fetches. Of them, at most one may be br or zstd (see codings).
 const MaxContentCodings = 5
 
 // newDecoder returns a reader of the decoded body for a Content-Encoding
@@ -92,16 +92,26 @@ func newDecoder(contentEncoding string, r io.Reader) (io.ReadCloser, error) {
 
 // codings appends to out the codings listed in ce, last applied first, lower
 // case, without identity and empty entries; it fails once more than
-// MaxContentCodings are found, without splitting the whole header.
+// MaxContentCodings are found, without splitting the whole header, or a
+// second coding with a large window (br: 16 MiB, zstd: 8 MiB): each such
+// decoder holds its window once a layer's content exceeds it, and a body
+// stacking five cost five windows (80 MiB in brotli for a 9 MiB body).
+// One stays within the body cap; nobody stacks two.
 func codings(ce string, out []string) ([]string, error) {
+	large := 0
 	for rest := ce; ; {
 		i := strings.LastIndexByte(rest, ',')
-		enc := strings.TrimSpace(rest[i+1:])
-		if enc != "" && !strings.EqualFold(enc, "identity") {
+		enc := strings.ToLower(strings.TrimSpace(rest[i+1:]))
+		if enc != "" && enc != "identity" {
 			if len(out) == MaxContentCodings {
 				return nil, fmt.Errorf("%w: %w: more than %d listed", ErrEncoding, ErrTooManyEncodings, MaxContentCodings)
 			}
-			out = append(out, strings.ToLower(enc))
+			if enc == "br" || enc == "zstd" {
+				if large++; large > 1 {
+					return nil, fmt.Errorf("%w: %w: more than one of br and zstd", ErrEncoding, ErrTooManyEncodings)
+				}
+			}
+			out = append(out, enc)
 		}
 		if i < 0 {
 			return out, nil

@@ -22,7 +22,7 @@ func TestCodings(t *testing.T) {
 			t.Errorf("codings(%.40q) = %q, %v; want %q", ce, got, err, want)
 		}
 	}
-	for _, ce := range []string{"gzip, gzip, gzip, gzip, gzip, gzip", "br,zstd,gzip,deflate,x-gzip,br", strings.Repeat("gzip,", 52000)} {
+	for _, ce := range []string{"gzip, gzip, gzip, gzip, gzip, gzip", "br,zstd", "zstd, gzip, ZSTD", "br,gzip,deflate,x-gzip,br,gzip", strings.Repeat("gzip,", 52000)} {
 		if _, err := codings(ce, nil); !errors.Is(err, ErrTooManyEncodings) || !errors.Is(err, ErrEncoding) {
 			t.Errorf("codings(%.40q): err %v, want ErrTooManyEncodings", ce, err)
 		}

@@ -8,8 +8,10 @@
 // thousands of header lines) is exactly what net/http's server refuses to
 // produce. Endpoints, selected by path (query parameters in brackets):
 //
-//	/stacked[?n=N&enc=gzip|zstd&lines=1]  body encoded N times, Content-Encoding listing all N
-//	                                       (lines=1: one header line per coding)
+//	/stacked[?n=N&enc=LIST&size=B&lines=1] body encoded with the codings of LIST (gzip, zstd;
+//	                                       comma-separated, default gzip) repeated N times,
+//	                                       Content-Encoding listing them all (lines=1: one
+//	                                       header line each); B random bytes, else Plain
 //	/slow-headers[?every=1s]              status line, then header bytes one per interval, forever
 //	/slow-body[?every=1s]                 headers, then body bytes one per interval, forever
 //	/many-headers[?n=10000]               n distinct header lines, then a short body
@@ -32,6 +34,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"strconv"
@@ -160,7 +163,7 @@ func (s *Server) serve(c net.Conn) {
 	defer w.Flush()
 	switch req.URL.Path {
 	case "/stacked":
-		s.stacked(w, q.Get("enc"), atoi(q.Get("n"), 1), q.Get("lines") == "1")
+		s.stacked(w, q.Get("enc"), atoi(q.Get("n"), 1), atoi(q.Get("size"), 0), q.Get("lines") == "1")
 	case "/slow-headers":
 		io.WriteString(w, "HTTP/1.1 200 OK\r\nX-Slow: ")
 		s.trickle(w, duration(q.Get("every"), time.Second))
@@ -206,17 +209,26 @@ func (s *Server) trickle(w *bufio.Writer, every time.Duration) {
 	}
 }
 
-func (s *Server) stacked(w *bufio.Writer, enc string, n int, lines bool) {
+func (s *Server) stacked(w *bufio.Writer, enc string, n, size int, lines bool) {
 	if enc == "" {
 		enc = "gzip"
 	}
-	key := enc + "/" + strconv.Itoa(n)
+	var codings []string
+	for range n {
+		codings = append(codings, strings.Split(enc, ",")...)
+	}
+	key := fmt.Sprintf("%s/%d/%d", enc, n, size)
 	s.mu.Lock()
 	body, ok := s.mu.enc[key]
 	s.mu.Unlock()
 	if !ok {
+		plain := []byte(Plain)
+		if size > 0 {
+			plain = make([]byte, size)
+			rand.NewChaCha8([32]byte{}).Read(plain)
+		}
 		var err error
-		if body, err = Nest(enc, n, []byte(Plain)); err != nil {
+		if body, err = Nest(plain, codings...); err != nil {
 			io.WriteString(w, "HTTP/1.1 500 Internal Server Error\r\nContent-Length: 0\r\n\r\n")
 			return
 		}
@@ -226,47 +238,45 @@ func (s *Server) stacked(w *bufio.Writer, enc string, n int, lines bool) {
 	}
 	io.WriteString(w, "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n")
 	if lines {
-		for range n {
-			fmt.Fprintf(w, "Content-Encoding: %s\r\n", enc)
+		for _, c := range codings {
+			fmt.Fprintf(w, "Content-Encoding: %s\r\n", c)
 		}
 	} else {
-		fmt.Fprintf(w, "Content-Encoding: %s\r\n", strings.TrimSuffix(strings.Repeat(enc+", ", n), ", "))
+		fmt.Fprintf(w, "Content-Encoding: %s\r\n", strings.Join(codings, ", "))
 	}
 	fmt.Fprintf(w, "Content-Length: %d\r\n\r\n", len(body))
 	w.Write(body)
 }
 
-// Nest encodes plain n times with enc ("gzip" or "zstd"), the body of a
-// response whose Content-Encoding lists enc n times. A gzip layer adds
-// about 25 bytes, so 1,000 layers of a short text take about 25 KB.
-func Nest(enc string, n int, plain []byte) ([]byte, error) {
+// Nest encodes plain with each coding in turn ("gzip" or "zstd"), the body
+// of a response whose Content-Encoding lists codings in the same order. A
+// gzip layer adds about 25 bytes, so 1,000 layers of a short text take
+// about 25 KB.
+func Nest(plain []byte, codings ...string) ([]byte, error) {
 	b := plain
-	var buf bytes.Buffer
-	switch enc {
-	case "gzip":
-		zw, _ := gzip.NewWriterLevel(nil, gzip.BestSpeed)
-		for range n {
-			buf = bytes.Buffer{}
+	zw, _ := gzip.NewWriterLevel(nil, gzip.BestSpeed)
+	// The largest window RFC 9659 lets a client accept: a decoder pays up
+	// to 8 MiB per layer once a layer's content exceeds it.
+	zs, err := zstd.NewWriter(nil, zstd.WithWindowSize(8<<20), zstd.WithEncoderConcurrency(1))
+	if err != nil {
+		return nil, err
+	}
+	defer zs.Close()
+	for _, c := range codings {
+		switch c {
+		case "gzip":
+			var buf bytes.Buffer
 			zw.Reset(&buf)
 			zw.Write(b)
 			if err := zw.Close(); err != nil {
 				return nil, err
 			}
 			b = buf.Bytes()
+		case "zstd":
+			b = zs.EncodeAll(b, nil)
+		default:
+			return nil, errors.New("hostile: unknown coding " + c)
 		}
-	case "zstd":
-		// The largest window RFC 9659 lets a client accept: a decoder
-		// that reserves windows up front pays 8 MiB per layer.
-		zw, err := zstd.NewWriter(nil, zstd.WithWindowSize(8<<20), zstd.WithEncoderConcurrency(1))
-		if err != nil {
-			return nil, err
-		}
-		defer zw.Close()
-		for range n {
-			b = zw.EncodeAll(b, nil)
-		}
-	default:
-		return nil, errors.New("hostile: unknown encoding " + enc)
 	}
 	return b, nil
 }
