@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"runtime"
 	"strings"
@@ -267,5 +268,50 @@ func TestNumericHostInvalid(t *testing.T) {
 	}
 	if len(res.Unexpected) > 0 {
 		t.Errorf("looked up %q", <-res.Unexpected)
+	}
+}
+
+// fakeRemote makes a loopback connection look like one to a public address.
+type fakeRemote struct{ net.Conn }
+
+func (fakeRemote) RemoteAddr() net.Addr {
+	return &net.TCPAddr{IP: net.ParseIP("203.0.113.7"), Port: 80}
+}
+
+// A robots.txt redirect chain from a public host into the private range,
+// in every notation, is refused by the guard (here the DialContext
+// override's: it judges the address of the connection made), and the
+// rules say so.
+func TestHostileRobotsRedirectPrivate(t *testing.T) {
+	s := startHostile(t)
+	dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
+		var d net.Dialer
+		c, err := d.DialContext(ctx, "tcp", s.Listener())
+		if err != nil || !strings.HasPrefix(addr, "public.test:") {
+			return c, err
+		}
+		return fakeRemote{c}, nil
+	}
+	for _, tg := range s.Targets() {
+		if !tg.Reachable {
+			continue
+		}
+		t.Run(tg.Name, func(t *testing.T) {
+			f := newTest(t, func(o *Options) {
+				o.AllowPrivate, o.DialContext, o.RobotsCrossHostRedirects = false, dial, true
+			})
+			s.RobotsTarget.Store(&tg.URL)
+			hits := s.Hits("/target")
+			rules, _, _, err := f.Robots(context.Background(), "http", "public.test")
+			if err != nil || rules.Outcome != RobotsUnreachable || !errors.Is(rules.Err, ErrPrivateAddress) || rules.Retry || rules.Redirect == "" {
+				t.Fatalf("rules %+v, err %v; want unreachable (private address refused) after a redirect", rules, err)
+			}
+			if s.Hits("/target") != hits {
+				t.Fatal("the redirect target was fetched")
+			}
+		})
+	}
+	if s.Hits("/robots.txt") == 0 {
+		t.Fatal("the public robots.txt was never fetched")
 	}
 }

@@ -17,6 +17,7 @@
 //	/many-headers[?n=10000]               n distinct header lines, then a short body
 //	/informational[?n=100000]             n "103 Early Hints" responses, then a 200
 //	/redirect?to=URL                      302 to URL
+//	/robots.txt                           302 to RobotsTarget if set, else 404
 //	/target                               200 with TargetBody: reaching it means a guard failed
 //
 // Every request is counted by path (Hits). Targets lists the loopback and
@@ -40,6 +41,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/klauspost/compress/zstd"
@@ -58,6 +60,9 @@ type Server struct {
 	URL string
 	// Port is the IPv4 listener's port; Port6 the IPv6 one, 0 if none.
 	Port, Port6 int
+
+	// RobotsTarget, if set, is where /robots.txt redirects.
+	RobotsTarget atomic.Pointer[string]
 
 	lns    []net.Listener
 	wg     sync.WaitGroup
@@ -113,6 +118,9 @@ func (s *Server) Close() {
 	}
 	s.wg.Wait()
 }
+
+// Listener returns the address of the IPv4 listener ("127.0.0.1:PORT").
+func (s *Server) Listener() string { return s.lns[0].Addr().String() }
 
 // Hits returns how many requests for path were received.
 func (s *Server) Hits(path string) int {
@@ -185,6 +193,12 @@ func (s *Server) serve(c net.Conn) {
 		io.WriteString(w, "HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nok\n")
 	case "/redirect":
 		fmt.Fprintf(w, "HTTP/1.1 302 Found\r\nLocation: %s\r\nContent-Length: 0\r\n\r\n", q.Get("to"))
+	case "/robots.txt":
+		if to := s.RobotsTarget.Load(); to != nil {
+			fmt.Fprintf(w, "HTTP/1.1 302 Found\r\nLocation: %s\r\nContent-Length: 0\r\n\r\n", *to)
+			return
+		}
+		io.WriteString(w, "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n")
 	case "/target":
 		fmt.Fprintf(w, "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: %d\r\n\r\n%s", len(TargetBody), TargetBody)
 	default:
