@@ -3,7 +3,8 @@
 // fetcher's defences (caps, timeouts, the private-address guard) are
 // exercised by ordinary tests in CI rather than by hand.
 //
-// It speaks HTTP/1.1 by hand over raw TCP, one request per connection,
+// It speaks HTTP/1.1 by hand over raw TCP, one request per connection
+// ("Connection: close", so no client keeps one idle),
 // because the misbehaviour (trickled headers, floods of 1xx responses,
 // thousands of header lines) is exactly what net/http's server refuses to
 // produce. Endpoints, selected by path (query parameters in brackets):
@@ -173,13 +174,13 @@ func (s *Server) serve(c net.Conn) {
 	case "/stacked":
 		s.stacked(w, q.Get("enc"), atoi(q.Get("n"), 1), atoi(q.Get("size"), 0), q.Get("lines") == "1")
 	case "/slow-headers":
-		io.WriteString(w, "HTTP/1.1 200 OK\r\nX-Slow: ")
+		io.WriteString(w, "HTTP/1.1 200 OK\r\nConnection: close\r\nX-Slow: ")
 		s.trickle(w, duration(q.Get("every"), time.Second))
 	case "/slow-body":
-		io.WriteString(w, "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 1000000\r\n\r\n")
+		io.WriteString(w, "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Type: text/plain\r\nContent-Length: 1000000\r\n\r\n")
 		s.trickle(w, duration(q.Get("every"), time.Second))
 	case "/many-headers":
-		io.WriteString(w, "HTTP/1.1 200 OK\r\n")
+		io.WriteString(w, "HTTP/1.1 200 OK\r\nConnection: close\r\n")
 		for i := range atoi(q.Get("n"), 10000) {
 			fmt.Fprintf(w, "X-Header-%d: v\r\n", i)
 		}
@@ -190,19 +191,19 @@ func (s *Server) serve(c net.Conn) {
 				return // the client gave up
 			}
 		}
-		io.WriteString(w, "HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nok\n")
+		io.WriteString(w, "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 3\r\n\r\nok\n")
 	case "/redirect":
-		fmt.Fprintf(w, "HTTP/1.1 302 Found\r\nLocation: %s\r\nContent-Length: 0\r\n\r\n", q.Get("to"))
+		fmt.Fprintf(w, "HTTP/1.1 302 Found\r\nConnection: close\r\nLocation: %s\r\nContent-Length: 0\r\n\r\n", q.Get("to"))
 	case "/robots.txt":
 		if to := s.RobotsTarget.Load(); to != nil {
-			fmt.Fprintf(w, "HTTP/1.1 302 Found\r\nLocation: %s\r\nContent-Length: 0\r\n\r\n", *to)
+			fmt.Fprintf(w, "HTTP/1.1 302 Found\r\nConnection: close\r\nLocation: %s\r\nContent-Length: 0\r\n\r\n", *to)
 			return
 		}
-		io.WriteString(w, "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n")
+		io.WriteString(w, "HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n")
 	case "/target":
-		fmt.Fprintf(w, "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: %d\r\n\r\n%s", len(TargetBody), TargetBody)
+		fmt.Fprintf(w, "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Type: text/plain\r\nContent-Length: %d\r\n\r\n%s", len(TargetBody), TargetBody)
 	default:
-		io.WriteString(w, "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n")
+		io.WriteString(w, "HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n")
 	}
 }
 
@@ -243,14 +244,14 @@ func (s *Server) stacked(w *bufio.Writer, enc string, n, size int, lines bool) {
 		}
 		var err error
 		if body, err = Nest(plain, codings...); err != nil {
-			io.WriteString(w, "HTTP/1.1 500 Internal Server Error\r\nContent-Length: 0\r\n\r\n")
+			io.WriteString(w, "HTTP/1.1 500 Internal Server Error\r\nConnection: close\r\nContent-Length: 0\r\n\r\n")
 			return
 		}
 		s.mu.Lock()
 		s.mu.enc[key] = body
 		s.mu.Unlock()
 	}
-	io.WriteString(w, "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n")
+	io.WriteString(w, "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Type: text/plain\r\n")
 	if lines {
 		for _, c := range codings {
 			fmt.Fprintf(w, "Content-Encoding: %s\r\n", c)
