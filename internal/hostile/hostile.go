@@ -4,10 +4,9 @@
 // exercised by ordinary tests in CI rather than by hand.
 //
 // It speaks HTTP/1.1 by hand over raw TCP, one request per connection
-// ("Connection: close", so no client keeps one idle),
-// because the misbehaviour (trickled headers, floods of 1xx responses,
-// thousands of header lines) is exactly what net/http's server refuses to
-// produce. Endpoints, selected by path (query parameters in brackets):
+// ("Connection: close": no client keeps one idle), because the misbehaviour
+// (trickled headers, floods of 1xx responses, thousands of header lines) is
+// exactly what net/http's server refuses to produce. Endpoints, selected by path (query parameters in brackets):
 //
 //	/stacked[?n=N&enc=LIST&size=B&lines=1] body encoded with the codings of LIST (gzip, zstd;
 //	                                       comma-separated, default gzip) repeated N times,
