@@ -170,15 +170,8 @@ func (d *dialer) DialContext(ctx context.Context, network, addr string) (net.Con
 	if err != nil {
 		return nil, err
 	}
-	var addrs []netip.Addr
-	if a, err := netip.ParseAddr(host); err == nil {
-		addrs = []netip.Addr{a}
-	} else if t, ok := d.lookupStatic(host); ok {
-		addrs = []netip.Addr{t.addr}
-		if t.port != "" {
-			port = t.port
-		}
-	} else if addrs, err = d.dns.resolve(ctx, host); err != nil {
+	addrs, port, err := d.addrs(ctx, host, port)
+	if err != nil {
 		return nil, err
 	}
 	var errs []error
@@ -197,6 +190,29 @@ func (d *dialer) DialContext(ctx context.Context, network, addr string) (net.Con
 		}
 	}
 	return nil, errors.Join(errs...)
+}
+
+// loopbackAddrs are what "localhost" names (RFC 6761 §6.3).
+var loopbackAddrs = []netip.Addr{netip.AddrFrom4([4]byte{127, 0, 0, 1}), netip.IPv6Loopback()}
+
+// addrs returns the candidate addresses of host and the port to dial: an
+// IP literal in any notation (never sent to DNS: "0x7f.1" is 127.0.0.1 to
+// a C resolver), the Resolve map, localhost, else the resolver.
+func (d *dialer) addrs(ctx context.Context, host, port string) ([]netip.Addr, string, error) {
+	if a, ok, err := netguard.ParseHost(host); err != nil || ok {
+		return []netip.Addr{a}, port, err
+	}
+	if t, ok := d.lookupStatic(host); ok {
+		if t.port != "" {
+			port = t.port
+		}
+		return []netip.Addr{t.addr}, port, nil
+	}
+	if netguard.IsLocalhost(host) {
+		return loopbackAddrs, port, nil
+	}
+	addrs, err := d.dns.resolve(ctx, host)
+	return addrs, port, err
 }
 
 func (d *dialer) dialOverride(ctx context.Context, network, addr string) (net.Conn, error) {

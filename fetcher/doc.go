@@ -42,6 +42,17 @@
 //   - Hand Response.Location of 3xx responses on as a discovered link.
 //   - Set AllowPrivate only for tests and the simweb demo.
 //
+// # Hostile servers
+//
+// A response costs at most BodyCap wire bytes, DecompressCap decoded bytes
+// and MaxContentCodings decoders (more stacked codings fail with
+// ErrTooManyEncodings); headers, 1xx responses included, are capped at
+// 256 KiB; HeaderTimeout and FetchTimeout end trickling servers. The guard
+// judges every address dialled, in any notation a URL may carry it
+// (decimal, octal, hex or short IPv4, IPv4-mapped IPv6, zones, localhost
+// names: none is sent to DNS). internal/hostile serves all of these on
+// loopback; hostile_test.go runs the Fetcher against it.
+//
 // # Concurrency
 //
 // A Fetcher is safe for concurrent use by any number of workers; concurrent

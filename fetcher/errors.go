@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"net/netip"
 	"syscall"
 
 	"github.com/sextant-crawler/sextant/internal/netguard"
@@ -26,6 +27,9 @@ var (
 	ErrConnect = errors.New("fetcher: connection failed")
 	// ErrEncoding: the body's Content-Encoding is unknown or corrupt.
 	ErrEncoding = errors.New("fetcher: bad content encoding")
+	// ErrTooManyEncodings: the response stacks more than MaxContentCodings
+	// content codings. Returned wrapped in ErrEncoding (its class).
+	ErrTooManyEncodings = errors.New("fetcher: too many content codings")
 	// ErrCanceled: the caller's context was cancelled. Retryable: the URL
 	// was not fetched.
 	ErrCanceled = errors.New("fetcher: canceled")
@@ -37,6 +41,16 @@ var (
 	// ErrOther: anything else (protocol errors).
 	ErrOther = errors.New("fetcher: fetch failed")
 )
+
+// RefusedAddr returns the address the private-address guard refused in
+// err (an ErrPrivateAddress), if the guard could name one.
+func RefusedAddr(err error) (netip.Addr, bool) {
+	var re *netguard.RefusedError
+	if errors.As(err, &re) {
+		return re.Addr, true
+	}
+	return netip.Addr{}, false
+}
 
 // classError carries a class sentinel and the cause.
 type classError struct {
@@ -75,6 +89,8 @@ func classify(err error, parent context.Context) error {
 	switch {
 	case errors.Is(err, ErrLocal):
 		return mk(ErrLocal, true)
+	case errors.Is(err, netguard.ErrInvalidHost):
+		return mk(ErrBadURL, false)
 	case errors.Is(err, ErrPrivateAddress):
 		return mk(ErrPrivateAddress, false)
 	case errors.Is(err, ErrEncoding):

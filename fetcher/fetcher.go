@@ -15,6 +15,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/sextant-crawler/sextant/internal/netguard"
 )
 
 // Fetcher downloads URLs. It is safe for concurrent use by many workers and
@@ -154,6 +156,9 @@ func parseFetchURL(rawURL string) (*url.URL, error) {
 	if u.Host == "" {
 		return nil, &classError{ErrBadURL, fmt.Errorf("no host in %q", rawURL), false}
 	}
+	if _, _, err := netguard.ParseHost(u.Hostname()); err != nil {
+		return nil, &classError{ErrBadURL, err, false}
+	}
 	return u, nil
 }
 
@@ -217,9 +222,14 @@ func (f *Fetcher) readBody(r *Response, hr *http.Response, bodyCap, decodeCap in
 		r.Bytes = wire.n
 		f.stats.wireBytes.add(wire.n)
 	}()
-	dec, err := newDecoder(hr.Header.Get("Content-Encoding"), wire)
+	// Several Content-Encoding lines are one list (RFC 9110 §5.3).
+	ce := strings.Join(hr.Header.Values("Content-Encoding"), ",")
+	dec, err := newDecoder(ce, wire)
 	if err != nil {
 		switch {
+		case errors.Is(err, ErrTooManyEncodings):
+			f.stats.tooManyEncodings.add(1)
+			return err
 		case wire.lastErr != nil:
 			return wire.lastErr
 		case wire.n == 0 && errors.Is(err, io.EOF): // empty compressed body
@@ -233,7 +243,7 @@ func (f *Fetcher) readBody(r *Response, hr *http.Response, bodyCap, decodeCap in
 	}
 	defer dec.Close()
 	out := &capReader{r: dec, left: decodeCap}
-	if ce := hr.Header.Get("Content-Encoding"); ce == "" || strings.EqualFold(ce, "identity") {
+	if ce == "" || strings.EqualFold(ce, "identity") {
 		r.Body.sizeHint(min(hr.ContentLength, decodeCap))
 	}
 	_, err = io.Copy(r.Body, out)

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"net/netip"
 	"strings"
+
+	"github.com/sextant-crawler/sextant/internal/netguard"
 )
 
 // ErrNoDialResolution is returned by LookupIP when Options.DialContext
@@ -18,12 +20,15 @@ var ErrNoDialResolution = errors.New("fetcher: names are resolved by the DialCon
 // not resolved within DNSCacheTTL.
 func (f *Fetcher) LookupIP(ctx context.Context, host string) (netip.Addr, error) {
 	host = strings.TrimSuffix(strings.TrimPrefix(strings.TrimSuffix(host, "]"), "["), ".")
-	if a, err := netip.ParseAddr(host); err == nil {
-		return a, nil
+	if a, ok, err := netguard.ParseHost(host); err != nil || ok {
+		return a, err
 	}
 	d := f.dialer
 	if t, ok := d.lookupStatic(host); ok {
 		return t.addr, nil
+	}
+	if netguard.IsLocalhost(host) {
+		return loopbackAddrs[0], nil
 	}
 	if f.opts.DialContext != nil {
 		return netip.Addr{}, ErrNoDialResolution

@@ -26,6 +26,8 @@ func TestLookupIP(t *testing.T) {
 	for host, want := range map[string]string{
 		"a.sim.test": "127.0.0.1", "B.Sim.Test.": "127.0.0.1", "real.example": "192.0.2.7",
 		"10.1.2.3": "10.1.2.3", "[::1]": "::1",
+		// Never sent to the resolver: IPv4 in URL notations, localhost.
+		"0x7f.1": "127.0.0.1", "2130706433": "127.0.0.1", "localhost": "127.0.0.1", "www.localhost.": "127.0.0.1",
 	} {
 		got, err := f.LookupIP(ctx, host)
 		if err != nil || got.String() != want {
@@ -34,6 +36,9 @@ func TestLookupIP(t *testing.T) {
 	}
 	if _, err := f.LookupIP(ctx, "real.example"); err != nil || calls != 1 {
 		t.Errorf("second lookup: %v, %d resolver calls (want 1: cached)", err, calls)
+	}
+	if _, err := f.LookupIP(ctx, "256.0.0.1"); err == nil || calls != 1 {
+		t.Errorf("256.0.0.1: %v, %d resolver calls", err, calls)
 	}
 	if _, err := f.LookupIP(ctx, "nowhere.example"); err == nil {
 		t.Error("unknown name resolved")

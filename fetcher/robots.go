@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"container/list"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/url"
@@ -255,7 +256,11 @@ func (f *Fetcher) fetchRobots(ctx context.Context, key string, prev *RobotsRules
 			if ctx.Err() != nil {
 				return nil, home, sent, classify(err, ctx)
 			}
-			f.opts.Logger.Debug("robots.txt unreachable", "url", u.String(), "err", err)
+			if errors.Is(err, ErrPrivateAddress) {
+				f.opts.Logger.Debug("robots.txt: private address refused", "url", u.String(), "err", err)
+			} else {
+				f.opts.Logger.Debug("robots.txt unreachable", "url", u.String(), "err", err)
+			}
 			return &RobotsRules{Outcome: RobotsUnreachable, Err: err, Redirect: via}, home, sent, nil
 		}
 		rules, next := f.robotsFromResponse(resp, u)
@@ -419,7 +424,9 @@ func (c *robotsCache) store(key string, r *RobotsRules, now time.Time, o *Option
 		}
 		e.failures++
 		r.Expires = now.Add(o.RobotsErrorTTL)
-		if e.failures < o.RobotsAttempts {
+		// A refused address is the guard's verdict, not an outage: an
+		// attempt seconds later would be refused again.
+		if e.failures < o.RobotsAttempts && !errors.Is(r.Err, ErrPrivateAddress) {
 			r.Retry, r.Expires = true, now.Add(o.RobotsRetryDelay<<(e.failures-1))
 		}
 		if now.Sub(e.downSince) >= o.RobotsUnreachable {

@@ -22,9 +22,12 @@ type Stats struct {
 	ErrDNS      int64
 	ErrPrivate  int64
 	ErrEncoding int64
-	ErrCanceled int64
-	ErrOther    int64
-	ErrBadURL   int64
+	// ErrTooManyEncodings counts the ErrEncoding failures (robots.txt
+	// fetches included) of responses stacking more than MaxContentCodings.
+	ErrTooManyEncodings int64
+	ErrCanceled         int64
+	ErrOther            int64
+	ErrBadURL           int64
 
 	WireBytes int64 // body bytes read from the network (compressed)
 	BodyBytes int64 // body bytes stored (decoded)
@@ -48,7 +51,7 @@ type Stats struct {
 type stats struct {
 	fetches, s2xx, s3xx, s4xx, s5xx, sOther, truncated       counter
 	eTimeout, eConnect, eDNS, ePrivate, eEncoding, eCanceled counter
-	eOther, eBadURL                                          counter
+	eOther, eBadURL, tooManyEncodings                        counter
 	wireBytes, bodyBytes, spilled                            counter
 	robotsFetches, robotsHits, robotsMisses, robotsEvictions counter
 	robotsRules, robotsAllowAll, robotsUnreachable           counter
@@ -104,7 +107,7 @@ func (f *Fetcher) Stats() Stats {
 		Status4xx: s.s4xx.Load(), Status5xx: s.s5xx.Load(), StatusOther: s.sOther.Load(),
 		Truncated:  s.truncated.Load(),
 		ErrTimeout: s.eTimeout.Load(), ErrConnect: s.eConnect.Load(), ErrDNS: s.eDNS.Load(),
-		ErrPrivate: s.ePrivate.Load(), ErrEncoding: s.eEncoding.Load(),
+		ErrPrivate: s.ePrivate.Load(), ErrEncoding: s.eEncoding.Load(), ErrTooManyEncodings: s.tooManyEncodings.Load(),
 		ErrCanceled: s.eCanceled.Load(), ErrOther: s.eOther.Load(), ErrBadURL: s.eBadURL.Load(),
 		WireBytes: s.wireBytes.Load(), BodyBytes: s.bodyBytes.Load(), Spilled: s.spilled.Load(),
 		DNSHits: f.dialer.dns.hits.Load(), DNSMisses: f.dialer.dns.misses.Load(),

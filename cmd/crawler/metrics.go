@@ -26,6 +26,7 @@ var (
 	mFetches       = desc("fetches_total", "Page fetch attempts by outcome (ok 2xx, redirect 3xx, http_error 4xx/5xx, error: network or protocol failure).", "node", "outcome")
 	mRobotsDenied  = desc("robots_disallowed_total", "URLs not fetched because robots.txt disallows them.", "node")
 	mRobotsFetches = desc("robots_fetches_total", "HTTP requests for robots.txt.", "node")
+	mPrivate       = desc("private_address_refused_total", "URLs not fetched because their host is at a private or loopback address (the guard is on).", "node")
 	mBytes         = desc("fetched_bytes_total", "Body bytes fetched (decoded).", "node")
 	mFetchWire     = desc("fetch_wire_bytes_total", "Body bytes read from the network (compressed).", "node")
 	mFetchSeconds  = desc("fetch_seconds_total", "Time spent in fetches, summed over workers.", "node")
@@ -58,7 +59,7 @@ var (
 
 // Describe implements prometheus.Collector.
 func (c *statsCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{mFetches, mRobotsDenied, mRobotsFetches, mBytes, mFetchWire, mFetchSeconds,
+	for _, d := range []*prometheus.Desc{mFetches, mRobotsDenied, mRobotsFetches, mPrivate, mBytes, mFetchWire, mFetchSeconds,
 		mLinks, mNewURLs, mContentDups, mFrontier, mInFlight, mHosts, mPolite, mDUEEntries, mDUEBytes, mDUEBuffer,
 		mDUEMerges, mDUEMergeSecs, mCacheHits, mCacheMisses, mSplitDisc, mSplitSupp, mSplitSent,
 		mSplitRecv, mWireBytes, mRawBytes, mStreamErrs, mSpoolBatches, mSpoolURLs, mBuffered, mDone} {
@@ -82,6 +83,7 @@ func (c *statsCollector) Collect(ch chan<- prometheus.Metric) {
 	counter(mFetches, float64(st.FetchErr), "error")
 	counter(mRobotsDenied, float64(st.RobotsDisallowed))
 	counter(mRobotsFetches, float64(st.RobotsFetches))
+	counter(mPrivate, float64(st.PrivateRefused))
 	counter(mBytes, float64(st.Bytes))
 	counter(mFetchWire, float64(st.Fetcher.WireBytes))
 	counter(mFetchSeconds, st.FetchTime.Seconds())

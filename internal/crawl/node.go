@@ -507,6 +507,7 @@ type Stats struct {
 	WARCRecords, WARCErrors                                 uint64
 	NewURLs, BudgetDropped, Received                        uint64
 	LookupFailures                                          uint64 // PolitenessKey "ip": names that did not resolve
+	PrivateRefused                                          uint64 // URLs not fetched: their host is at a private address (guard on)
 	FetchTime                                               time.Duration
 
 	Frontier frontier.Stats
@@ -548,7 +549,7 @@ func (n *Node) Stats() Stats {
 		CacheHits: m.CacheHits.Load(), CacheMisses: m.CacheMisses.Load(),
 		ContentDuplicates: m.ContentDuplicates.Load(), NewURLs: m.NewURLs.Load() - min(m.NewURLs.Load(), fs.BudgetDropped),
 		WARCRecords: m.WARCRecords.Load(), WARCErrors: m.WARCErrors.Load(),
-		BudgetDropped: fs.BudgetDropped, Received: m.Received.Load(), LookupFailures: m.LookupFailures.Load(),
+		BudgetDropped: fs.BudgetDropped, Received: m.Received.Load(), LookupFailures: m.LookupFailures.Load(), PrivateRefused: m.PrivateRefused.Load(),
 		FetchTime: time.Duration(m.FetchNanos.Load()),
 		Frontier:  fs, DUE: n.due.Stats(), Fetcher: n.ft.Stats(),
 	}

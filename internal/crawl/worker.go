@@ -47,6 +47,7 @@ type Metrics struct {
 	WARCRecords, WARCErrors                                 atomic.Uint64
 	NewURLs, Received                                       atomic.Uint64 // NewURLs: delivered by the DUE (budget drops included)
 	LookupFailures                                          atomic.Uint64 // PolitenessKey "ip": names that did not resolve
+	PrivateRefused                                          atomic.Uint64 // URLs whose host is at an address the fetcher's guard refuses
 	FetchNanos                                              atomic.Int64
 }
 
@@ -145,10 +146,17 @@ func (w *worker) process(ctx context.Context, l frontier.Lease) (frontier.Result
 		return frontier.Result{Requeue: true, CrawlDelay: robotsRetryIn(rules)}, nil
 	}
 	if !rules.Allowed(l.URL) {
-		n.metrics.RobotsDisallowed.Add(1)
 		e := LogEntry{Time: time.Now(), Node: n.opts.ID, URL: l.URL, Outcome: OutcomeRobots}
-		if rules.Outcome == fetcher.RobotsUnreachable {
+		switch {
+		case errors.Is(rules.Err, fetcher.ErrPrivateAddress):
+			// Not robots.txt's verdict: the guard refused the host's address.
+			n.metrics.PrivateRefused.Add(1)
+			e.Note = privateNote(host, rules.Err)
+		case rules.Outcome == fetcher.RobotsUnreachable:
+			n.metrics.RobotsDisallowed.Add(1)
 			e.Note = "robots.txt unreachable"
+		default:
+			n.metrics.RobotsDisallowed.Add(1)
 		}
 		n.log.Write(e)
 		return frontier.Result{CrawlDelay: rules.CrawlDelay()}, nil
@@ -168,7 +176,12 @@ func (w *worker) process(ctx context.Context, l frontier.Lease) (frontier.Result
 		}
 		n.metrics.FetchErr.Add(1)
 		n.metrics.FetchNanos.Add(int64(d))
-		n.log.Write(LogEntry{Time: time.Now(), Node: n.opts.ID, URL: l.URL, Status: -1, Outcome: OutcomeError, Duration: d, Note: err.Error()})
+		note := err.Error()
+		if errors.Is(err, fetcher.ErrPrivateAddress) {
+			n.metrics.PrivateRefused.Add(1)
+			note = privateNote(host, err)
+		}
+		n.log.Write(LogEntry{Time: time.Now(), Node: n.opts.ID, URL: l.URL, Status: -1, Outcome: OutcomeError, Duration: d, Note: note})
 		return frontier.Result{Duration: d, CrawlDelay: rules.CrawlDelay(), Failed: true}, nil
 	}
 	defer resp.Close()
@@ -262,6 +275,16 @@ func robotsNote(r *fetcher.RobotsRules) string {
 		return "robots.txt redirects to another host: " + r.Redirect + "; waiting for that host's politeness slot (URLs held)"
 	}
 	return "robots.txt redirects to another host: " + r.Redirect + ", fetched in that host's politeness slot (" + r.Outcome.String() + ")"
+}
+
+// privateNote is the crawl-log note of a URL of host whose address the
+// fetcher's private-address guard refused.
+func privateNote(host string, err error) string {
+	addr := "address unknown"
+	if a, ok := fetcher.RefusedAddr(err); ok {
+		addr = a.String()
+	}
+	return "private address refused: " + host + " (" + addr + ")"
 }
 
 // robotsRetryIn is how long until a failed robots.txt with attempts left is

@@ -20,6 +20,19 @@ import (
 // ErrPrivateAddress is wrapped by every refusal.
 var ErrPrivateAddress = errors.New("netguard: refusing private or reserved address")
 
+// RefusedError is the error of Check: it names the address refused and
+// matches ErrPrivateAddress with errors.Is.
+type RefusedError struct {
+	Addr   netip.Addr
+	Reason string // the range, e.g. "loopback"
+}
+
+func (e *RefusedError) Error() string {
+	return fmt.Sprintf("%v: %s is %s", ErrPrivateAddress, e.Addr, e.Reason)
+}
+
+func (e *RefusedError) Unwrap() error { return ErrPrivateAddress }
+
 // blocked lists the prefixes refused by default, with the reason shown in errors.
 var blocked = []struct {
 	p      netip.Prefix
@@ -38,6 +51,7 @@ var blocked = []struct {
 	{netip.MustParsePrefix("240.0.0.0/4"), "reserved"},
 	{netip.MustParsePrefix("::/128"), "unspecified"},
 	{netip.MustParsePrefix("::1/128"), "loopback"},
+	{netip.MustParsePrefix("::/96"), "IPv4-compatible (deprecated, RFC 4291)"},
 	{netip.MustParsePrefix("64:ff9b:1::/48"), "local-use NAT64"},
 	{netip.MustParsePrefix("fc00::/7"), "unique-local (private)"},
 	{netip.MustParsePrefix("fe80::/10"), "link-local"},
@@ -47,12 +61,15 @@ var blocked = []struct {
 
 // Reason returns why addr is refused by default, or "" if it is public.
 // IPv4-mapped IPv6 addresses are judged as the IPv4 address they carry, and
-// NAT64 addresses (64:ff9b::/96) as their embedded IPv4 address.
+// NAT64 addresses (64:ff9b::/96) as their embedded IPv4 address. A zone
+// is ignored: it only says which interface reaches the address.
 func Reason(addr netip.Addr) string {
 	if !addr.IsValid() {
 		return "invalid address"
 	}
-	addr = addr.Unmap()
+	// netip.Prefix.Contains is false for every zoned address: without
+	// this, [::1%lo] would pass as public.
+	addr = addr.WithZone("").Unmap()
 	if addr.Is6() {
 		if nat64 := netip.MustParsePrefix("64:ff9b::/96"); nat64.Contains(addr) {
 			b := addr.As16()
@@ -71,7 +88,7 @@ func Reason(addr netip.Addr) string {
 // ErrPrivateAddress that names the address and the range it falls in.
 func Check(addr netip.Addr) error {
 	if r := Reason(addr); r != "" {
-		return fmt.Errorf("%w: %s is %s", ErrPrivateAddress, addr, r)
+		return &RefusedError{Addr: addr, Reason: r}
 	}
 	return nil
 }

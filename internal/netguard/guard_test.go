@@ -51,3 +51,52 @@ func TestCheckHostPort(t *testing.T) {
 		}
 	}
 }
+
+// A zone must not hide an address from the guard: netip.Prefix.Contains is
+// false for any zoned address.
+func TestCheckZoned(t *testing.T) {
+	for _, s := range []string{"::1%lo", "fe80::1%eth0", "::ffff:127.0.0.1%lo", "ff02::1%1", "fd00::1%x", "::127.0.0.1", "::a9fe:a9fe"} {
+		var re *RefusedError
+		if err := Check(netip.MustParseAddr(s)); !errors.Is(err, ErrPrivateAddress) || !errors.As(err, &re) || re.Addr != netip.MustParseAddr(s) {
+			t.Errorf("Check(%s) = %v, want a RefusedError naming it", s, err)
+		}
+	}
+}
+
+func TestParseHost(t *testing.T) {
+	for host, want := range map[string]string{
+		"127.0.0.1": "127.0.0.1", "2130706433": "127.0.0.1", "0177.0.0.1": "127.0.0.1",
+		"0x7f.1": "127.0.0.1", "0X7F.0.0.1": "127.0.0.1", "127.1": "127.0.0.1", "127.0.1": "127.0.0.1",
+		"0x7f000001": "127.0.0.1", "017700000001": "127.0.0.1", "127.0.0.1.": "127.0.0.1",
+		"0": "0.0.0.0", "0x": "0.0.0.0", "1.2.3.4": "1.2.3.4", "0xa9fea9fe": "169.254.169.254",
+		"[::1]": "::1", "::1": "::1", "[::ffff:7f00:1]": "::ffff:127.0.0.1", "[fe80::1%eth0]": "fe80::1%eth0",
+		"4294967295": "255.255.255.255", "1.16777215": "1.255.255.255",
+	} {
+		a, ok, err := ParseHost(host)
+		if !ok || err != nil || a != netip.MustParseAddr(want) {
+			t.Errorf("ParseHost(%q) = %v, %v, %v; want %s", host, a, ok, err, want)
+		}
+	}
+	for _, host := range []string{"example.com", "1.2.3.4.example", "a1", "1.2.3.4.5.com", "localhost", "xn--0-8ub", "1.2.3.z", ""} {
+		if a, ok, err := ParseHost(host); ok || err != nil {
+			t.Errorf("ParseHost(%q) = %v, %v, %v; want a name", host, a, ok, err)
+		}
+	}
+	// Numeric but not an address (WHATWG: failure): refused, not looked up.
+	for _, host := range []string{"4294967296", "256.0.0.1", "0x7g.1", "1.2.3.4.5", "1.256.0.0", "08.0.0.1", "1.2.3.0x1ff", "99999999999999999999", "1..2"} {
+		if _, _, err := ParseHost(host); !errors.Is(err, ErrInvalidHost) {
+			t.Errorf("ParseHost(%q): err %v, want ErrInvalidHost", host, err)
+		}
+	}
+}
+
+func TestIsLocalhost(t *testing.T) {
+	for host, want := range map[string]bool{
+		"localhost": true, "LocalHost.": true, "a.b.localhost": true, "localhost.localdomain": false,
+		"notlocalhost": false, "localhost.example": false, "": false,
+	} {
+		if IsLocalhost(host) != want {
+			t.Errorf("IsLocalhost(%q) != %v", host, want)
+		}
+	}
+}

@@ -111,6 +111,7 @@ type Report struct {
 	FetchErrors       uint64  `json:"fetch_errors"`
 	RobotsDisallowed  uint64  `json:"robots_disallowed"`
 	RobotsFetches     uint64  `json:"robots_fetches"`
+	PrivateRefused    uint64  `json:"private_address_refused"` // URLs whose host is at a refused private address
 	Bytes             uint64  `json:"bytes"`
 	PagesPerSecond    float64 `json:"pages_per_second"`
 	BytesPerSecond    float64 `json:"bytes_per_second"`
@@ -191,6 +192,7 @@ func Build(kind string, in []Input, elapsed time.Duration) *Report {
 		r.FetchErrors += st.FetchErr
 		r.RobotsDisallowed += st.RobotsDisallowed
 		r.RobotsFetches += st.RobotsFetches
+		r.PrivateRefused += st.PrivateRefused
 		r.Bytes += st.Bytes
 		r.LinksFound += st.LinksFound
 		r.LinksFiltered += st.LinksFiltered
@@ -242,6 +244,9 @@ func (r *Report) WriteText(w io.Writer, title string, extra ...string) {
 	}
 	fmt.Fprintf(w, "fetches         %d: ok %d, redirect %d, http-error %d, error %d; robots.txt fetches %d, URLs disallowed %d\n",
 		r.Fetches, r.FetchOK, r.Redirects, r.HTTPErrors, r.FetchErrors, r.RobotsFetches, r.RobotsDisallowed)
+	if r.PrivateRefused > 0 {
+		fmt.Fprintf(w, "private address %d URLs refused: their host is at a private or loopback address (AllowPrivate off)\n", r.PrivateRefused)
+	}
 	fmt.Fprintf(w, "throughput      %.0f pages/s, %.2f MiB/s (%.1f MiB in all)\n",
 		r.PagesPerSecond, r.BytesPerSecond/(1<<20), float64(r.Bytes)/(1<<20))
 	fmt.Fprintf(w, "links           %d found, %d filtered, %.1f%% local, %.1f%% to peers; %d new URLs, %d dropped by the per-host budget, %d content duplicates\n",

@@ -77,11 +77,29 @@ func TestBuildSingleNode(t *testing.T) {
 	var b bytes.Buffer
 	r.WriteText(&b, "crawl")
 	s := b.String()
+	if strings.Contains(s, "private address") {
+		t.Errorf("private address line without refusals:\n%s", s)
+	}
 	if !strings.Contains(s, "cross-machine   none (one node)") || !strings.Contains(s, "cache advice    none") || strings.Contains(s, "node      fetches") {
 		t.Errorf("single node without estimator:\n%s", s)
 	}
 	if r.PerNode[0].FrontAdvice != nil || r.PerNode[0].PeerAdvice != nil {
 		t.Errorf("advice without curves: %+v", r.PerNode[0])
+	}
+}
+
+// Refused private addresses are summed and shown.
+func TestPrivateRefused(t *testing.T) {
+	a, b := stats("a", 10), stats("b", 10)
+	a.PrivateRefused, b.PrivateRefused = 2, 3
+	r := Build(KindCrawl, []Input{{Stats: a}, {Stats: b}}, time.Second)
+	var buf bytes.Buffer
+	r.WriteText(&buf, "crawl")
+	if r.PrivateRefused != 5 || !strings.Contains(buf.String(), "private address 5 URLs refused") {
+		t.Errorf("PrivateRefused %d, text:\n%s", r.PrivateRefused, buf.String())
+	}
+	if raw, _ := json.Marshal(r); !strings.Contains(string(raw), `"private_address_refused":5`) {
+		t.Errorf("JSON: %s", raw)
 	}
 }
 
