@@ -211,3 +211,15 @@ func (l *SeedList) strict() ([]string, error) {
 	}
 	return l.URLs, nil
 }
+
+// Merge appends other's seeds and problems to l, prefixing other's places
+// with source ("seeds_file line 7").
+func (l *SeedList) Merge(source string, other *SeedList) {
+	l.URLs = append(l.URLs, other.URLs...)
+	for _, p := range other.Examples {
+		if len(l.Examples) < maxSeedExamples {
+			l.Examples = append(l.Examples, SeedProblem{Where: source + " " + p.Where, Reason: p.Reason})
+		}
+	}
+	l.Rejected += other.Rejected
+}
