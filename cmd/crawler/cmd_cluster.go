@@ -70,6 +70,9 @@ func runCluster(ctx context.Context, env *cmdEnv, args []string) error {
 	if err := f.parse(args); err != nil {
 		return err
 	}
+	if *timeout <= 0 {
+		return usagef("cluster %s: --timeout %v must be positive", sub, *timeout)
+	}
 	if *pki == "" {
 		*pki = os.Getenv("SEXTANT_PKI")
 	}

@@ -158,3 +158,21 @@ func TestCrawlBadSeedsAndControlCharacters(t *testing.T) {
 		t.Fatalf("no valid seed: exit %d, stderr %q; want 2, the lines, nothing raw", code, errOut)
 	}
 }
+
+// The other commands' duration flags refuse negative values too (the old
+// demo panicked in time.NewTicker on --progress -1s).
+func TestOtherCommandsRefuseNegativeDurations(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"cluster", "show", "--pki", dir, "--peer", "127.0.0.1:1", "--timeout", "-1s"}, "--timeout"},
+		{[]string{"demo", "--progress", "-1s", "--status", "off", "--hosts", "20", "--no-pathologies"}, "--progress"},
+	} {
+		code, _, errOut := runCLI(t, tc.args...)
+		if code != 2 || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%q: exit %d, stderr %q; want 2 naming %s", tc.args, code, errOut, tc.want)
+		}
+	}
+}
