@@ -124,7 +124,8 @@ type Config struct {
 	DataDir string `json:"data_dir"`
 	TLS     TLS    `json:"tls"`
 
-	// Workers is the number of fetching goroutines (default 64).
+	// Workers is the number of fetching goroutines (default 64, at most
+	// crawl.MaxWorkers).
 	Workers int `json:"workers,omitempty"`
 	// CacheAlgo and CachePerWorker size each worker's front cache
 	// (defaults "clock", 512; 0 entries disables it).
