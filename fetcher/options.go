@@ -9,8 +9,9 @@ import (
 	"net"
 	"net/netip"
 	"os"
-	"strings"
 	"time"
+
+	"golang.org/x/net/http/httpguts"
 )
 
 // Defaults of Options.
@@ -211,8 +212,10 @@ func (o *Options) Validate() error {
 	if !validToken(o.RobotsToken) {
 		bad("RobotsToken %q must be letters, '_' and '-' only", o.RobotsToken)
 	}
-	if strings.ContainsAny(o.UserAgent, "\r\n") {
-		bad("UserAgent must be one line")
+	// A control character would make net/http refuse every request at
+	// send time; refusing it here names the option instead.
+	if !httpguts.ValidHeaderFieldValue(o.UserAgent) {
+		bad("UserAgent %q: control characters are not allowed in a header", o.UserAgent)
 	}
 	for name, d := range map[string]time.Duration{
 		"DialTimeout": o.DialTimeout, "TLSTimeout": o.TLSTimeout,

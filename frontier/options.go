@@ -3,6 +3,7 @@ package frontier
 import (
 	"errors"
 	"fmt"
+	"math"
 	"time"
 )
 
@@ -147,17 +148,31 @@ func (o *Options) Validate() error {
 	if o.MaxBackQueues < o.BackQueues {
 		errs = append(errs, fmt.Errorf("MaxBackQueues %d < BackQueues %d", o.MaxBackQueues, o.BackQueues))
 	}
-	if o.Factor < 0 {
-		errs = append(errs, fmt.Errorf("Factor %g < 0", o.Factor))
+	// NaN passes every comparison and ±Inf overflows Factor × duration:
+	// either would make the delays meaningless, so only finite factors.
+	if !(o.Factor >= 0) || math.IsInf(o.Factor, 1) {
+		errs = append(errs, fmt.Errorf("Factor %g: want a finite number ≥ 0", o.Factor))
 	}
-	if o.MinDelay < 0 || o.MaxDelay < 0 || o.MaxCrawlDelay < 0 || o.BorrowHold < 0 || o.BorrowPoll < 0 {
-		errs = append(errs, errors.New("negative delay"))
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{
+		{"MinDelay", o.MinDelay}, {"MaxDelay", o.MaxDelay}, {"MaxCrawlDelay", o.MaxCrawlDelay},
+		{"FailureBackoff", o.FailureBackoff}, {"MaxFailureBackoff", o.MaxFailureBackoff},
+		{"BorrowHold", o.BorrowHold}, {"BorrowPoll", o.BorrowPoll},
+	} {
+		if d.v < 0 {
+			errs = append(errs, fmt.Errorf("%s %v < 0", d.name, d.v))
+		}
+	}
+	if o.CacheSize < 0 {
+		errs = append(errs, fmt.Errorf("CacheSize %d < 0", o.CacheSize))
 	}
 	if o.MaxDelay > 0 && o.MinDelay > o.MaxDelay {
 		errs = append(errs, fmt.Errorf("MinDelay %v > MaxDelay %v", o.MinDelay, o.MaxDelay))
 	}
-	if o.FailureBackoff < 0 || o.MaxFailureBackoff < o.FailureBackoff && o.MaxFailureBackoff != 0 {
-		errs = append(errs, errors.New("FailureBackoff must be ≥ 0 and ≤ MaxFailureBackoff"))
+	if o.FailureBackoff >= 0 && o.MaxFailureBackoff > 0 && o.MaxFailureBackoff < o.FailureBackoff {
+		errs = append(errs, fmt.Errorf("FailureBackoff %v > MaxFailureBackoff %v", o.FailureBackoff, o.MaxFailureBackoff))
 	}
 	if err := o.HostBudget.validate(); err != nil {
 		errs = append(errs, err)

@@ -8,6 +8,13 @@ import (
 	"io"
 	"sort"
 	"strings"
+
+	"github.com/sextant-crawler/sextant/extract"
+	"github.com/sextant-crawler/sextant/frontier"
+	"github.com/sextant-crawler/sextant/internal/crawl"
+	"github.com/sextant-crawler/sextant/internal/demo"
+	"github.com/sextant-crawler/sextant/internal/nodeconfig"
+	"github.com/sextant-crawler/sextant/internal/termsafe"
 )
 
 // command is one subcommand of crawler.
@@ -77,13 +84,28 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	switch {
 	case err == nil, errors.Is(err, errHelpShown):
 		return 0
-	case errors.As(err, &ue):
-		fmt.Fprintf(stderr, "crawler %s: %s (see 'crawler %s -h')\n", name, ue.msg, name)
+	case errors.As(err, &ue), isInvalidInput(err):
+		// Error texts may quote seeds, URLs or what a server or a peer
+		// sent: escaped, so that they cannot drive the terminal.
+		msg := strings.ReplaceAll(err.Error(), "\n", "; ")
+		fmt.Fprintf(stderr, "crawler %s: %s (see 'crawler %s -h')\n", name, termsafe.String(msg), name)
 		return 2
 	default:
-		fmt.Fprintf(stderr, "crawler %s: %v\n", name, err)
+		fmt.Fprintf(stderr, "crawler %s: %s\n", name, termsafe.Text(err.Error()))
 		return 1
 	}
+}
+
+// isInvalidInput reports whether err is a library's verdict on options or
+// input the user gave: a usage error, whatever path found it.
+func isInvalidInput(err error) bool {
+	for _, target := range []error{crawl.ErrInvalidOptions, crawl.ErrNoSeeds, nodeconfig.ErrInvalid,
+		frontier.ErrInvalidOptions, extract.ErrInvalidOptions, demo.ErrInvalidOptions} {
+		if errors.Is(err, target) {
+			return true
+		}
+	}
+	return false
 }
 
 func printHelp(w io.Writer) {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/sextant-crawler/sextant/hostsplit"
 	"github.com/sextant-crawler/sextant/internal/crawl"
+	"github.com/sextant-crawler/sextant/internal/termsafe"
 	"github.com/sextant-crawler/sextant/internal/tlsutil"
 	pb "github.com/sextant-crawler/sextant/proto"
 )
@@ -68,6 +69,9 @@ func runCluster(ctx context.Context, env *cmdEnv, args []string) error {
 	timeout := f.Duration("timeout", 10*time.Minute, "give up after this long (run the command again to finish)")
 	if err := f.parse(args); err != nil {
 		return err
+	}
+	if *timeout <= 0 {
+		return usagef("cluster %s: --timeout %v must be positive", sub, *timeout)
 	}
 	if *pki == "" {
 		*pki = os.Getenv("SEXTANT_PKI")
@@ -139,7 +143,7 @@ func runCluster(ctx context.Context, env *cmdEnv, args []string) error {
 	fmt.Fprintf(env.stdout, "cluster: epoch %d %v -> epoch %d %v\n", old.Epoch, old.IDs(), nw.Epoch, nw.IDs())
 	rep, err := crawl.ChangeMembership(ctx, crawl.ChangeOptions{TLS: tn, Old: old, New: nw, Lost: lostIDs,
 		Logf: func(format string, args ...any) {
-			fmt.Fprintf(env.stderr, "%s cluster: %s\n", time.Now().UTC().Format(time.RFC3339), fmt.Sprintf(format, args...))
+			fmt.Fprintf(env.stderr, "%s cluster: %s\n", time.Now().UTC().Format(time.RFC3339), termsafe.String(fmt.Sprintf(format, args...)))
 		}})
 	if err != nil {
 		return fmt.Errorf("cluster %s: %w (run the command again to finish the change)", sub, err)
@@ -169,12 +173,13 @@ func printStates(env *cmdEnv, v hostsplit.View, states []*pb.MemberState) {
 				st = s
 			}
 		}
+		id, addr := termsafe.String(string(m.ID)), termsafe.String(m.Addr) // a peer's words
 		if st == nil {
-			fmt.Fprintf(env.stdout, "  %-10s %-22s unreachable\n", m.ID, m.Addr)
+			fmt.Fprintf(env.stdout, "  %-10s %-22s unreachable\n", id, addr)
 			continue
 		}
 		h := st.GetHandoff()
-		fmt.Fprintf(env.stdout, "  %-10s %-22s epoch %d, %s", m.ID, m.Addr, st.GetView().GetEpoch(), st.GetPhase())
+		fmt.Fprintf(env.stdout, "  %-10s %-22s epoch %d, %s", id, addr, st.GetView().GetEpoch(), termsafe.String(st.GetPhase()))
 		if st.GetPendingEpoch() != 0 {
 			fmt.Fprintf(env.stdout, " (changing to epoch %d)", st.GetPendingEpoch())
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -12,6 +13,7 @@ import (
 	"github.com/sextant-crawler/sextant/internal/crawl"
 	"github.com/sextant-crawler/sextant/internal/mrc"
 	"github.com/sextant-crawler/sextant/internal/report"
+	"github.com/sextant-crawler/sextant/internal/termsafe"
 	"github.com/sextant-crawler/sextant/simweb"
 )
 
@@ -89,7 +91,7 @@ embedded synthetic web on loopback and crawls it from its seeds (it implies
 		fmt.Fprintf(env.stdout, "simweb %s: %d hosts *.%s on %s\n", *sim, web.NumHosts(), web.Domain(), srv.Addr())
 	} else {
 		var err error
-		if seeds, err = readSeeds(*seedsFile); err != nil {
+		if seeds, err = readSeeds(env, *seedsFile, nf.MaxURLLength()); err != nil {
 			return err
 		}
 	}
@@ -114,17 +116,31 @@ embedded synthetic web on loopback and crawls it from its seeds (it implies
 		live: isTerminal(env.stdout), est: est, reportJSON: *reportJSON})
 }
 
-// readSeeds reads the seeds file (see crawl.ReadSeedsFile); an empty one is
-// a usage error.
-func readSeeds(path string) ([]string, error) {
-	seeds, err := crawl.ReadSeedsFile(path)
+// readSeeds reads the seeds file (see crawl.ReadSeedList). Skipped seeds
+// are reported on stdout and as a warning on stderr; a file without a
+// valid seed is a usage error.
+func readSeeds(env *cmdEnv, path string, maxURLLength int) ([]string, error) {
+	l, err := crawl.ReadSeedList(path, maxURLLength)
 	if err != nil {
 		return nil, err
 	}
-	if len(seeds) == 0 {
-		return nil, usagef("--seeds %s: no URLs", path)
+	if err := l.Err(); err != nil {
+		return nil, usagef("--seeds %s: %v", path, err)
 	}
-	return seeds, nil
+	reportSeeds(env, path, l)
+	return l.URLs, nil
+}
+
+// reportSeeds tells the operator which seeds were skipped, on the start
+// output and as a slog warning (its text handler quotes control
+// characters; Summary has them escaped already).
+func reportSeeds(env *cmdEnv, source string, l *crawl.SeedList) {
+	if l.Rejected == 0 {
+		return
+	}
+	fmt.Fprintf(env.stdout, "seeds %s: %s\n", termsafe.String(source), l.Summary())
+	slog.New(slog.NewTextHandler(env.stderr, nil)).Warn("seeds skipped", "source", source,
+		"skipped", l.Rejected, "valid", len(l.URLs), "examples", l.Summary())
 }
 
 // crawlRun is how crawlOnce runs: its limits, its progress display, the

@@ -45,6 +45,9 @@ Run 'crawler simweb' to only serve the web.`)
 	}
 	cfg := simweb.DefaultConfig()
 	cfg.Seed = *seed
+	if *every < 0 {
+		return usagef("--progress %v must not be negative", *every)
+	}
 	if *hosts < 0 || *pages < 0 {
 		return usagef("--hosts and --pages must not be negative")
 	}

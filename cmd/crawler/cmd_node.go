@@ -24,6 +24,7 @@ import (
 	"github.com/sextant-crawler/sextant/internal/nodeconfig"
 	"github.com/sextant-crawler/sextant/internal/report"
 	"github.com/sextant-crawler/sextant/internal/status"
+	"github.com/sextant-crawler/sextant/internal/termsafe"
 )
 
 func init() {
@@ -120,10 +121,12 @@ type nodeReady func(metricsAddr, grpcAddr string)
 // where the status page is served ("off": not at all); reportJSON, if set,
 // receives the final report as JSON.
 func runNodeConfig(ctx context.Context, env *cmdEnv, cfg *nodeconfig.Config, exitDone bool, statusAddr, reportJSON string, ready nodeReady) error {
-	seeds, err := cfg.ReadSeeds()
+	sl, err := cfg.SeedList()
 	if err != nil {
 		return err
 	}
+	reportSeeds(env, "of "+cfg.ID, sl)
+	seeds := sl.URLs
 	resolve, err := cfg.ResolveMap(ctx, net.DefaultResolver.LookupNetIP)
 	if err != nil {
 		return err
@@ -133,7 +136,7 @@ func runNodeConfig(ctx context.Context, env *cmdEnv, cfg *nodeconfig.Config, exi
 		return err
 	}
 	mo.Node.Logf = func(format string, args ...any) {
-		fmt.Fprintf(env.stderr, "%s %s: %s\n", time.Now().UTC().Format(time.RFC3339), cfg.ID, fmt.Sprintf(format, args...))
+		fmt.Fprintf(env.stderr, "%s %s: %s\n", time.Now().UTC().Format(time.RFC3339), cfg.ID, termsafe.String(fmt.Sprintf(format, args...)))
 	}
 	// The status page's live curves, busiest hosts (from the crawl log)
 	// and the NodeStatus service for the peers' cluster view.

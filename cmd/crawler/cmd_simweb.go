@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/sextant-crawler/sextant/internal/termsafe"
 	"github.com/sextant-crawler/sextant/simweb"
 )
 
@@ -55,7 +56,8 @@ sub-directory per host).`)
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(env.stdout, "serving %d sites from %s on %s: %v\n", len(srv.DirHosts()), *dir, srv.Addr(), srv.DirHosts())
+		// Host names are directory names: anything a file name may hold.
+		fmt.Fprintf(env.stdout, "serving %d sites from %s on %s: %s\n", len(srv.DirHosts()), termsafe.String(*dir), srv.Addr(), termsafe.String(fmt.Sprint(srv.DirHosts())))
 		if hs := srv.DirHosts(); len(hs) > 0 {
 			printReach(env, srv.Addr(), hs[0], hs[0])
 		}

@@ -20,6 +20,7 @@ import (
 	"github.com/sextant-crawler/sextant/fetcher"
 	"github.com/sextant-crawler/sextant/frontier"
 	"github.com/sextant-crawler/sextant/internal/fingerprint"
+	"github.com/sextant-crawler/sextant/internal/termsafe"
 	"github.com/sextant-crawler/sextant/internal/urlnorm"
 	"github.com/sextant-crawler/sextant/internal/warc"
 )
@@ -216,11 +217,24 @@ func (o *Options) Validate() error {
 	if o.DataDir == "" {
 		errs = append(errs, fmt.Errorf("%w: DataDir is required", ErrInvalidOptions))
 	}
-	if o.Workers < 1 {
-		errs = append(errs, fmt.Errorf("%w: Workers %d < 1", ErrInvalidOptions, o.Workers))
+	if o.Workers < 1 || o.Workers > MaxWorkers {
+		errs = append(errs, fmt.Errorf("%w: Workers %d: want 1 to %d", ErrInvalidOptions, o.Workers, MaxWorkers))
 	}
-	if strings.ContainsAny(o.ID, " \n\t") {
-		errs = append(errs, fmt.Errorf("%w: ID %q contains white space", ErrInvalidOptions, o.ID))
+	if strings.ContainsAny(o.ID, " \n\t") || !termsafe.Printable(o.ID) {
+		errs = append(errs, fmt.Errorf("%w: ID %q contains white space or control characters", ErrInvalidOptions, o.ID))
+	}
+	if o.DUEBuffer < 0 || o.DUEFlushInterval < 0 {
+		errs = append(errs, fmt.Errorf("%w: DUEBuffer %d or DUEFlushInterval %v < 0", ErrInvalidOptions, o.DUEBuffer, o.DUEFlushInterval))
+	}
+	// The parts validate again when opened; checking copies here makes a
+	// bad part option an ErrInvalidOptions before anything is created.
+	fe, fr := o.Fetcher, o.Frontier
+	if err := fe.EnsureDefaults().Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("%w: %w", ErrInvalidOptions, err))
+	}
+	fr.EnsureDefaults()
+	if err := fr.Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("%w: %w", ErrInvalidOptions, err))
 	}
 	if o.CacheAlgo != "none" {
 		if _, err := cache.New(o.CacheAlgo, max(o.CachePerWorker, 1)); err != nil {

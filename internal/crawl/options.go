@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"math"
 	"net"
 	"net/netip"
 	"strings"
@@ -16,6 +17,13 @@ import (
 	"github.com/sextant-crawler/sextant/frontier"
 	"github.com/sextant-crawler/sextant/internal/urlnorm"
 )
+
+// MaxWorkers bounds Options.Workers (and --workers, and the node config's
+// workers). Each worker has its own front cache, buffers and goroutine;
+// 100,000 workers took 1.09 GB before fetching anything, and politeness
+// (one request per host at a time) leaves more than a few thousand idle
+// on any real crawl.
+const MaxWorkers = 4096
 
 // NodeFlags are the command-line flags shared by every command that runs a
 // node (crawl, node, demo): data dir, workers, fetcher, politeness, filter
@@ -45,11 +53,14 @@ type listFlag []string
 
 func (l *listFlag) String() string { return strings.Join(*l, ",") }
 
+// Set refuses an empty item: `--suffix ""` (an unset shell variable) used
+// to be dropped silently, leaving a scope other than the one asked for.
 func (l *listFlag) Set(s string) error {
 	for _, p := range strings.Split(s, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			*l = append(*l, p)
+		if p = strings.TrimSpace(p); p == "" {
+			return errors.New("empty value")
 		}
+		*l = append(*l, p)
 	}
 	return nil
 }
@@ -61,7 +72,7 @@ func AddNodeFlags(fs *flag.FlagSet) *NodeFlags {
 	fr := frontier.DefaultOptions()
 	fs.StringVar(&f.data, "data", "", "data directory (frontier, DUE, crawl.log); reusing it resumes the crawl")
 	fs.StringVar(&f.id, "id", "n0", "node name in logs")
-	fs.IntVar(&f.workers, "workers", 64, "fetching goroutines")
+	fs.IntVar(&f.workers, "workers", 64, fmt.Sprintf("fetching goroutines (1 to %d)", MaxWorkers))
 	fs.BoolVar(&f.allowPrivate, "allow-private", false, "allow connections to loopback, private and link-local addresses (needed for simweb and --resolve to loopback)")
 	fs.Var(&f.resolve, "resolve", "DOMAIN=IP[:PORT]: send DOMAIN and its sub-domains to that address instead of DNS (repeatable; needs --allow-private)")
 	fs.DurationVar(&f.minDelay, "min-delay", fr.MinDelay, "least delay between two requests to one host")
@@ -119,6 +130,35 @@ func (f *NodeFlags) Options(seeds []string) (Options, error) {
 	}
 	if f.data == "" {
 		bad("--data is required")
+	}
+	// Checked here, not only in Validate, so that the error names the flag
+	// and a 0 (which Options would replace by a default) is refused too.
+	if f.workers < 1 || f.workers > MaxWorkers {
+		bad("--workers %d: want 1 to %d", f.workers, MaxWorkers)
+	}
+	if !(f.factor >= 0) || math.IsInf(f.factor, 1) {
+		bad("--factor %v: want a finite number ≥ 0", f.factor)
+	}
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{
+		{"min-delay", f.minDelay}, {"max-delay", f.maxDelay}, {"max-crawl-delay", f.maxCrawlDelay},
+		{"failure-backoff", f.failBackoff}, {"max-failure-backoff", f.maxFailBackoff},
+		{"fetch-timeout", f.fetchTimeout}, {"due-flush", f.dueFlush},
+	} {
+		if d.v < 0 {
+			bad("--%s %v must not be negative", d.name, d.v)
+		}
+	}
+	if f.maxURLLen < 1 {
+		bad("--max-url-length %d: want ≥ 1", f.maxURLLen)
+	}
+	if f.maxRepeated < -1 {
+		bad("--max-repeated-segments %d: want ≥ 0, or -1 for no limit", f.maxRepeated)
+	}
+	if f.maxDepth < 0 {
+		bad("--max-depth %d < 0", f.maxDepth)
 	}
 	if f.bodyCap <= 0 {
 		bad("--body-cap %d must be positive", f.bodyCap)
@@ -197,21 +237,15 @@ func (f *NodeFlags) Options(seeds []string) (Options, error) {
 		return o, errors.Join(errs...)
 	}
 	o.EnsureDefaults()
-	if err := o.Validate(); err != nil {
+	if err := o.Validate(); err != nil { // the fetcher's and frontier's too
 		return o, err
-	}
-	fe := o.Fetcher
-	fe.EnsureDefaults()
-	if err := fe.Validate(); err != nil {
-		return o, fmt.Errorf("%w: %v", ErrInvalidOptions, err)
-	}
-	fro := o.Frontier
-	fro.EnsureDefaults()
-	if err := fro.Validate(); err != nil {
-		return o, fmt.Errorf("%w: %v", ErrInvalidOptions, err)
 	}
 	return o, nil
 }
+
+// MaxURLLength is the value of --max-url-length (seeds longer than it are
+// reported, see ReadSeedList).
+func (f *NodeFlags) MaxURLLength() int { return f.maxURLLen }
 
 // ParseScope parses a --scope value: any, host, domain or suffixes.
 func ParseScope(s string) (extract.Scope, error) {

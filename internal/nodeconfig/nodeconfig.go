@@ -25,6 +25,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"net/netip"
 	"os"
@@ -32,11 +33,14 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/net/http/httpguts"
+
 	"github.com/sextant-crawler/sextant/extract"
 	"github.com/sextant-crawler/sextant/fetcher"
 	"github.com/sextant-crawler/sextant/frontier"
 	"github.com/sextant-crawler/sextant/hostsplit"
 	"github.com/sextant-crawler/sextant/internal/crawl"
+	"github.com/sextant-crawler/sextant/internal/termsafe"
 	"github.com/sextant-crawler/sextant/internal/tlsutil"
 )
 
@@ -120,7 +124,8 @@ type Config struct {
 	DataDir string `json:"data_dir"`
 	TLS     TLS    `json:"tls"`
 
-	// Workers is the number of fetching goroutines (default 64).
+	// Workers is the number of fetching goroutines (default 64, at most
+	// crawl.MaxWorkers).
 	Workers int `json:"workers,omitempty"`
 	// CacheAlgo and CachePerWorker size each worker's front cache
 	// (defaults "clock", 512; 0 entries disables it).
@@ -288,11 +293,17 @@ func (c *Config) Validate() error {
 	if len(c.Members) == 0 {
 		bad("members: at least one member (this node) is required")
 	}
+	if !termsafe.Printable(c.ID) {
+		bad("id %q: control or non-printable characters", c.ID)
+	}
 	seen := map[string]bool{}
 	self := false
 	for i, m := range c.Members {
 		if m.ID == "" {
 			bad("members[%d]: id is required", i)
+		}
+		if !termsafe.Printable(m.ID) {
+			bad("members[%d]: id %q: control or non-printable characters", i, m.ID)
 		}
 		if seen[m.ID] {
 			bad("members[%d]: duplicate id %q", i, m.ID)
@@ -325,8 +336,8 @@ func (c *Config) Validate() error {
 	if c.TLS.CA == "" || c.TLS.Cert == "" || c.TLS.Key == "" {
 		bad("tls: ca, cert and key are all required (make them with 'crawler certs')")
 	}
-	if c.Workers < 1 {
-		bad("workers %d < 1", c.Workers)
+	if c.Workers < 1 || c.Workers > crawl.MaxWorkers {
+		bad("workers %d: want 1 to %d", c.Workers, crawl.MaxWorkers)
 	}
 	if *c.CachePerWorker < 0 {
 		bad("cache_per_worker %d < 0", *c.CachePerWorker)
@@ -341,7 +352,7 @@ func (c *Config) Validate() error {
 	if p.MinDelay != nil && p.MaxDelay != nil && *p.MaxDelay < *p.MinDelay {
 		bad("politeness.max_delay %v < min_delay %v", time.Duration(*p.MaxDelay), time.Duration(*p.MinDelay))
 	}
-	for name, d := range map[string]*Duration{"politeness.failure_backoff": p.FailureBackoff, "politeness.max_failure_backoff": p.MaxFailureBackoff, "fetch_timeout": c.FetchTimeout, "due_flush": c.DUEFlush} {
+	for name, d := range map[string]*Duration{"politeness.max_delay": p.MaxDelay, "politeness.failure_backoff": p.FailureBackoff, "politeness.max_failure_backoff": p.MaxFailureBackoff, "fetch_timeout": c.FetchTimeout, "due_flush": c.DUEFlush} {
 		if d != nil && *d < 0 {
 			bad("%s %v < 0", name, time.Duration(*d))
 		}
@@ -349,8 +360,21 @@ func (c *Config) Validate() error {
 	if c.BodyCap < 0 {
 		bad("body_cap %d < 0", c.BodyCap)
 	}
-	if p.Factor != nil && *p.Factor < 0 {
-		bad("politeness.factor %v < 0", *p.Factor)
+	if f := p.Factor; f != nil && (!(*f >= 0) || math.IsInf(*f, 1)) {
+		bad("politeness.factor %v: want a finite number ≥ 0", *f)
+	}
+	if !httpguts.ValidHeaderFieldValue(c.UserAgent) {
+		bad("user_agent %q: control characters are not allowed in a header", c.UserAgent)
+	}
+	if c.MaxRepeatedSegments < -1 {
+		bad("max_repeated_segments %d: want ≥ 0, or -1 for no limit", c.MaxRepeatedSegments)
+	}
+	for i, d := range c.Suffixes {
+		if strings.TrimSpace(d) == "" {
+			bad("suffixes[%d] is empty", i)
+		} else if err := (&extract.FilterOptions{Suffixes: []string{d}}).Validate(); err != nil {
+			bad("suffixes[%d] %q: not a domain", i, d)
+		}
 	}
 	if _, err := crawl.ParseScope(c.Scope); err != nil {
 		bad("scope %q: want any, host, domain or suffixes", c.Scope)
@@ -376,6 +400,15 @@ func (c *Config) Validate() error {
 	}
 	if c.SeedsFile == "" && len(c.Seeds) == 0 {
 		bad("seeds_file or seeds is required (every node is given the same seed list)")
+	}
+	if len(errs) == 0 {
+		// What the checks above miss, the node's own Validate catches
+		// (named by its Go field, not by the JSON one).
+		o := c.nodeOptions(nil, nil)
+		o.EnsureDefaults()
+		if err := o.Validate(); err != nil {
+			bad("%v", err)
+		}
 	}
 	return errors.Join(errs...)
 }
@@ -465,21 +498,35 @@ func (c *Config) ResolveMap(ctx context.Context, lookup LookupFunc) (map[string]
 	return out, nil
 }
 
-// ReadSeeds returns Seeds followed by the URLs of SeedsFile (one per line,
-// '#' starts a comment, blank lines skipped).
-func (c *Config) ReadSeeds() ([]string, error) {
-	seeds := append([]string(nil), c.Seeds...)
+// SeedList returns Seeds followed by the URLs of SeedsFile (one per line,
+// '#' starts a comment, blank lines skipped), checked: bad seeds are
+// skipped and counted, with examples ("seeds[1]", "seeds_file line 7") for
+// the caller to report. No valid seed at all is an ErrInvalid.
+func (c *Config) SeedList() (*crawl.SeedList, error) {
+	l := &crawl.SeedList{}
+	for i, s := range c.Seeds {
+		l.Add(fmt.Sprintf("seeds[%d]", i), s)
+	}
 	if c.SeedsFile != "" {
-		more, err := crawl.ReadSeedsFile(c.SeedsFile)
+		more, err := crawl.ReadSeedList(c.SeedsFile, 0)
 		if err != nil {
 			return nil, fmt.Errorf("nodeconfig: seeds_file: %w", err)
 		}
-		seeds = append(seeds, more...)
+		l.Merge("seeds_file", more)
 	}
-	if len(seeds) == 0 {
-		return nil, fmt.Errorf("%w: no seed URLs", ErrInvalid)
+	if err := l.Err(); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
-	return seeds, nil
+	return l, nil
+}
+
+// ReadSeeds is SeedList's valid URLs (use SeedList to report the others).
+func (c *Config) ReadSeeds() ([]string, error) {
+	l, err := c.SeedList()
+	if err != nil {
+		return nil, err
+	}
+	return l.URLs, nil
 }
 
 // MemberOptions builds the options of crawl.StartMember. resolve is the
@@ -501,6 +548,30 @@ func (c *Config) MemberOptions(seeds []string, resolve map[string]string) (crawl
 	if err != nil {
 		return crawl.MemberOptions{}, fmt.Errorf("nodeconfig: tls: %w", err)
 	}
+	o := c.nodeOptions(lf, resolve)
+	o.EnsureDefaults()
+	if err := o.Validate(); err != nil {
+		return crawl.MemberOptions{}, err
+	}
+	members := make([]hostsplit.Member, len(c.Members))
+	for i, m := range c.Members {
+		members[i] = hostsplit.Member{ID: hostsplit.NodeID(m.ID), Addr: m.Addr}
+	}
+	palgo, psize := c.PeerCacheAlgo, *c.PeerCacheSize
+	if psize == 0 {
+		palgo = "none"
+	}
+	mo := crawl.MemberOptions{
+		Node: o, Self: c.ID, Members: members, TLS: tn,
+		PeerCacheAlgo: palgo, PeerCacheSize: psize,
+		Epoch: c.Epoch, Joining: c.Join,
+	}
+	mo.WireCoalesce = c.wireCoalesce()
+	return mo, nil
+}
+
+// nodeOptions is the node part of MemberOptions, before defaults.
+func (c *Config) nodeOptions(lf crawl.LinkFilter, resolve map[string]string) crawl.Options {
 	fr := frontier.DefaultOptions()
 	fr.Workers = c.Workers
 	if p := c.Politeness.MinDelay; p != nil {
@@ -542,25 +613,7 @@ func (c *Config) MemberOptions(seeds []string, resolve map[string]string) (crawl
 	if c.DUEFlush != nil {
 		o.DUEFlushInterval = time.Duration(*c.DUEFlush)
 	}
-	o.EnsureDefaults()
-	if err := o.Validate(); err != nil {
-		return crawl.MemberOptions{}, err
-	}
-	members := make([]hostsplit.Member, len(c.Members))
-	for i, m := range c.Members {
-		members[i] = hostsplit.Member{ID: hostsplit.NodeID(m.ID), Addr: m.Addr}
-	}
-	palgo, psize := c.PeerCacheAlgo, *c.PeerCacheSize
-	if psize == 0 {
-		palgo = "none"
-	}
-	mo := crawl.MemberOptions{
-		Node: o, Self: c.ID, Members: members, TLS: tn,
-		PeerCacheAlgo: palgo, PeerCacheSize: psize,
-		Epoch: c.Epoch, Joining: c.Join,
-	}
-	mo.WireCoalesce = c.wireCoalesce()
-	return mo, nil
+	return o
 }
 
 // wireCoalesce maps wire_coalesce to crawl.MemberOptions.WireCoalesce:

@@ -3,6 +3,7 @@ package nodeconfig
 import (
 	"context"
 	"errors"
+	"math"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -188,5 +189,70 @@ func TestLoadAsExpandsID(t *testing.T) {
 	}
 	if _, err := LoadAs(p, "node-7"); err == nil || !strings.Contains(err.Error(), "not in members") {
 		t.Errorf("an id outside the membership: %v", err)
+	}
+}
+
+// Values the node's flags refuse are refused in the config file too, each
+// naming its JSON field.
+func TestValidateRefusesLikeTheFlags(t *testing.T) {
+	base := `"members":[{"id":"a","addr":"a:1"}],"data_dir":"d","tls":{"ca":"c","cert":"c","key":"k"},"seeds":["http://a.test/"]`
+	for _, tc := range []struct{ json, want string }{
+		{`{"id":"a","workers":100000,` + base + `}`, "workers 100000"},
+		{`{"id":"a","workers":4097,` + base + `}`, "workers 4097"},
+		{`{"id":"a","scope":"suffixes","suffixes":[""],` + base + `}`, "suffixes[0]"},
+		{`{"id":"a","suffixes":["a.test"," "],` + base + `}`, "suffixes[1]"},
+		{`{"id":"a","politeness":{"max_delay":"-1s"},` + base + `}`, "politeness.max_delay"},
+		{`{"id":"a","max_repeated_segments":-2,` + base + `}`, "max_repeated_segments"},
+		{`{"id":"a","user_agent":"bot\u001b[2J",` + base + `}`, "user_agent"},
+		{`{"id":"a\u001b[31m","members":[{"id":"a\u001b[31m","addr":"a:1"}],"data_dir":"d","tls":{"ca":"c","cert":"c","key":"k"},"seeds":["http://a.test/"]}`, "control"},
+		{`{"id":"a","body_cap":-1,` + base + `}`, "body_cap"},
+	} {
+		c, err := Parse([]byte(tc.json))
+		if err != nil {
+			t.Fatalf("%s: %v", tc.json, err)
+		}
+		err = c.Validate()
+		if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: Validate = %v, want ErrInvalid naming %q", tc.json, err, tc.want)
+		}
+	}
+	// A Config built in a program may hold what JSON cannot spell.
+	c, err := Parse([]byte(`{"id":"a",` + base + `}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Validate(); err != nil {
+		t.Fatalf("base config: %v", err)
+	}
+	for _, f := range []float64{math.NaN(), math.Inf(1)} {
+		c.Politeness.Factor = &f
+		if err := c.Validate(); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "politeness.factor") {
+			t.Errorf("factor %v: Validate = %v", f, err)
+		}
+	}
+}
+
+// Bad seeds (in the file or the JSON list) are reported with their place
+// and skipped; none valid is an error.
+func TestSeedList(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "s.txt")
+	if err := os.WriteFile(p, []byte("http://a.test/\nftp://b.test/\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := &Config{Seeds: []string{"http://z.test/", "javascript:alert(1)"}, SeedsFile: p}
+	l, err := c.SeedList()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(l.URLs, " ") != "http://z.test/ http://a.test/" || l.Rejected != 2 {
+		t.Errorf("seeds %q, %d rejected", l.URLs, l.Rejected)
+	}
+	if sum := l.Summary(); !strings.Contains(sum, "seeds[1]") || !strings.Contains(sum, "line 2") {
+		t.Errorf("summary %q lacks seeds[1] and line 2", sum)
+	}
+	c = &Config{Seeds: []string{"mailto:x@y.test"}}
+	if _, err := c.SeedList(); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "seeds[0]") {
+		t.Errorf("no valid seed: %v", err)
 	}
 }

@@ -1,0 +1,107 @@
+package crawl
+
+import (
+	"errors"
+	"flag"
+	"io"
+	"math"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Flag values that used to be accepted (or silently replaced by a default)
+// are refused with an error that names the flag.
+func TestNodeFlagsRefuse(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--factor", "NaN"}, "--factor"},
+		{[]string{"--factor", "+Inf"}, "--factor"},
+		{[]string{"--factor", "-1"}, "--factor"},
+		{[]string{"--due-flush", "-1s"}, "--due-flush"},
+		{[]string{"--min-delay", "-1s"}, "--min-delay"},
+		{[]string{"--max-delay", "-1s"}, "--max-delay"},
+		{[]string{"--max-crawl-delay", "-1s"}, "--max-crawl-delay"},
+		{[]string{"--failure-backoff", "-1s"}, "--failure-backoff"},
+		{[]string{"--max-failure-backoff", "-1s"}, "--max-failure-backoff"},
+		{[]string{"--fetch-timeout", "-1s"}, "--fetch-timeout"},
+		{[]string{"--max-url-length", "-1"}, "--max-url-length"},
+		{[]string{"--max-url-length", "0"}, "--max-url-length"},
+		{[]string{"--max-repeated-segments", "-2"}, "--max-repeated-segments"},
+		{[]string{"--max-depth", "-1"}, "--max-depth"},
+		{[]string{"--workers", "0"}, "--workers"},
+		{[]string{"--workers", "-3"}, "--workers"},
+		{[]string{"--workers", "100000"}, "--workers"},
+		{[]string{"--workers", "4097"}, "--workers"},
+		{[]string{"--suffix", ""}, "suffix"},
+		{[]string{"--suffix", "a.test,,b.test"}, "suffix"},
+		{[]string{"--scope", "suffixes", "--suffix", " "}, "suffix"},
+		{[]string{"--allow", ""}, "allow"},
+		{[]string{"--deny", ","}, "deny"},
+		{[]string{"--id", "n\x1b[31m0"}, "ID"},
+		{[]string{"--user-agent", "bot\x1b[2J"}, "UserAgent"},
+	} {
+		fs := flag.NewFlagSet("t", flag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		nf := AddNodeFlags(fs)
+		err := fs.Parse(append([]string{"--data", t.TempDir()}, tc.args...))
+		if err == nil {
+			_, err = nf.Options(nil)
+			if err != nil && !errors.Is(err, ErrInvalidOptions) {
+				t.Errorf("%q: %v does not wrap ErrInvalidOptions", tc.args, err)
+			}
+		}
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: got %v, want an error naming %s", tc.args, err, tc.want)
+		}
+	}
+	// The bounds themselves are accepted.
+	for _, args := range [][]string{{"--workers", "1"}, {"--workers", "4096"}, {"--max-url-length", "1"}, {"--factor", "0.5"}, {"--min-delay", "0"}} {
+		fs := flag.NewFlagSet("t", flag.ContinueOnError)
+		nf := AddNodeFlags(fs)
+		if err := fs.Parse(append([]string{"--data", t.TempDir()}, args...)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := nf.Options(nil); err != nil {
+			t.Errorf("%q: %v", args, err)
+		}
+	}
+}
+
+// The library refuses the same values, whatever path built the Options
+// (the node's JSON config, the demo, a program).
+func TestOptionsValidateRefuses(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		set  func(o *Options)
+	}{
+		{"Workers", func(o *Options) { o.Workers = MaxWorkers + 1 }},
+		{"Workers", func(o *Options) { o.Workers = 100_000 }},
+		{"DUEFlushInterval", func(o *Options) { o.DUEFlushInterval = -time.Second }},
+		{"DUEBuffer", func(o *Options) { o.DUEBuffer = -1 }},
+		{"ID", func(o *Options) { o.ID = "n\x1b[31m" }},
+		{"Factor", func(o *Options) { o.Frontier.Factor = math.NaN() }},
+		{"Factor", func(o *Options) { o.Frontier.Factor = math.Inf(1) }},
+		{"MinDelay", func(o *Options) { o.Frontier.MinDelay = -time.Second }},
+		{"FetchTimeout", func(o *Options) { o.Fetcher.FetchTimeout = -time.Second }},
+		{"UserAgent", func(o *Options) { o.Fetcher.UserAgent = "x\x1b" }},
+	} {
+		o := Options{DataDir: t.TempDir()}
+		tc.set(&o)
+		o.EnsureDefaults()
+		err := o.Validate()
+		if !errors.Is(err, ErrInvalidOptions) || !strings.Contains(err.Error(), tc.name) {
+			t.Errorf("%s: Validate = %v, want ErrInvalidOptions naming it", tc.name, err)
+		}
+		if _, err := Open(o); !errors.Is(err, ErrInvalidOptions) {
+			t.Errorf("%s: Open = %v, want ErrInvalidOptions", tc.name, err)
+		}
+	}
+	o := Options{DataDir: t.TempDir(), Workers: MaxWorkers}
+	o.EnsureDefaults()
+	if err := o.Validate(); err != nil {
+		t.Errorf("Workers = MaxWorkers: %v", err)
+	}
+}
