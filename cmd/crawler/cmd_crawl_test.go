@@ -58,10 +58,14 @@ func checkReport(t *testing.T, rep map[string]any, kind string, log []crawl.LogE
 			t.Errorf("report %s = %v, crawl.log has %v %q lines", k, got, byOutcome[oc], oc)
 		}
 	}
-	// A fetch cut short by the stop is counted but not logged.
+	// A fetch cut short by the stop is neither logged nor counted as a
+	// fetch: it is counted as requeued.
 	logged := len(log) - int(byOutcome[crawl.OutcomeRobots])
-	if f, _ := rep["fetches"].(float64); int(f) < logged || int(f) > logged+32 || f == 0 {
+	if f, _ := rep["fetches"].(float64); int(f) != logged || f == 0 {
 		t.Errorf("report fetches %v, crawl.log has %d fetch lines", f, logged)
+	}
+	if _, ok := rep["fetches_requeued"].(float64); !ok {
+		t.Errorf("JSON report lacks fetches_requeued")
 	}
 	if v, _ := rep["due_disk_bytes_per_url"].(float64); v <= 0 {
 		t.Errorf("DUE bytes per URL %v", v)

@@ -496,6 +496,7 @@ type Stats struct {
 	Elapsed time.Duration
 
 	Fetches, FetchOK, FetchRedirect, FetchHTTPErr, FetchErr uint64
+	FetchesRequeued                                         uint64 // begun, cut short by the stop or a fatal error: not in Fetches, URL requeued
 	RobotsDisallowed, RobotsFetches                         uint64
 	Bytes                                                   uint64
 	LinksFound, LinksFiltered, LinksLocal, LinksRemote      uint64
@@ -540,7 +541,7 @@ func (n *Node) Stats() Stats {
 	return Stats{ContentSeen: seen,
 		ID: n.opts.ID, Elapsed: time.Since(n.started),
 		Fetches: m.Fetches.Load(), FetchOK: m.FetchOK.Load(), FetchRedirect: m.FetchRedirect.Load(),
-		FetchHTTPErr: m.FetchHTTPErr.Load(), FetchErr: m.FetchErr.Load(),
+		FetchHTTPErr: m.FetchHTTPErr.Load(), FetchErr: m.FetchErr.Load(), FetchesRequeued: m.FetchesRequeued.Load(),
 		RobotsDisallowed: m.RobotsDisallowed.Load(), RobotsFetches: m.RobotsFetches.Load(),
 		Bytes: m.Bytes.Load(), LinksFound: m.LinksFound.Load(), LinksFiltered: m.LinksFiltered.Load(),
 		LinksLocal: m.LinksLocal.Load(), LinksRemote: m.LinksRemote.Load(), LinksTooDeep: m.LinksTooDeep.Load(),
