@@ -2,6 +2,7 @@ package crawl
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -59,13 +60,47 @@ func (l *CrawlLog) SetEpochSource(epoch func() uint64) {
 	l.epoch = epoch
 }
 
-// OpenCrawlLog opens (appending) the crawl log at path.
+// OpenCrawlLog opens (appending) the crawl log at path. A torn last line
+// (a kill -9 or a full disk mid-write) is cut off first: appended to, it
+// would become a malformed line in the middle of the log. Its fetch never
+// completed (the line is written before the URL is marked done), so the
+// URL is fetched and logged again.
 func OpenCrawlLog(path string) (*CrawlLog, error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("crawl: open crawl log: %w", err)
 	}
+	if err := cutTornLine(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("crawl: open crawl log: %w", err)
+	}
 	return &CrawlLog{w: f, f: f}, nil
+}
+
+// cutTornLine truncates f after its last newline.
+func cutTornLine(f *os.File) error {
+	st, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	end := st.Size()
+	buf := make([]byte, 64<<10)
+	for off := end; off > 0; {
+		n := min(off, int64(len(buf)))
+		off -= n
+		if _, err := f.ReadAt(buf[:n], off); err != nil {
+			return err
+		}
+		if i := bytes.LastIndexByte(buf[:n], '\n'); i >= 0 {
+			end = off + int64(i) + 1
+			break
+		}
+		end = off // no newline yet: everything from off on is torn
+	}
+	if end == st.Size() {
+		return nil
+	}
+	return f.Truncate(end)
 }
 
 // NewCrawlLog writes the crawl log to w (which must be safe to call from one
