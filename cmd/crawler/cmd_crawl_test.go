@@ -104,7 +104,11 @@ func TestCrawlSimwebLimitAndResume(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkReport(t, readReport(t, repPath), "crawl", es)
+	rep := readReport(t, repPath)
+	checkReport(t, rep, "crawl", es)
+	if !strings.Contains(out, "oracle check    not checked (stopped early)") || rep["oracle_check"] != "not checked (stopped early)" || rep["oracle_match"] != nil {
+		t.Errorf("a crawl stopped by --max-fetches must not check the oracle: JSON oracle_check %v, oracle_match %v\n%s", rep["oracle_check"], rep["oracle_match"], out)
+	}
 	first := countLines(t, filepath.Join(dir, "crawl.log"))
 	if first < 60 {
 		t.Fatalf("crawl log has %d lines after --max-fetches 60", first)
