@@ -244,7 +244,7 @@ func (r *Report) WriteText(w io.Writer, title string, extra ...string) {
 	}
 	fmt.Fprintf(w, "fetches         %d: ok %d, redirect %d, http-error %d, error %d; robots.txt fetches %d, URLs disallowed %d\n",
 		r.Fetches, r.FetchOK, r.Redirects, r.HTTPErrors, r.FetchErrors, r.RobotsFetches, r.RobotsDisallowed)
-	fmt.Fprintf(w, "requeued        %d fetches cut short by the stop, not counted above; their URLs are fetched on resume\n", r.FetchesRequeued)
+	fmt.Fprintf(w, "requeued        %d fetches begun but cut short by the stop or a fatal error: not counted above, their URLs fetched again on resume\n", r.FetchesRequeued)
 	fmt.Fprintf(w, "throughput      %.0f pages/s, %.2f MiB/s (%.1f MiB in all)\n",
 		r.PagesPerSecond, r.BytesPerSecond/(1<<20), float64(r.Bytes)/(1<<20))
 	fmt.Fprintf(w, "links           %d found, %d filtered, %.1f%% local, %.1f%% to peers; %d new URLs, %d dropped by the per-host budget, %d content duplicates\n",
