@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/sextant-crawler/sextant/cache"
 	"github.com/sextant-crawler/sextant/due"
 	"github.com/sextant-crawler/sextant/extract"
@@ -93,6 +94,9 @@ type Options struct {
 	// (docs/bench/crawl.md), so the default trades power-failure
 	// durability of the last moments' links for throughput.
 	DUEFsync bool
+	// DUEFS is the DUE's file system; nil is the OS's. Tests inject faults
+	// (a full disk) through it.
+	DUEFS vfs.FS
 	// CacheAlgo and CachePerWorker size each worker's front cache of URL
 	// fingerprints (consulted before the DUE). Defaults "clock" and 512
 	// (the caching study recommends 100–500 entries per thread); 0 entries
@@ -289,6 +293,7 @@ func Open(opts Options) (*Node, error) {
 		BufferEntries: opts.DUEBuffer,
 		FlushInterval: opts.DUEFlushInterval,
 		Sync:          dueSyncMode(opts.DUEFsync),
+		FS:            opts.DUEFS,
 		Sink:          (*dueSink)(n),
 		Logf:          opts.Logf,
 	})
