@@ -161,6 +161,7 @@ type crawlRun struct {
 // crawlOnce opens the node, seeds it and runs it to the end or a limit,
 // printing progress and the final report.
 func crawlOnce(ctx context.Context, env *cmdEnv, opts crawl.Options, seeds []string, r crawlRun) error {
+	opts.MaxFetches = r.maxFetches // exact: the node begins no fetch beyond it
 	n, err := crawl.Open(opts)
 	if err != nil {
 		if errors.Is(err, crawl.ErrInvalidOptions) {
@@ -179,14 +180,10 @@ func crawlOnce(ctx context.Context, env *cmdEnv, opts crawl.Options, seeds []str
 		rctx, c2 = context.WithTimeout(rctx, r.dur)
 		defer c2()
 	}
-	var (
-		wg      sync.WaitGroup
-		limited bool
-		mu      sync.Mutex
-	)
+	var wg sync.WaitGroup
 	done := make(chan struct{})
 	wg.Add(1)
-	go func() { // progress and --max-fetches
+	go func() { // progress
 		defer wg.Done()
 		pr := report.Progress{W: env.stdout, Live: r.live}
 		defer pr.End()
@@ -204,12 +201,6 @@ func crawlOnce(ctx context.Context, env *cmdEnv, opts crawl.Options, seeds []str
 			case <-t.C:
 			}
 			st := n.Stats()
-			if r.maxFetches > 0 && st.Fetches >= r.maxFetches {
-				mu.Lock()
-				limited = true
-				mu.Unlock()
-				cancel()
-			}
 			if every > 0 && time.Since(lastPrint) >= every {
 				now := time.Now()
 				rate := float64(st.Fetches-lastFetches) / now.Sub(last).Seconds()
@@ -233,7 +224,7 @@ func crawlOnce(ctx context.Context, env *cmdEnv, opts crawl.Options, seeds []str
 		how = fmt.Sprintf("fatal error: %v; the state is durable: fix the cause and run again with the same --data to resume", runErr)
 	case ctx.Err() != nil:
 		how = "interrupted; run again with the same --data to resume"
-	case limited:
+	case n.FetchLimitReached():
 		how = "--max-fetches reached; run again with the same --data to resume"
 	case rctx.Err() != nil:
 		how = "--duration reached; run again with the same --data to resume"

@@ -167,6 +167,11 @@ type Options struct {
 	// host splitter (every link that passed the filter), for `crawler
 	// cachesim`. It is called from many workers at once.
 	FullTrace func(fp uint64)
+	// MaxFetches, if not 0, ends Run (with nil) once this many fetches
+	// have been begun and have ended: a worker begins a fetch only while
+	// fewer were begun, so exactly MaxFetches complete unless the crawl
+	// ends first or some are cut short (see FetchLimitReached).
+	MaxFetches uint64
 	// CrawlLog receives one line per fetch attempt; nil writes
 	// DataDir/crawl.log.
 	CrawlLog *CrawlLog
@@ -261,6 +266,7 @@ type Node struct {
 	contentSeen *cache.Shared // content-seen test's fingerprints; nil if disabled
 
 	busy    atomic.Int64 // workers holding a lease
+	limit   fetchLimit   // Options.MaxFetches
 	metrics Metrics
 	started time.Time
 }
@@ -275,6 +281,9 @@ func Open(opts Options) (*Node, error) {
 		return nil, fmt.Errorf("crawl: %w", err)
 	}
 	n := &Node{opts: opts, started: time.Now()}
+	if opts.MaxFetches > 0 {
+		n.limit.reached = make(chan struct{})
+	}
 	var err error
 	if opts.ContentSeenSize > 0 {
 		if n.contentSeen, err = cache.NewShared(cache.AlgoClock, opts.ContentSeenSize, contentSeenShards(opts.ContentSeenSize)); err != nil {
@@ -415,6 +424,7 @@ func (n *Node) Run(ctx context.Context, stopWhenIdle bool) error {
 	} else {
 		select {
 		case <-wctx.Done():
+		case <-n.limit.reached:
 		case runErr = <-errc:
 		}
 	}
@@ -429,6 +439,45 @@ func (n *Node) Run(ctx context.Context, stopWhenIdle bool) error {
 	return runErr
 }
 
+// fetchLimit enforces Options.MaxFetches: begun counts fetches begun,
+// ended those that ended (completed or cut short); reached is closed when
+// all MaxFetches began and ended. nil reached: no limit.
+type fetchLimit struct {
+	begun, ended atomic.Uint64
+	reached      chan struct{}
+}
+
+// errFetchLimit tells a worker that MaxFetches fetches have begun: it
+// requeues its URL for the next run and stops.
+var errFetchLimit = errors.New("crawl: fetch limit reached")
+
+// beginFetch reserves one of MaxFetches fetches, reporting false once all
+// have begun.
+func (n *Node) beginFetch() bool {
+	return n.limit.reached == nil || n.limit.begun.Add(1) <= n.opts.MaxFetches
+}
+
+// endFetch records the end of a fetch beginFetch allowed.
+func (n *Node) endFetch() {
+	if n.limit.reached != nil && n.limit.ended.Add(1) == n.opts.MaxFetches {
+		close(n.limit.reached)
+	}
+}
+
+// FetchLimitReached reports whether Options.MaxFetches fetches have begun
+// and ended (Run then returns).
+func (n *Node) FetchLimitReached() bool {
+	if n.limit.reached == nil {
+		return false
+	}
+	select {
+	case <-n.limit.reached:
+		return true
+	default:
+		return false
+	}
+}
+
 // waitIdle polls until the node stays idle across a DUE flush.
 func (n *Node) waitIdle(ctx context.Context, errc <-chan error) error {
 	t := time.NewTicker(20 * time.Millisecond)
@@ -436,6 +485,8 @@ func (n *Node) waitIdle(ctx context.Context, errc <-chan error) error {
 	for {
 		select {
 		case <-ctx.Done():
+			return nil
+		case <-n.limit.reached:
 			return nil
 		case err := <-errc:
 			return err

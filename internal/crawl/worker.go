@@ -92,11 +92,13 @@ func (w *worker) loop(ctx context.Context) error {
 		}
 		w.n.busy.Add(1)
 		res, err := w.process(ctx, l)
+		limited := errors.Is(err, errFetchLimit)
 		if err != nil {
-			// Shutting down mid-fetch, or a failure of this node (storage):
-			// the URL goes back for the restart, never dropped.
+			// Shutting down mid-fetch, the fetch limit, or a failure of
+			// this node (storage): the URL goes back for the restart,
+			// never dropped.
 			res = frontier.Result{Requeue: true}
-			if ctx.Err() != nil {
+			if ctx.Err() != nil || limited {
 				err = nil
 			}
 		}
@@ -107,6 +109,9 @@ func (w *worker) loop(ctx context.Context) error {
 		}
 		if derr != nil {
 			return fmt.Errorf("crawl: frontier done: %w", derr)
+		}
+		if limited {
+			return nil
 		}
 	}
 	return nil
@@ -159,6 +164,10 @@ func (w *worker) process(ctx context.Context, l frontier.Lease) (frontier.Result
 		n.metrics.RobotsDisallowed.Add(1)
 		return frontier.Result{CrawlDelay: rules.CrawlDelay()}, nil
 	}
+	if !n.beginFetch() {
+		return frontier.Result{}, errFetchLimit
+	}
+	defer n.endFetch()
 	res, err := w.fetch(ctx, l, u, rules)
 	if err != nil {
 		// Cut short by the stop or by a fatal error: the loop requeues the
