@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"log/slog"
 	"path/filepath"
@@ -22,6 +23,12 @@ func init() {
 }
 
 func runCrawl(ctx context.Context, env *cmdEnv, args []string) error {
+	return runCrawlWith(ctx, env, args, nil)
+}
+
+// runCrawlWith is runCrawl with tweak (if not nil) applied to the node's
+// options: tests inject failures with it.
+func runCrawlWith(ctx context.Context, env *cmdEnv, args []string, tweak func(*crawl.Options)) error {
 	f := newFlags(env, "crawl", `--data DIR (--seeds FILE | --simweb small|default) [flags]
 
 Crawls on one node, all hosts local, until the frontier is empty or a limit
@@ -30,7 +37,9 @@ gracefully: fetches in flight finish or are requeued and the state is
 durable. Running again with the same --data resumes the crawl (seeds already
 seen are dropped by the DUE). Every fetch is logged to DIR/crawl.log. On a
 terminal a live progress line is rewritten in place; otherwise a progress
-line is printed every --progress. The crawl ends with a report (totals,
+line is printed every --progress. A fatal error (e.g. a full disk) stops the
+crawl, durably, with "stopped: fatal error: ..." and exit status 1: fix the
+cause and run again to resume. The crawl ends with a report (totals,
 rates, the front cache's hit rate, DUE bytes per URL and, from the front
 cache's live miss-ratio curve, the cache-size advice), also as JSON with
 --report-json.
@@ -38,8 +47,10 @@ cache's live miss-ratio curve, the cache-size advice), also as JSON with
 --seeds FILE has one URL per line ('#' starts a comment). --simweb starts an
 embedded synthetic web on loopback and crawls it from its seeds (it implies
 --allow-private, --scope suffixes under its domain and, unless given,
---min-delay 0). To crawl a separately started 'crawler simweb', use
---resolve 'sim.test=127.0.0.1:PORT' --allow-private --min-delay 0.`)
+--min-delay 0); a crawl run to the end (frontier empty) then checks the
+URLs fetched over all its runs (DIR/crawl.log) against the web's oracle and
+exits with status 1 if they differ. To crawl a separately started 'crawler
+simweb', use --resolve 'sim.test=127.0.0.1:PORT' --allow-private --min-delay 0.`)
 	nf := crawl.AddNodeFlags(f.FlagSet)
 	seedsFile := f.String("seeds", "", "file of seed URLs, one per line")
 	sim := f.String("simweb", "", "crawl an embedded synthetic web: small or default")
@@ -59,6 +70,7 @@ embedded synthetic web on loopback and crawls it from its seeds (it implies
 	}
 	var seeds []string
 	var srv *simweb.Server
+	var web *simweb.Web
 	if *sim != "" {
 		var cfg simweb.Config
 		switch *sim {
@@ -76,8 +88,8 @@ embedded synthetic web on loopback and crawls it from its seeds (it implies
 			_ = f.Set("scope", "suffixes")
 		}
 		_ = f.Set("allow-private", "true")
-		web, err := simweb.New(cfg)
-		if err != nil {
+		var err error
+		if web, err = simweb.New(cfg); err != nil {
 			return err
 		}
 		if !nf.Set("suffix") {
@@ -112,8 +124,15 @@ embedded synthetic web on loopback and crawls it from its seeds (it implies
 		}
 		opts.FrontObserverBatch = est.ObserveBatch
 	}
-	return crawlOnce(ctx, env, opts, seeds, crawlRun{maxFetches: *maxFetches, dur: *dur, every: *every,
-		live: isTerminal(env.stdout), est: est, reportJSON: *reportJSON})
+	if tweak != nil {
+		tweak(&opts)
+	}
+	r := crawlRun{maxFetches: *maxFetches, dur: *dur, every: *every,
+		live: isTerminal(env.stdout), est: est, reportJSON: *reportJSON}
+	if web != nil {
+		r.oracle = &simwebOracle{web: web, rules: oracleRules(opts, f.Lookup("max-url-length").Value.(flag.Getter).Get().(int))}
+	}
+	return crawlOnce(ctx, env, opts, seeds, r)
 }
 
 // readSeeds reads the seeds file (see crawl.ReadSeedList). Skipped seeds
@@ -152,11 +171,13 @@ type crawlRun struct {
 	live       bool // rewrite one progress line in place (a terminal)
 	est        *mrc.Shared
 	reportJSON string
+	oracle     *simwebOracle // --simweb: check the fetched set at the end
 }
 
 // crawlOnce opens the node, seeds it and runs it to the end or a limit,
 // printing progress and the final report.
 func crawlOnce(ctx context.Context, env *cmdEnv, opts crawl.Options, seeds []string, r crawlRun) error {
+	opts.MaxFetches = r.maxFetches // exact: the node begins no fetch beyond it
 	n, err := crawl.Open(opts)
 	if err != nil {
 		if errors.Is(err, crawl.ErrInvalidOptions) {
@@ -175,14 +196,10 @@ func crawlOnce(ctx context.Context, env *cmdEnv, opts crawl.Options, seeds []str
 		rctx, c2 = context.WithTimeout(rctx, r.dur)
 		defer c2()
 	}
-	var (
-		wg      sync.WaitGroup
-		limited bool
-		mu      sync.Mutex
-	)
+	var wg sync.WaitGroup
 	done := make(chan struct{})
 	wg.Add(1)
-	go func() { // progress and --max-fetches
+	go func() { // progress
 		defer wg.Done()
 		pr := report.Progress{W: env.stdout, Live: r.live}
 		defer pr.End()
@@ -200,12 +217,6 @@ func crawlOnce(ctx context.Context, env *cmdEnv, opts crawl.Options, seeds []str
 			case <-t.C:
 			}
 			st := n.Stats()
-			if r.maxFetches > 0 && st.Fetches >= r.maxFetches {
-				mu.Lock()
-				limited = true
-				mu.Unlock()
-				cancel()
-			}
 			if every > 0 && time.Since(lastPrint) >= every {
 				now := time.Now()
 				rate := float64(st.Fetches-lastFetches) / now.Sub(last).Seconds()
@@ -221,32 +232,58 @@ func crawlOnce(ctx context.Context, env *cmdEnv, opts crawl.Options, seeds []str
 	st := n.Stats()
 	workers, per, shared := n.CacheSizes()
 	closeErr := n.Close()
-	how := "frontier empty"
+	how, complete := "frontier empty", false
 	switch {
+	case runErr != nil:
+		// First and plainly: the crawl did not finish, whatever the
+		// frontier holds (a full disk stops it with URLs queued).
+		how = fmt.Sprintf("fatal error: %v; the state is durable: fix the cause and run again with the same --data to resume", runErr)
 	case ctx.Err() != nil:
 		how = "interrupted; run again with the same --data to resume"
-	case limited:
+	case n.FetchLimitReached():
 		how = "--max-fetches reached; run again with the same --data to resume"
 	case rctx.Err() != nil:
 		how = "--duration reached; run again with the same --data to resume"
+	default:
+		complete = true
 	}
-	fmt.Fprintf(env.stdout, "done (%s) after %v\n", how, st.Elapsed.Round(time.Millisecond))
+	end := "done (" + how + ")"
+	if runErr != nil {
+		end = "stopped: " + how
+	}
+	fmt.Fprintf(env.stdout, "%s after %v\n", end, st.Elapsed.Round(time.Millisecond))
 	in := report.Input{Stats: st, Cache: report.CacheConfig{Workers: workers, CachePerWorker: per, CacheShared: shared}}
 	if r.est != nil {
 		in.Front = r.est
 	}
-	rep := report.Build(report.KindCrawl, []report.Input{in}, st.Elapsed)
-	rep.WriteText(env.stdout, "Sextant crawl report: node "+st.ID)
+	rep := &crawlReport{Report: report.Build(report.KindCrawl, []report.Input{in}, st.Elapsed), End: end}
+	var extra []string
+	if r.oracle != nil {
+		notChecked := ""
+		switch {
+		case runErr != nil:
+			notChecked = "stopped by a fatal error"
+		case !complete:
+			notChecked = "stopped early"
+		}
+		extra = append(extra, rep.checkOracle(r.oracle, notChecked, filepath.Join(opts.DataDir, "crawl.log")))
+	}
+	rep.WriteText(env.stdout, "Sextant crawl report: node "+st.ID, extra...)
 	fmt.Fprintf(env.stdout, "crawl log       %s\n", filepath.Join(opts.DataDir, "crawl.log"))
 	if r.reportJSON != "" {
 		if err := report.WriteJSON(r.reportJSON, rep); err != nil {
 			return errors.Join(runErr, closeErr, err)
 		}
 	}
-	if runErr != nil {
+	switch {
+	case runErr != nil:
 		return runErr
+	case closeErr != nil:
+		return closeErr
+	case rep.OracleMatch != nil && !*rep.OracleMatch:
+		return errOracleMismatch
 	}
-	return closeErr
+	return nil
 }
 
 func mib(b uint64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }

@@ -20,6 +20,23 @@ func countLines(t *testing.T, path string) int {
 	return strings.Count(string(b), "\n")
 }
 
+// fetchLines is the number of fetch lines (robots lines left out) of
+// DIR/crawl.log.
+func fetchLines(t *testing.T, dir string) int {
+	t.Helper()
+	es, err := crawl.ReadLogFile(filepath.Join(dir, "crawl.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, e := range es {
+		if e.Outcome != crawl.OutcomeRobots {
+			n++
+		}
+	}
+	return n
+}
+
 // readReport reads a JSON report written by --report-json.
 func readReport(t *testing.T, path string) map[string]any {
 	t.Helper()
@@ -58,10 +75,14 @@ func checkReport(t *testing.T, rep map[string]any, kind string, log []crawl.LogE
 			t.Errorf("report %s = %v, crawl.log has %v %q lines", k, got, byOutcome[oc], oc)
 		}
 	}
-	// A fetch cut short by the stop is counted but not logged.
+	// A fetch cut short by the stop is neither logged nor counted as a
+	// fetch: it is counted as requeued.
 	logged := len(log) - int(byOutcome[crawl.OutcomeRobots])
-	if f, _ := rep["fetches"].(float64); int(f) < logged || int(f) > logged+32 || f == 0 {
+	if f, _ := rep["fetches"].(float64); int(f) != logged || f == 0 {
 		t.Errorf("report fetches %v, crawl.log has %d fetch lines", f, logged)
+	}
+	if _, ok := rep["fetches_requeued"].(float64); !ok {
+		t.Errorf("JSON report lacks fetches_requeued")
 	}
 	if v, _ := rep["due_disk_bytes_per_url"].(float64); v <= 0 {
 		t.Errorf("DUE bytes per URL %v", v)
@@ -100,10 +121,14 @@ func TestCrawlSimwebLimitAndResume(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkReport(t, readReport(t, repPath), "crawl", es)
+	rep := readReport(t, repPath)
+	checkReport(t, rep, "crawl", es)
+	if !strings.Contains(out, "oracle check    not checked (stopped early)") || rep["oracle_check"] != "not checked (stopped early)" || rep["oracle_match"] != nil {
+		t.Errorf("a crawl stopped by --max-fetches must not check the oracle: JSON oracle_check %v, oracle_match %v\n%s", rep["oracle_check"], rep["oracle_match"], out)
+	}
 	first := countLines(t, filepath.Join(dir, "crawl.log"))
-	if first < 60 {
-		t.Fatalf("crawl log has %d lines after --max-fetches 60", first)
+	if f := fetchLines(t, dir); f != 60 {
+		t.Fatalf("crawl log has %d fetch lines after --max-fetches 60, want exactly 60", f)
 	}
 	code, out, errOut = runCLI(t, append(args, "--cache-advice=false")...)
 	if !strings.Contains(out, "cache advice    none") {
@@ -113,8 +138,8 @@ func TestCrawlSimwebLimitAndResume(t *testing.T) {
 		t.Fatalf("resume: exit %d: %s %s", code, out, errOut)
 	}
 	second := countLines(t, filepath.Join(dir, "crawl.log"))
-	if second < first+60 {
-		t.Fatalf("resume added %d log lines, want ≥ 60", second-first)
+	if f := fetchLines(t, dir); second < first+60 || f != 120 {
+		t.Fatalf("resume added %d log lines, %d fetch lines in all; want ≥ 60 and exactly 120", second-first, f)
 	}
 	b, _ := os.ReadFile(filepath.Join(dir, "crawl.log"))
 	seed := simweb.SmallConfig()

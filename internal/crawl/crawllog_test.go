@@ -374,3 +374,41 @@ func FuzzCrawlLogRoundTrip(f *testing.F) {
 		}
 	})
 }
+// A torn last line (kill -9 or a full disk mid-write) is cut off when the
+// log is opened again: appended to, it became a malformed line in the
+// middle, and ReadLogFile failed on the union of the runs' lines.
+func TestCrawlLogReopenCutsTornLine(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "crawl.log")
+	e := LogEntry{Time: time.Date(2026, 11, 22, 3, 4, 5, 0, time.UTC), URL: "http://a.sim.test/", Status: 200, Outcome: OutcomeOK}
+	for i, torn := range []string{"2026-11-22T03:04:07.000Z n1 200 5", strings.Repeat("x", 100<<10), ""} {
+		l, err := OpenCrawlLog(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := l.Write(e); err != nil {
+			t.Fatal(err)
+		}
+		if err := l.Close(); err != nil {
+			t.Fatal(err)
+		}
+		f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.WriteString(torn)
+		f.Close()
+		out, err := ReadLogFile(path)
+		if err != nil || len(out) != i+1 {
+			t.Fatalf("run %d: %d entries, %v; want %d, nil", i, len(out), err, i+1)
+		}
+	}
+	l, err := OpenCrawlLog(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	b, _ := os.ReadFile(path)
+	if strings.Count(string(b), "\n") != 3 || !strings.HasSuffix(string(b), "\n") {
+		t.Errorf("log after 3 runs and a reopen:\n%s", b)
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/sextant-crawler/sextant/cache"
 	"github.com/sextant-crawler/sextant/due"
 	"github.com/sextant-crawler/sextant/extract"
@@ -94,6 +95,9 @@ type Options struct {
 	// (docs/bench/crawl.md), so the default trades power-failure
 	// durability of the last moments' links for throughput.
 	DUEFsync bool
+	// DUEFS is the DUE's file system; nil is the OS's. Tests inject faults
+	// (a full disk) through it.
+	DUEFS vfs.FS
 	// CacheAlgo and CachePerWorker size each worker's front cache of URL
 	// fingerprints (consulted before the DUE). Defaults "clock" and 512
 	// (the caching study recommends 100–500 entries per thread); 0 entries
@@ -164,6 +168,11 @@ type Options struct {
 	// host splitter (every link that passed the filter), for `crawler
 	// cachesim`. It is called from many workers at once.
 	FullTrace func(fp uint64)
+	// MaxFetches, if not 0, ends Run (with nil) once this many fetches
+	// have been begun and have ended: a worker begins a fetch only while
+	// fewer were begun, so exactly MaxFetches complete unless the crawl
+	// ends first or some are cut short (see FetchLimitReached).
+	MaxFetches uint64
 	// CrawlLog receives one line per fetch attempt; nil writes
 	// DataDir/crawl.log.
 	CrawlLog *CrawlLog
@@ -271,6 +280,7 @@ type Node struct {
 	contentSeen *cache.Shared // content-seen test's fingerprints; nil if disabled
 
 	busy    atomic.Int64 // workers holding a lease
+	limit   fetchLimit   // Options.MaxFetches
 	metrics Metrics
 	started time.Time
 }
@@ -285,6 +295,9 @@ func Open(opts Options) (*Node, error) {
 		return nil, fmt.Errorf("crawl: %w", err)
 	}
 	n := &Node{opts: opts, started: time.Now()}
+	if opts.MaxFetches > 0 {
+		n.limit.reached = make(chan struct{})
+	}
 	var err error
 	if opts.ContentSeenSize > 0 {
 		if n.contentSeen, err = cache.NewShared(cache.AlgoClock, opts.ContentSeenSize, contentSeenShards(opts.ContentSeenSize)); err != nil {
@@ -303,6 +316,7 @@ func Open(opts Options) (*Node, error) {
 		BufferEntries: opts.DUEBuffer,
 		FlushInterval: opts.DUEFlushInterval,
 		Sync:          dueSyncMode(opts.DUEFsync),
+		FS:            opts.DUEFS,
 		Sink:          (*dueSink)(n),
 		Logf:          opts.Logf,
 	})
@@ -425,6 +439,7 @@ func (n *Node) Run(ctx context.Context, stopWhenIdle bool) error {
 	} else {
 		select {
 		case <-wctx.Done():
+		case <-n.limit.reached:
 		case runErr = <-errc:
 		}
 	}
@@ -439,6 +454,45 @@ func (n *Node) Run(ctx context.Context, stopWhenIdle bool) error {
 	return runErr
 }
 
+// fetchLimit enforces Options.MaxFetches: begun counts fetches begun,
+// ended those that ended (completed or cut short); reached is closed when
+// all MaxFetches began and ended. nil reached: no limit.
+type fetchLimit struct {
+	begun, ended atomic.Uint64
+	reached      chan struct{}
+}
+
+// errFetchLimit tells a worker that MaxFetches fetches have begun: it
+// requeues its URL for the next run and stops.
+var errFetchLimit = errors.New("crawl: fetch limit reached")
+
+// beginFetch reserves one of MaxFetches fetches, reporting false once all
+// have begun.
+func (n *Node) beginFetch() bool {
+	return n.limit.reached == nil || n.limit.begun.Add(1) <= n.opts.MaxFetches
+}
+
+// endFetch records the end of a fetch beginFetch allowed.
+func (n *Node) endFetch() {
+	if n.limit.reached != nil && n.limit.ended.Add(1) == n.opts.MaxFetches {
+		close(n.limit.reached)
+	}
+}
+
+// FetchLimitReached reports whether Options.MaxFetches fetches have begun
+// and ended (Run then returns).
+func (n *Node) FetchLimitReached() bool {
+	if n.limit.reached == nil {
+		return false
+	}
+	select {
+	case <-n.limit.reached:
+		return true
+	default:
+		return false
+	}
+}
+
 // waitIdle polls until the node stays idle across a DUE flush.
 func (n *Node) waitIdle(ctx context.Context, errc <-chan error) error {
 	t := time.NewTicker(20 * time.Millisecond)
@@ -446,6 +500,8 @@ func (n *Node) waitIdle(ctx context.Context, errc <-chan error) error {
 	for {
 		select {
 		case <-ctx.Done():
+			return nil
+		case <-n.limit.reached:
 			return nil
 		case err := <-errc:
 			return err
@@ -511,6 +567,7 @@ type Stats struct {
 	Elapsed time.Duration
 
 	Fetches, FetchOK, FetchRedirect, FetchHTTPErr, FetchErr uint64
+	FetchesRequeued                                         uint64 // begun, cut short by the stop or a fatal error: not in Fetches, URL requeued
 	RobotsDisallowed, RobotsFetches                         uint64
 	Bytes                                                   uint64
 	LinksFound, LinksFiltered, LinksLocal, LinksRemote      uint64
@@ -556,7 +613,7 @@ func (n *Node) Stats() Stats {
 	return Stats{ContentSeen: seen,
 		ID: n.opts.ID, Elapsed: time.Since(n.started),
 		Fetches: m.Fetches.Load(), FetchOK: m.FetchOK.Load(), FetchRedirect: m.FetchRedirect.Load(),
-		FetchHTTPErr: m.FetchHTTPErr.Load(), FetchErr: m.FetchErr.Load(),
+		FetchHTTPErr: m.FetchHTTPErr.Load(), FetchErr: m.FetchErr.Load(), FetchesRequeued: m.FetchesRequeued.Load(),
 		RobotsDisallowed: m.RobotsDisallowed.Load(), RobotsFetches: m.RobotsFetches.Load(),
 		Bytes: m.Bytes.Load(), LinksFound: m.LinksFound.Load(), LinksFiltered: m.LinksFiltered.Load(),
 		LinksLocal: m.LinksLocal.Load(), LinksRemote: m.LinksRemote.Load(), LinksTooDeep: m.LinksTooDeep.Load(),

@@ -49,6 +49,9 @@ type Metrics struct {
 	LookupFailures                                          atomic.Uint64 // PolitenessKey "ip": names that did not resolve
 	PrivateRefused                                          atomic.Uint64 // URLs whose host is at an address the fetcher's guard refuses
 	FetchNanos                                              atomic.Int64
+	// FetchesRequeued counts fetches begun but not completed (cut short by
+	// the stop or by a fatal error): not logged, their URLs requeued.
+	FetchesRequeued atomic.Uint64
 }
 
 type worker struct {
@@ -90,11 +93,13 @@ func (w *worker) loop(ctx context.Context) error {
 		}
 		w.n.busy.Add(1)
 		res, err := w.process(ctx, l)
+		limited := errors.Is(err, errFetchLimit)
 		if err != nil {
-			// Shutting down mid-fetch, or a failure of this node (storage):
-			// the URL goes back for the restart, never dropped.
+			// Shutting down mid-fetch, the fetch limit, or a failure of
+			// this node (storage): the URL goes back for the restart,
+			// never dropped.
 			res = frontier.Result{Requeue: true}
-			if ctx.Err() != nil {
+			if ctx.Err() != nil || limited {
 				err = nil
 			}
 		}
@@ -106,6 +111,9 @@ func (w *worker) loop(ctx context.Context) error {
 		if derr != nil {
 			return fmt.Errorf("crawl: frontier done: %w", derr)
 		}
+		if limited {
+			return nil
+		}
 	}
 	return nil
 }
@@ -116,8 +124,7 @@ func (w *worker) process(ctx context.Context, l frontier.Lease) (frontier.Result
 	n := w.n
 	u, err := urlnorm.Parse(l.URL)
 	if err != nil { // cannot happen for URLs that passed the DUE
-		n.log.Write(LogEntry{Time: time.Now(), Node: n.opts.ID, URL: l.URL, Status: -1, Outcome: OutcomeError, Note: err.Error()})
-		return frontier.Result{}, nil
+		return frontier.Result{}, w.logLine(LogEntry{Time: time.Now(), Node: n.opts.ID, URL: l.URL, Status: -1, Outcome: OutcomeError, Note: err.Error()})
 	}
 	scheme, host := u.Scheme(), u.Host()
 	rules, fetched, rdur, err := n.ft.Robots(ctx, scheme, host)
@@ -131,8 +138,10 @@ func (w *worker) process(ctx context.Context, l frontier.Lease) (frontier.Result
 		n.metrics.RobotsFetches.Add(1)
 		if note := robotsNote(rules); note != "" {
 			// Not a page fetch: logged as a robots line (no fetch counted).
-			n.log.Write(LogEntry{Time: time.Now(), Node: n.opts.ID, URL: scheme + "://" + host + "/robots.txt",
-				Status: rules.Status, Outcome: OutcomeRobots, Duration: rdur, Note: note})
+			if err := w.logLine(LogEntry{Time: time.Now(), Node: n.opts.ID, URL: scheme + "://" + host + "/robots.txt",
+				Status: rules.Status, Outcome: OutcomeRobots, Duration: rdur, Note: note}); err != nil {
+				return frontier.Result{}, err
+			}
 		}
 		// The robots.txt request used this host's politeness slot: fetch
 		// the page in a later one. After a failed robots.txt with attempts
@@ -158,12 +167,33 @@ func (w *worker) process(ctx context.Context, l frontier.Lease) (frontier.Result
 		default:
 			n.metrics.RobotsDisallowed.Add(1)
 		}
-		n.log.Write(e)
+		if err := w.logLine(e); err != nil {
+			return frontier.Result{}, err
+		}
+		n.metrics.RobotsDisallowed.Add(1)
 		return frontier.Result{CrawlDelay: rules.CrawlDelay()}, nil
 	}
+	if !n.beginFetch() {
+		return frontier.Result{}, errFetchLimit
+	}
+	defer n.endFetch()
+	res, err := w.fetch(ctx, l, u, rules)
+	if err != nil {
+		// Cut short by the stop or by a fatal error: the loop requeues the
+		// URL and nothing was logged, so it is not a fetch (Stats.Fetches
+		// counts completed ones: crawl.log's lines).
+		n.metrics.FetchesRequeued.Add(1)
+	}
+	return res, err
+}
+
+// fetch fetches a URL robots.txt allows, logs it and routes its links. The
+// counters of a fetch move only once its crawl log line is written, so that
+// the report agrees with crawl.log.
+func (w *worker) fetch(ctx context.Context, l frontier.Lease, u *urlnorm.URL, rules *fetcher.RobotsRules) (frontier.Result, error) {
+	n := w.n
 	start := time.Now()
 	resp, err := n.ft.Fetch(ctx, l.URL)
-	n.metrics.Fetches.Add(1)
 	if err != nil {
 		if ctx.Err() != nil {
 			return frontier.Result{}, ctx.Err()
@@ -174,14 +204,15 @@ func (w *worker) process(ctx context.Context, l frontier.Lease) (frontier.Result
 			// error rather than drop the URL (the loop requeues it).
 			return frontier.Result{}, fmt.Errorf("crawl: fetching %s: %w", l.URL, err)
 		}
-		n.metrics.FetchErr.Add(1)
-		n.metrics.FetchNanos.Add(int64(d))
 		note := err.Error()
 		if errors.Is(err, fetcher.ErrPrivateAddress) {
 			n.metrics.PrivateRefused.Add(1)
-			note = privateNote(host, err)
+			note = privateNote(u.Host(), err)
 		}
-		n.log.Write(LogEntry{Time: time.Now(), Node: n.opts.ID, URL: l.URL, Status: -1, Outcome: OutcomeError, Duration: d, Note: note})
+		if err := w.logFetch(LogEntry{Time: time.Now(), Node: n.opts.ID, URL: l.URL, Status: -1, Outcome: OutcomeError, Duration: d, Note: note},
+			&n.metrics.FetchErr, d, 0); err != nil {
+			return frontier.Result{}, err
+		}
 		return frontier.Result{Duration: d, CrawlDelay: rules.CrawlDelay(), Failed: true}, nil
 	}
 	defer resp.Close()
@@ -195,15 +226,14 @@ func (w *worker) process(ctx context.Context, l frontier.Lease) (frontier.Result
 			n.metrics.WARCRecords.Add(1)
 		}
 	}
-	n.metrics.FetchNanos.Add(int64(resp.Duration))
-	n.metrics.Bytes.Add(uint64(resp.Bytes))
 	e := LogEntry{Time: time.Now(), Node: n.opts.ID, URL: l.URL, Status: resp.Status, Bytes: resp.Bytes,
 		ContentType: resp.ContentType, Duration: resp.Duration}
 	res := frontier.Result{Duration: resp.Duration, CrawlDelay: rules.CrawlDelay()}
 	w.links = w.links[:0]
+	var outcome *atomic.Uint64
 	switch {
 	case resp.Status >= 300 && resp.Status < 400:
-		n.metrics.FetchRedirect.Add(1)
+		outcome = &n.metrics.FetchRedirect
 		e.Outcome, e.Note = OutcomeRedirect, resp.Location
 		if resp.Location != "" {
 			if c, err := urlnorm.Parse(resp.Location); err == nil {
@@ -211,7 +241,7 @@ func (w *worker) process(ctx context.Context, l frontier.Lease) (frontier.Result
 			}
 		}
 	case resp.Status >= 200 && resp.Status < 300:
-		n.metrics.FetchOK.Add(1)
+		outcome = &n.metrics.FetchOK
 		e.Outcome = OutcomeOK
 		if dup, err := w.extract(u, resp); err != nil {
 			e.Note = err.Error()
@@ -219,7 +249,7 @@ func (w *worker) process(ctx context.Context, l frontier.Lease) (frontier.Result
 			e.Note = NoteContentSeen
 		}
 	default:
-		n.metrics.FetchHTTPErr.Add(1)
+		outcome = &n.metrics.FetchHTTPErr
 		e.Outcome = OutcomeHTTPErr
 		res.Failed = resp.Status >= 500
 	}
@@ -232,8 +262,30 @@ func (w *worker) process(ctx context.Context, l frontier.Lease) (frontier.Result
 	} else if err := w.route(ctx, w.links, d); err != nil {
 		return res, err
 	}
-	n.log.Write(e)
-	return res, nil
+	return res, w.logFetch(e, outcome, resp.Duration, resp.Bytes)
+}
+
+// logFetch writes a completed fetch's crawl log line and only then counts
+// it. A line that cannot be written (disk full) is a fatal error: the URL
+// is requeued rather than completed without its record.
+func (w *worker) logFetch(e LogEntry, outcome *atomic.Uint64, d time.Duration, bytes int64) error {
+	m := &w.n.metrics
+	if err := w.logLine(e); err != nil {
+		return err
+	}
+	m.Fetches.Add(1)
+	outcome.Add(1)
+	m.FetchNanos.Add(int64(d))
+	m.Bytes.Add(uint64(bytes))
+	return nil
+}
+
+// logLine writes a crawl log line; failing to is fatal to the node.
+func (w *worker) logLine(e LogEntry) error {
+	if err := w.n.log.Write(e); err != nil {
+		return fmt.Errorf("crawl: crawl log: %w", err)
+	}
+	return nil
 }
 
 // extract collects the links of an HTML body into w.links, skipping bodies
