@@ -179,10 +179,22 @@ func corruptionMatrix() []corruptionCase {
 // damaged store; then Repair rebuilds and a second resume must complete
 // with the oracle's set. Every case ends with 0 URLs lost.
 func TestCorruptionMatrix(t *testing.T) {
-	web, srv, _ := smallWeb(t, 1<<20)
+	// Half the small web's pages per host: 24 crawls must fit in CI.
+	cfg := simweb.SmallConfig()
+	cfg.PagesPerHost, cfg.MaxPagesPerHost = 30, 100
+	cfg.StallTime, cfg.SlowLatency = 10*time.Millisecond, 2*time.Millisecond // a stalling host's pages are fetched one by one
+	web, err := simweb.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := simweb.Start(web, simweb.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
 	// A trap host's budget of URLs, fetched one at a time, sets the
-	// crawl's length: 300 (the largest real host has 252).
-	const budget = 300
+	// crawl's length: 150 (the largest real host has 135).
+	const budget = 150
 	oracle, err := web.Oracle(web.Seeds(), simweb.Rules{BodyCap: 1 << 20, MaxPagesPerHost: budget})
 	if err != nil {
 		t.Fatal(err)
@@ -191,9 +203,10 @@ func TestCorruptionMatrix(t *testing.T) {
 		o := testNodeOptions(t, dir, srv, web.Domain())
 		o.MaxPagesPerHost = budget
 		o.Workers = 8
-		o.Frontier.MemTableSize = 32 << 10 // sstables as well as a WAL
+		o.Frontier.MemTableSize = 32 << 10                 // sstables as well as a WAL
+		o.Fetcher.RobotsRetryDelay = 10 * time.Millisecond // an unreachable host's robots.txt: 3 attempts
 		// Politeness is not under test: keep its delays tiny.
-		o.Frontier.Factor, o.Frontier.MaxDelay = 0.01, 5*time.Millisecond
+		o.Frontier.Factor, o.Frontier.MaxDelay, o.Frontier.MaxCrawlDelay = 0.01, 5*time.Millisecond, 5*time.Millisecond
 		return o
 	}
 	base := t.TempDir()
@@ -266,14 +279,18 @@ func TestCorruptionMatrix(t *testing.T) {
 					if !strings.Contains(err.Error(), c.store) && !(c.store == "DUE" && strings.Contains(err.Error(), "due")) {
 						t.Errorf("refusal does not name the %s: %v", c.store, err)
 					}
+					t0 := time.Now()
 					rep, rerr := Repair(opts(dir))
+					t.Logf("repair %v: %d URLs queued (%d from the old frontier, %d from the old DUE, %d from crawl.log)", time.Since(t0).Round(time.Millisecond), rep.Admitted, rep.FromFrontier, rep.FromDUE, rep.FromLog)
 					if rerr != nil || !rep.Rebuilt {
 						t.Fatalf("repair after %v: %+v, %v", err, rep, rerr)
 					}
 					r.repaired = true
+					t0 = time.Now()
 					if err := resume(t, opts(dir), web.Seeds()); err != nil {
 						t.Fatalf("resume after repair: %v", err)
 					}
+					t.Logf("resume after repair %v", time.Since(t0).Round(time.Millisecond))
 				}
 				count := maps2(baseCount)
 				logURLsFrom(t, filepath.Join(dir, crawlLogFile), off, count)
