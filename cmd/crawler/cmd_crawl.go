@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -46,6 +47,7 @@ embedded synthetic web on loopback and crawls it from its seeds (it implies
 	every := f.Duration("progress", 5*time.Second, "interval of progress lines when stdout is not a terminal (0 = none, also no live line)")
 	advice := f.Bool("cache-advice", true, "estimate the front cache's miss-ratio curve live (SHARDS, package mrc; well under 1% of the crawl's CPU, see docs/bench/operator.md) and end the report with sizing advice; --cache-advice=false turns it off")
 	reportJSON := f.String("report-json", "", "also write the final report as JSON to this file")
+	force := f.Bool("force", false, "take over a --data made by another run (demo, node, other seeds or web): its IDENTITY is rewritten, with a warning")
 	if err := f.parse(args); err != nil {
 		return err
 	}
@@ -102,6 +104,10 @@ embedded synthetic web on loopback and crawls it from its seeds (it implies
 	}
 	if srv != nil {
 		opts.Fetcher.DialContext = srv.DialContext
+	}
+	opts.Identity, opts.ForceIdentity = crawl.NewIdentity("crawl", seeds, "simweb="+*sim), *force
+	if opts.Logf == nil {
+		opts.Logf = slogf(env)
 	}
 	var est *mrc.Shared
 	if *advice {
@@ -234,3 +240,10 @@ func crawlOnce(ctx context.Context, env *cmdEnv, opts crawl.Options, seeds []str
 }
 
 func mib(b uint64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }
+
+// slogf adapts a library's Logf to slog on stderr (warnings: the rare events
+// a library reports are worth seeing).
+func slogf(env *cmdEnv) func(format string, args ...any) {
+	l := slog.New(slog.NewTextHandler(env.stderr, nil))
+	return func(format string, args ...any) { l.Warn(fmt.Sprintf(format, args...)) }
+}
