@@ -106,9 +106,7 @@ embedded synthetic web on loopback and crawls it from its seeds (it implies
 		opts.Fetcher.DialContext = srv.DialContext
 	}
 	opts.Identity, opts.ForceIdentity = crawl.NewIdentity("crawl", seeds, "simweb="+*sim), *force
-	if opts.Logf == nil {
-		opts.Logf = slogf(env)
-	}
+	opts.Logf = slogf(env) // NodeFlags.Options filled in a discarding one
 	var est *mrc.Shared
 	if *advice {
 		if est, err = mrc.NewShared(mrc.Economy); err != nil {
