@@ -103,7 +103,8 @@ func checkSeqs(dataDir string, fr *frontier.Frontier, info due.Info) error {
 	}
 	// Every key once: pebble may open a store that lost files (a missing
 	// manifest marker starts a new one over the old log) and a damaged
-	// block is otherwise found mid-crawl. About 10⁷ keys a second.
+	// block is otherwise found mid-crawl. It reads ~1.7·10⁶ keys/s on a
+	// loaded 2-core box: about a minute per 10⁸ queued URLs.
 	if _, err := fr.Scan(nil); err != nil {
 		return damaged(dataDir, "frontier %s: %v", filepath.Join(dataDir, frontierDir), err)
 	}
