@@ -49,7 +49,11 @@ func NewIdentity(kind string, seeds []string, extra ...string) Identity {
 }
 
 func (id Identity) String() string {
-	return fmt.Sprintf("%s node %s seeds %s format %d (created %s)", id.Kind, id.Node, id.Digest, id.Format, id.Created.UTC().Format(time.RFC3339))
+	node := ""
+	if id.Node != "" {
+		node = " node " + id.Node
+	}
+	return fmt.Sprintf("%s%s seeds %s format %d (created %s)", id.Kind, node, id.Digest, id.Format, id.Created.UTC().Format(time.RFC3339))
 }
 
 func (id Identity) matches(o Identity) bool {
