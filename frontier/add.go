@@ -172,6 +172,9 @@ func (f *Frontier) usableLocked() error {
 	if f.mu.closed {
 		return ErrClosed
 	}
+	if err := f.corrupt.Load(); err != nil && f.mu.broken == nil {
+		f.mu.broken = *err
+	}
 	return f.mu.broken
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -107,6 +108,8 @@ type Frontier struct {
 	closed chan struct{}
 	syncs  sync.WaitGroup // writes waiting for their fsync outside the lock
 
+	corrupt atomic.Pointer[error] // a damaged file pebble reported
+
 	mu struct {
 		sync.Mutex
 		closed  bool
@@ -165,18 +168,27 @@ func Open(dir string, opts Options) (*Frontier, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	po := &pebble.Options{Logger: pebbleLogger{opts.Logger}, Cache: pebble.NewCache(opts.CacheSize)}
+	po := &pebble.Options{Logger: pebbleLogger{opts.Logger}, Cache: pebble.NewCache(opts.CacheSize), MemTableSize: opts.MemTableSize}
 	defer po.Cache.Unref()
 	// Bloom filters: activating a host looks up its politeness state, which
 	// most new hosts do not have.
 	for i := range po.Levels {
 		po.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
 	}
+	// pebble's default reaction to a damaged file found in the background
+	// (a compaction reading a bad block) is Logger.Fatalf, which would
+	// crash the process: record it instead; every later call fails with it.
+	f := &Frontier{opts: opts, closed: make(chan struct{})}
+	po.EventListener = &pebble.EventListener{DataCorruption: func(info pebble.DataCorruptionInfo) {
+		opts.Logger.Errorf("frontier: %s", info)
+		err := fmt.Errorf("frontier: store %s damaged: %s", dir, info)
+		f.corrupt.CompareAndSwap(nil, &err)
+	}}
 	db, err := pebble.Open(dir, po)
 	if err != nil {
 		return nil, fmt.Errorf("frontier: open %s: %w", dir, err)
 	}
-	f := &Frontier{opts: opts, db: db, closed: make(chan struct{})}
+	f.db = db
 	f.mu.sched = newScheduler(&f.opts)
 	f.mu.changed = make(chan struct{})
 	f.mu.applied = make(map[string]uint64)

@@ -45,6 +45,10 @@ type Options struct {
 	// CacheSize is pebble's block cache, in bytes (outside the Go heap).
 	// Default 64 MiB.
 	CacheSize int64
+	// MemTableSize is pebble's memtable size in bytes; 0 is pebble's
+	// default (4 MiB). Tests set it small so that a small crawl writes
+	// sstables as well as its log.
+	MemTableSize uint64
 	// NoSyncAdd makes Add and AddBatch return before their write is synced
 	// to disk. By default they return once it is durable (fsync), which is
 	// what makes the AddBatch hand-off exactly-once: pebble buffers unsynced

@@ -29,6 +29,8 @@ type command struct {
 type cmdEnv struct {
 	stdout io.Writer
 	stderr io.Writer
+
+	forceIdentity bool // node --force, for runNodeConfig
 }
 
 var commands = map[string]*command{}

@@ -59,6 +59,7 @@ simweb', use --resolve 'sim.test=127.0.0.1:PORT' --allow-private --min-delay 0.`
 	every := f.Duration("progress", 5*time.Second, "interval of progress lines when stdout is not a terminal (0 = none, also no live line)")
 	advice := f.Bool("cache-advice", true, "estimate the front cache's miss-ratio curve live (SHARDS, package mrc; well under 1% of the crawl's CPU, see docs/bench/operator.md) and end the report with sizing advice; --cache-advice=false turns it off")
 	reportJSON := f.String("report-json", "", "also write the final report as JSON to this file")
+	force := f.Bool("force", false, "take over a --data made by another run (demo, node, other seeds or web): its IDENTITY is rewritten, with a warning")
 	if err := f.parse(args); err != nil {
 		return err
 	}
@@ -117,6 +118,8 @@ simweb', use --resolve 'sim.test=127.0.0.1:PORT' --allow-private --min-delay 0.`
 	if srv != nil {
 		opts.Fetcher.DialContext = srv.DialContext
 	}
+	opts.Identity, opts.ForceIdentity = crawl.NewIdentity("crawl", seeds, "simweb="+*sim), *force
+	opts.Logf = slogf(env) // NodeFlags.Options filled in a discarding one
 	var est *mrc.Shared
 	if *advice {
 		if est, err = mrc.NewShared(mrc.Economy); err != nil {
@@ -287,3 +290,10 @@ func crawlOnce(ctx context.Context, env *cmdEnv, opts crawl.Options, seeds []str
 }
 
 func mib(b uint64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }
+
+// slogf adapts a library's Logf to slog on stderr (warnings: the rare events
+// a library reports are worth seeing).
+func slogf(env *cmdEnv) func(format string, args ...any) {
+	l := slog.New(slog.NewTextHandler(env.stderr, nil))
+	return func(format string, args ...any) { l.Warn(fmt.Sprintf(format, args...)) }
+}

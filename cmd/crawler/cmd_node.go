@@ -61,6 +61,7 @@ data dir resumes.`)
 	exitDone := f.Bool("exit-when-done", false, "exit when the cluster's crawl has terminated instead of serving metrics until SIGTERM")
 	statusAddr := f.String("status", "127.0.0.1:0", "where to serve the status page (read-only; keep it on loopback unless you mean to expose it); \"off\" disables it")
 	reportJSON := f.String("report-json", "", "also write the node's final report as JSON to this file")
+	force := f.Bool("force", false, "take over a data dir made by another run (crawl, demo, another node or seeds): its IDENTITY is rewritten, with a warning")
 	if err := f.parse(args); err != nil {
 		return err
 	}
@@ -77,7 +78,9 @@ data dir resumes.`)
 		}
 		return err
 	}
-	return runNodeConfig(ctx, env, cfg, *exitDone, *statusAddr, *reportJSON, nil)
+	fenv := *env
+	fenv.forceIdentity = *force
+	return runNodeConfig(ctx, &fenv, cfg, *exitDone, *statusAddr, *reportJSON, nil)
 }
 
 // healthcheck GETs url with a short timeout.
@@ -138,6 +141,7 @@ func runNodeConfig(ctx context.Context, env *cmdEnv, cfg *nodeconfig.Config, exi
 	mo.Node.Logf = func(format string, args ...any) {
 		fmt.Fprintf(env.stderr, "%s %s: %s\n", time.Now().UTC().Format(time.RFC3339), cfg.ID, termsafe.String(fmt.Sprintf(format, args...)))
 	}
+	mo.Node.Identity, mo.Node.ForceIdentity = crawl.NewIdentity("node", seeds), env.forceIdentity
 	// The status page's live curves, busiest hosts (from the crawl log)
 	// and the NodeStatus service for the peers' cluster view.
 	curves, err := demo.NewCurves()

@@ -178,6 +178,14 @@ type Options struct {
 	CrawlLog *CrawlLog
 	// Logf receives rare events. Default: discard.
 	Logf func(format string, args ...any)
+	// Identity, if its Kind is set, is compared with DataDir/IDENTITY
+	// (written at the first Open; Node is set to ID): a directory made by
+	// another kind of run, node or seeds is refused (ErrIdentityMismatch)
+	// unless ForceIdentity, which rewrites it with a warning through Logf.
+	Identity      Identity
+	ForceIdentity bool
+
+	rebuilding bool // Repair: the stores are empty on purpose
 }
 
 // EnsureDefaults fills zero fields.
@@ -294,11 +302,26 @@ func Open(opts Options) (*Node, error) {
 	if err := os.MkdirAll(opts.DataDir, 0o755); err != nil {
 		return nil, fmt.Errorf("crawl: %w", err)
 	}
+	// Check the directory before its stores are opened (see check.go).
+	var writeID bool
+	if opts.Identity.Kind != "" {
+		opts.Identity.Node = opts.ID
+		var err error
+		if writeID, err = compareIdentity(opts.DataDir, &opts.Identity, opts.ForceIdentity, opts.Logf); err != nil {
+			return nil, err
+		}
+	}
+	ds, err := inspectDir(opts.DataDir)
+	if err == nil && !opts.rebuilding {
+		err = checkMissing(opts.DataDir, ds)
+	}
+	if err != nil {
+		return nil, err
+	}
 	n := &Node{opts: opts, started: time.Now()}
 	if opts.MaxFetches > 0 {
 		n.limit.reached = make(chan struct{})
 	}
-	var err error
 	if opts.ContentSeenSize > 0 {
 		if n.contentSeen, err = cache.NewShared(cache.AlgoClock, opts.ContentSeenSize, contentSeenShards(opts.ContentSeenSize)); err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrInvalidOptions, err)
@@ -309,10 +332,14 @@ func Open(opts Options) (*Node, error) {
 			return nil, fmt.Errorf("%w: %v", ErrInvalidOptions, err)
 		}
 	}
-	if n.fr, err = frontier.Open(filepath.Join(opts.DataDir, "frontier"), opts.Frontier); err != nil {
-		return nil, fmt.Errorf("crawl: frontier: %w", err)
+	if n.fr, err = frontier.Open(filepath.Join(opts.DataDir, frontierDir), opts.Frontier); err != nil {
+		return nil, fmt.Errorf("crawl: frontier %s: %w (if it is damaged, 'crawler fsck --data %s --repair' rebuilds it)", filepath.Join(opts.DataDir, frontierDir), err, opts.DataDir)
 	}
-	n.due, err = due.Open(filepath.Join(opts.DataDir, "due"), due.Options{
+	if err := checkSeqs(opts.DataDir, n.fr, ds.due); err != nil {
+		n.fr.Close()
+		return nil, err
+	}
+	n.due, err = due.Open(filepath.Join(opts.DataDir, dueDir), due.Options{
 		BufferEntries: opts.DUEBuffer,
 		FlushInterval: opts.DUEFlushInterval,
 		Sync:          dueSyncMode(opts.DUEFsync),
@@ -322,7 +349,7 @@ func Open(opts Options) (*Node, error) {
 	})
 	if err != nil {
 		n.fr.Close()
-		return nil, fmt.Errorf("crawl: due: %w", err)
+		return nil, fmt.Errorf("crawl: DUE %s: %w (if it is damaged, 'crawler fsck --data %s --repair' rebuilds it)", filepath.Join(opts.DataDir, dueDir), err, opts.DataDir)
 	}
 	fo := opts.Fetcher
 	if fo.RobotsHostGate == nil && !fo.RobotsCrossHostRedirects {
@@ -335,7 +362,7 @@ func Open(opts Options) (*Node, error) {
 		return nil, fmt.Errorf("crawl: fetcher: %w", err)
 	}
 	if n.log = opts.CrawlLog; n.log == nil {
-		if n.log, err = OpenCrawlLog(filepath.Join(opts.DataDir, "crawl.log")); err != nil {
+		if n.log, err = OpenCrawlLog(filepath.Join(opts.DataDir, crawlLogFile)); err != nil {
 			n.due.Close()
 			n.fr.Close()
 			return nil, err
@@ -343,12 +370,24 @@ func Open(opts Options) (*Node, error) {
 		n.own = true
 	}
 	n.log.fitFilter(opts.Filter) // log every URL the crawl may fetch whole
+	if writeID {
+		if err := writeIdentity(filepath.Join(opts.DataDir, IdentityFile), opts.Identity); err != nil {
+			n.Close()
+			return nil, err
+		}
+	}
 	return n, nil
 }
 
 // Close stops the node's parts; call it after Run has returned. It flushes
 // nothing that is not durable already: a restarted node resumes.
 func (n *Node) Close() error {
+	// Merge the DUE's buffer into the frontier first: at rest the DUE's
+	// log then holds nothing that damage to it could lose unnoticed (a
+	// torn log tail is indistinguishable from a crash mid-write).
+	if err := n.due.Flush(); err != nil {
+		n.opts.Logf("crawl: DUE flush on close: %v", err)
+	}
 	var errs []error
 	errs = append(errs, n.due.Close(), n.fr.Close())
 	if n.own {

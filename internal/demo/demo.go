@@ -56,6 +56,9 @@ type Options struct {
 	// DataDir holds the nodes' data dirs and the PKI; default a temporary
 	// directory removed at the end.
 	DataDir string
+	// Force takes over a DataDir made by another run (its IDENTITY files
+	// are rewritten with a warning) instead of refusing it.
+	Force bool
 	// Progress is how often a progress line is printed; default 1 s.
 	Progress time.Duration
 	// Live rewrites one progress line in place (for a terminal) instead of
@@ -165,6 +168,11 @@ func Run(ctx context.Context, o Options, out io.Writer) (*Report, error) {
 	}
 	web, err := simweb.New(o.Web)
 	if err != nil {
+		return nil, err
+	}
+	// A kept data dir must be a demo's of this web and cluster size.
+	id := crawl.NewIdentity("demo", web.Seeds(), fmt.Sprintf("nodes=%d web=%+v", o.Nodes, o.Web))
+	if err := crawl.CheckIdentity(o.DataDir, id, o.Force, func(format string, args ...any) { fmt.Fprintf(out, "warning: "+format+"\n", args...) }); err != nil {
 		return nil, err
 	}
 	oracle, err := web.Oracle(web.Seeds(), simweb.Rules{})
@@ -332,9 +340,11 @@ func startMembers(o Options, web *simweb.Web, srv *simweb.Server, traces *[]*tra
 				Services:   func(s grpc.ServiceRegistrar) { status.Register(s, lazy) },
 				CrossTrace: crossTrace, // the full trace is the node's: it sees local links too
 				Node: crawl.Options{
-					DataDir: filepath.Join(o.DataDir, ids[i]),
-					Workers: o.Workers,
-					Fetcher: fetcher.Options{AllowPrivate: true, DialContext: srv.DialContext, FetchTimeout: 5 * time.Second},
+					DataDir:       filepath.Join(o.DataDir, ids[i]),
+					Identity:      crawl.NewIdentity("demo", web.Seeds()),
+					ForceIdentity: o.Force,
+					Workers:       o.Workers,
+					Fetcher:       fetcher.Options{AllowPrivate: true, DialContext: srv.DialContext, FetchTimeout: 5 * time.Second},
 					Frontier: frontier.Options{MinDelay: 0, MaxDelay: time.Second,
 						FailureBackoff: 50 * time.Millisecond, MaxFailureBackoff: time.Second},
 					DUEFlushInterval: 200 * time.Millisecond,
