@@ -17,8 +17,10 @@ type charsetReader struct {
 }
 
 // init wraps r so that it yields UTF-8, and returns the source encoding's
-// name. Only a failed read of the first 1024 bytes is an error.
-func (c *charsetReader) init(r io.Reader, contentType string) (io.Reader, string, error) {
+// name. Only a failed read of the first 1024 bytes is an error. An XML
+// document's declaration (<?xml encoding=...?>) counts after the BOM and
+// the Content-Type, as XML says; an HTML one's does not, as HTML says.
+func (c *charsetReader) init(r io.Reader, contentType string, xml bool) (io.Reader, string, error) {
 	if c.br == nil {
 		c.br = bufio.NewReaderSize(r, 4096)
 	} else {
@@ -28,7 +30,7 @@ func (c *charsetReader) init(r io.Reader, contentType string) (io.Reader, string
 	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, bufio.ErrBufferFull) {
 		return nil, "", err
 	}
-	enc, name := c.detect(prefix, contentType)
+	enc, name := c.detect(prefix, contentType, xml)
 	if enc == nil {
 		return c.br, name, nil
 	}
@@ -38,9 +40,20 @@ func (c *charsetReader) init(r io.Reader, contentType string) (io.Reader, string
 // detect returns the document's encoding (nil for UTF-8) and its name.
 // Precedence as in the HTML standard's sniffing: BOM, Content-Type charset,
 // <meta> in the first 1024 bytes. When nothing is declared, UTF-8 if the
-// prefix is ASCII or valid UTF-8, else windows-1252.
-func (c *charsetReader) detect(prefix []byte, contentType string) (encoding.Encoding, string) {
+// prefix is ASCII or valid UTF-8, else windows-1252. With xml, the XML
+// declaration's encoding comes before the <meta>.
+func (c *charsetReader) detect(prefix []byte, contentType string, xml bool) (encoding.Encoding, string) {
 	e, name, certain := charset.DetermineEncoding(prefix, contentType)
+	if xml && !certain {
+		if label := xmlDeclEncoding(prefix); label != "" {
+			if e2, name2 := charset.Lookup(label); e2 != nil {
+				if name2 == "utf-8" {
+					return nil, name2
+				}
+				return e2, name2
+			}
+		}
+	}
 	if !certain && name == "windows-1252" && !hasHighBit(prefix) {
 		// DetermineEncoding also answers windows-1252 when nothing is
 		// declared and the prefix is pure ASCII; we then prefer UTF-8

@@ -33,6 +33,14 @@
 // values over MaxAttrLen are skipped and at most MaxLinks links are
 // emitted; Result says which limit was hit. Nothing panics (fuzzed).
 //
+// XHTML — documents served as application/xhtml+xml, or as
+// application/xml or text/xml with an XHTML <html> root — is read as XML
+// (encoding/xml, non-strict, with HTML's entities and void elements), as a
+// browser reads it: with HTML rules a self-closing <script/> would swallow
+// the rest of the page. The links and limits are the same; a syntax error
+// hands the rest of the document, from the failing token on, to the HTML
+// tokenizer (see extractXML).
+//
 // IsHTML decides which responses go to the extractor.
 //
 // # Filtering

@@ -1,6 +1,7 @@
 package extract
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -134,6 +135,8 @@ type Extractor struct {
 	seen map[uint64]struct{} // fingerprints emitted in this document
 	cs   charsetReader
 	lim  io.LimitedReader
+	xsrc xmlSource     // the XML path's byte source (xhtml.go)
+	xbr  *bufio.Reader // buffers a transcoded document for xsrc
 	// slowAttrs forces Tokenizer.TagAttr for every tag (tests compare).
 	slowAttrs bool
 
@@ -167,6 +170,9 @@ func Links(r io.Reader, base *urlnorm.URL, contentType string, fn func(Link)) er
 // link in document order. It decodes non-UTF-8 documents (charset from a
 // BOM, the Content-Type, or a <meta> in the first 1024 bytes; otherwise
 // UTF-8, or windows-1252 if the first 1024 bytes are not valid UTF-8).
+// Documents served as application/xhtml+xml, application/xml or text/xml
+// are read as XML (see extractXML); the last two yield links only if their
+// root is an XHTML <html>.
 // It returns an error only if reading r fails; hitting a limit is reported
 // in Result.Truncated. It never panics on any input. Link's strings are
 // freshly allocated (or constants) and may be retained by fn.
@@ -180,12 +186,17 @@ func (e *Extractor) Extract(r io.Reader, base *urlnorm.URL, contentType string, 
 	defer func() { e.fn, e.base = nil, nil }()
 
 	e.lim = io.LimitedReader{R: r, N: e.opts.MaxBytes}
-	dr, name, err := e.cs.init(&e.lim, contentType)
+	kind := kindOf(contentType)
+	dr, name, err := e.cs.init(&e.lim, contentType, kind != kindHTML)
 	e.res.Charset = name
 	if err != nil {
 		return e.finish(err)
 	}
-	err = e.tokenize(dr, 0)
+	if kind != kindHTML {
+		err = e.extractXML(dr, kind)
+	} else {
+		err = e.tokenize(dr, 0)
+	}
 	if err == nil && e.lim.N <= 0 && e.res.Truncated == NotTruncated {
 		var one [1]byte
 		if n, _ := io.ReadFull(r, one[:]); n > 0 {
@@ -199,6 +210,7 @@ func (e *Extractor) finish(err error) (Result, error) {
 	e.res.Bytes = e.opts.MaxBytes - e.lim.N
 	e.res.Base = e.base.String()
 	e.lim.R = nil // do not keep the caller's reader reachable
+	e.xsrc.reset(nil)
 	if e.cs.br != nil {
 		e.cs.br.Reset(nil)
 	}
@@ -264,7 +276,11 @@ func tagOf(raw []byte) string {
 	for i < len(n) && i < 9 && n[i] != ' ' && n[i] != '\t' && n[i] != '\n' && n[i] != '\r' && n[i] != '\f' && n[i] != '/' && n[i] != '>' {
 		i++
 	}
-	name := n[:i]
+	return linkTag(n[:i])
+}
+
+// linkTag returns the canonical name of a tag we take links from, or "".
+func linkTag(name []byte) string {
 	for _, t := range linkTags {
 		if asciiEqualFold(name, t) {
 			return t
@@ -334,6 +350,12 @@ func (e *Extractor) tag(z *html.Tokenizer, tag string) error {
 			}
 		}
 	}
+	return e.endTag(&st)
+}
+
+// endTag emits what a tag says once all its attributes are seen: the URL
+// of a <meta http-equiv=refresh>.
+func (e *Extractor) endTag(st *tagState) error {
 	if st.httpEquivRefresh && st.content != nil {
 		if len(st.content) > e.opts.MaxAttrLen {
 			e.res.TooLong++

@@ -182,7 +182,7 @@ func (d *dialer) DialContext(ctx context.Context, network, addr string) (net.Con
 		}
 		c, err := d.net.DialContext(ctx, network, net.JoinHostPort(a.String(), port))
 		if err == nil {
-			return c, nil
+			return quickAck(c), nil
 		}
 		errs = append(errs, err)
 		if ctx.Err() != nil {
