@@ -25,7 +25,9 @@ import (
 // /only/{a}.html (a < m) that no link reaches and that link on to
 // /only/{a+m}.html, and entries a correct crawler drops: another host's
 // page, an out-of-scope URL and a URL longer than 2048 bytes.
-// /only/{2m}.html is listed only by the too-deep sitemap.
+// /only/{2m}.html is listed only by the too-deep sitemap and, on the
+// first smLines host, after the protocol's 50,000 URLs of its text
+// sitemap.
 const (
 	smNone uint8 = iota
 	smPlain
@@ -59,7 +61,17 @@ func (w *Web) assignSitemaps() {
 	if k == 0 && first >= 0 {
 		w.hosts[first].sm = smPlain
 	}
+	w.bigSitemap = -1
+	for h := range w.hosts {
+		if w.hosts[h].sm == smLines {
+			w.bigSitemap = int32(h)
+			break
+		}
+	}
 }
+
+// sitemapMaxURLs is the protocol's limit of URLs per sitemap file.
+const sitemapMaxURLs = 50_000
 
 // SitemapHosts lists the hosts that serve sitemaps (Config.SitemapShare).
 func (w *Web) SitemapHosts() []int {
@@ -153,10 +165,20 @@ func (g *gen) sitemapFile() {
 	case pkSitemapTxt:
 		g.ctype = "text/plain; charset=utf-8"
 		g.str("\ufeff")
+		k := 0
 		for a := int64(2); a < n; a += 3 {
 			g.str(g.w.url(target{host: h, kind: pkArticle, a: a}) + "\r\n")
+			k++
 		}
 		g.badEntries(false)
+		if h == g.w.bigSitemap && n > 1 {
+			// Repeats fill the file to the limit; the URL after it must
+			// be dropped.
+			for i := k; i < sitemapMaxURLs; i++ {
+				g.str(g.w.url(target{host: h, kind: pkArticle, a: 1 + int64(i)%(n-1)}) + "\n")
+			}
+			g.str(g.w.url(target{host: h, kind: pkOnly, a: 2 * m}) + "\n")
+		}
 	case pkSitemapIndex:
 		g.index(target{host: h, kind: pkSitemapGz, a: 0}, target{host: h, kind: pkSitemapGz, a: 1},
 			target{host: h, kind: pkSitemapTxt}, target{host: h, kind: pkSitemapNested},

@@ -1,6 +1,7 @@
 package simweb
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"slices"
@@ -80,6 +81,13 @@ func TestSitemapsOracleMatchesHTTPBFS(t *testing.T) {
 				t.Errorf("%s is fetched without sitemaps", s)
 			}
 		}
+	}
+	big := w.hosts[w.bigSitemap]
+	r, err := w.Respond(w.HostName(int(w.bigSitemap)), "/sitemap-pages.txt")
+	if err != nil || bytes.Count(r.Body, []byte("\n")) <= 50_000 || big.sm != smLines ||
+		!in(w.url(target{host: w.bigSitemap, kind: pkOnly, a: 0})) ||
+		in(w.url(target{host: w.bigSitemap, kind: pkOnly, a: 2 * onlyOf(big.n)})) {
+		t.Errorf("the over-limit text sitemap of host %d: %v", w.bigSitemap, err)
 	}
 	if len(layouts) != 3 {
 		t.Errorf("layouts %v: want all three", layouts)

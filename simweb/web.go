@@ -30,6 +30,8 @@ type Web struct {
 	sizeMu            float64
 	hostZipf          zipfDist
 
+	bigSitemap int32 // the host whose text sitemap exceeds 50,000 URLs, or -1
+
 	bombOnce   sync.Once
 	bombMember []byte // one gzip member inflating to bombChunk bytes
 }
