@@ -36,7 +36,10 @@ const (
 )
 
 func (k Kind) String() string {
-	return [...]string{"unknown", "urlset", "sitemapindex", "text"}[min(int(k), 3)]
+	if k > KindText {
+		return fmt.Sprintf("kind(%d)", k)
+	}
+	return [...]string{"unknown", "urlset", "sitemapindex", "text"}[k]
 }
 
 // Entry is one <url> of a urlset, one <sitemap> of an index, or one line

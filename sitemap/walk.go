@@ -22,7 +22,9 @@ func (f FetchFunc) Fetch(ctx context.Context, url string) (io.ReadCloser, error)
 
 // Walker reads a sitemap and, if it is an index, its child sitemaps, to a
 // bounded depth. Each file is parsed with Options and its own URL as the
-// base. The zero values of MaxIndexDepth and MaxFiles mean their defaults.
+// base, so RuleHost admits the file's own host only: a sitemap that a
+// robots.txt names on another host (a cross-submit) is parsed with Parse
+// and the robots.txt URL as base instead. The zero values of MaxIndexDepth and MaxFiles mean their defaults.
 type Walker struct {
 	Fetcher Fetcher
 	Options Options
