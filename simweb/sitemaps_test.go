@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/temoto/robotstxt"
@@ -115,6 +116,11 @@ func TestSitemapsOffUnchanged(t *testing.T) {
 		if w := newWeb(t, c); len(w.SitemapHosts()) != 0 {
 			t.Fatalf("a preset has sitemap hosts %v", w.SitemapHosts())
 		}
+	}
+	bad := SmallConfig()
+	bad.SitemapShare = 1.5
+	if err := bad.Validate(); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "SitemapShare") {
+		t.Fatalf("SitemapShare 1.5: %v", err)
 	}
 	a, b := newWeb(t, SmallConfig()), newWeb(t, sitemapConfig())
 	ra, err1 := a.Oracle(a.Seeds(), Rules{MaxPagesPerHost: 400})
