@@ -14,6 +14,8 @@ import (
 	"github.com/temoto/robotstxt"
 	"golang.org/x/net/html"
 	"golang.org/x/sync/errgroup"
+
+	"github.com/sextant-crawler/sextant/sitemap"
 )
 
 // httpBFS is an independent crawler written from the Rules text: net/http
@@ -24,6 +26,68 @@ type httpBFS struct {
 	rules  Rules
 	mu     sync.Mutex
 	robots map[string]*robotstxt.RobotsData
+	// With rules.Sitemaps: the origins whose sitemaps are discovered, and
+	// which discovered URLs are sitemaps (1) or sitemaps an index listed (2).
+	probed  map[string]bool
+	sitemap map[string]uint8
+}
+
+// sitemapsOf returns the sitemaps the first allowed URL of u's origin
+// makes discovered (Rules.Sitemaps), once per origin.
+func (b *httpBFS) sitemapsOf(ctx context.Context, u *whatwg.Url) []string {
+	origin := u.Scheme() + "://" + u.Host()
+	rd := b.robotsFor(ctx, u)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.probed[origin] {
+		return nil
+	}
+	b.probed[origin] = true
+	var out []string
+	for _, s := range rd.Sitemaps {
+		if v, err := whatwg.ParseRef(origin+"/robots.txt", s); err == nil {
+			out = append(out, v.Href(true))
+		}
+	}
+	if len(out) == 0 {
+		out = append(out, origin+"/sitemap.xml")
+	}
+	for _, s := range out {
+		if b.sitemap[s] == 0 {
+			b.sitemap[s] = 1
+		}
+	}
+	return out
+}
+
+// fetchSitemap GETs a sitemap and returns its entries and whether they are
+// sitemaps (2) or pages (0); the children of a second-level index are not
+// returned.
+func (b *httpBFS) fetchSitemap(ctx context.Context, url string, level uint8) ([]string, uint8) {
+	req, _ := http.NewRequestWithContext(ctx, "GET", url, nil)
+	resp, err := b.client.Do(req)
+	if err != nil {
+		return nil, 0
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode < 200 || resp.StatusCode >= 300 {
+		return nil, 0
+	}
+	var out []string
+	res, _ := sitemap.Parse(resp.Body, url, sitemap.Options{MaxURLLength: b.rules.MaxURLLength},
+		func(e sitemap.Entry) error {
+			if u, err := whatwg.Parse(e.Loc); err == nil {
+				out = append(out, u.Href(true))
+			}
+			return nil
+		})
+	if res.Kind == sitemap.KindIndex {
+		if level == 1 {
+			return out, 2
+		}
+		return nil, 0
+	}
+	return out, 0
 }
 
 func (b *httpBFS) robotsFor(ctx context.Context, u *whatwg.Url) *robotstxt.RobotsData {
@@ -195,6 +259,7 @@ func (b *httpBFS) crawl(t *testing.T, seeds []string, isTrap func(host string) b
 	perHost := map[string]int{}
 	var fetched []string
 	var mu sync.Mutex
+	b.probed, b.sitemap = map[string]bool{}, map[string]uint8{}
 	level := seeds
 	for len(level) > 0 {
 		var next []string
@@ -220,6 +285,13 @@ func (b *httpBFS) crawl(t *testing.T, seeds []string, isTrap func(host string) b
 				if !b.robotsFor(ctx, u).TestAgent(u.Pathname()+u.Search(), b.rules.UserAgent) {
 					return nil
 				}
+				if b.rules.Sitemaps {
+					if sms := b.sitemapsOf(ctx, u); len(sms) > 0 {
+						mu.Lock()
+						next = append(next, sms...)
+						mu.Unlock()
+					}
+				}
 				mu.Lock()
 				if isTrap(host) && perHost[host] >= b.rules.MaxPagesPerHost {
 					mu.Unlock()
@@ -228,9 +300,25 @@ func (b *httpBFS) crawl(t *testing.T, seeds []string, isTrap func(host string) b
 				perHost[host]++
 				fetched = append(fetched, s)
 				mu.Unlock()
-				links, err := b.fetch(ctx, s)
-				if err != nil {
-					return nil // a network failure: nothing discovered
+				b.mu.Lock()
+				level := b.sitemap[s]
+				b.mu.Unlock()
+				var links []string
+				if level > 0 {
+					var childLevel uint8
+					links, childLevel = b.fetchSitemap(ctx, s, level)
+					b.mu.Lock()
+					for _, l := range links {
+						if childLevel > 0 && b.sitemap[l] == 0 {
+							b.sitemap[l] = childLevel
+						}
+					}
+					b.mu.Unlock()
+				} else {
+					var err error
+					if links, err = b.fetch(ctx, s); err != nil {
+						return nil // a network failure: nothing discovered
+					}
 				}
 				mu.Lock()
 				next = append(next, links...)

@@ -135,6 +135,12 @@ type Config struct {
 	HugeMax int64
 	// BombSize is the inflated size of a gzip bomb (default 1 GiB).
 	BombSize int64
+	// SitemapShare is the share of Normal hosts that serve sitemaps
+	// (robots.txt Sitemap: lines, /sitemap.xml, an index of gzip and text
+	// sitemaps) listing pages that no link reaches; a share > 0 gives at
+	// least one host. Default 0: none, in every preset (the webs are then
+	// what they were before sitemaps). See sitemaps.go and Rules.Sitemaps.
+	SitemapShare float64
 }
 
 // DefaultConfig is the demo's web: 300 hosts, about 15 000 articles and
@@ -291,6 +297,9 @@ func (c *Config) Validate() error {
 	}
 	if c.HugeMax < 64<<10 || c.HugeMax > 1<<30 {
 		bad("HugeMax %d not in [64 KiB, 1 GiB]", c.HugeMax)
+	}
+	if !(c.SitemapShare >= 0 && c.SitemapShare <= 1) {
+		bad("SitemapShare %g not in [0, 1]", c.SitemapShare)
 	}
 	if c.BombSize < 1<<20 || c.BombSize > 16<<30 {
 		bad("BombSize %d not in [1 MiB, 16 GiB]", c.BombSize)

@@ -57,6 +57,24 @@ var (
 // must fetch at most MaxPagesPerHost URLs on each, all of them URLs of the
 // trap. Every other host must fit its budget (else Oracle fails with
 // ErrBudget), so its fetched set is exact and independent of crawl order.
+//
+// Sitemaps (only if Sitemaps is set; see package sitemap and
+// sitemaps.org): when the first URL of an origin passes the rules above
+// (trap hosts included), the crawler also discovers that origin's
+// sitemaps: the Sitemap: lines of its robots.txt as parsed above (resolved
+// against the robots.txt URL), or, if there are none, /sitemap.xml. They
+// are FETCHED under the same rules (in scope, robots.txt) and are part of
+// the fetched set; on a trap host they count toward its budget. A sitemap
+// answered 2xx is parsed with package sitemap (gzip by magic bytes,
+// whatever the Content-Type; sitemap.RulePath against the sitemap's own
+// URL; the protocol's 50,000 URLs and 50 MB; URLs longer than
+// MaxURLLength dropped); other statuses discover nothing. A urlset or text
+// sitemap discovers its URLs as pages (then fetched and followed as any
+// page); an index discovers its children as sitemaps, but the children of
+// an index listed by an index are not fetched (index depth 1). A sitemap
+// file discovers nothing through HTML link extraction, and depth grows by
+// one per hop (page → its origin's sitemaps → their entries). Without
+// Sitemaps, no sitemap is fetched and the oracle is what it was before.
 type Rules struct {
 	UserAgent       string // robots.txt product token; default "sextant"
 	Scope           string // domain; default the web's Domain
@@ -65,6 +83,7 @@ type Rules struct {
 	RobotsCap       int    // bytes of robots.txt parsed; default 500 KiB
 	MaxPagesPerHost int    // per-host budget; default 1000
 	MaxDepth        int    // 0 = unlimited (default); seeds have depth 0
+	Sitemaps        bool   // also read sitemaps (see above); default off
 }
 
 // EnsureDefaults fills zero fields; scope is the web's domain.
@@ -102,6 +121,10 @@ type OracleResult struct {
 	Disallowed int         // distinct URLs robots.txt kept out
 	OutOfScope int         // distinct URLs discarded by scheme, scope or length
 	Links      int         // links followed from fetched pages (with repeats)
+	// With Rules.Sitemaps: sitemap files fetched on non-trap hosts (any
+	// status), and the valid entries they list (before scope and robots).
+	SitemapFiles   int
+	SitemapEntries int
 
 	w     *Web
 	set   map[string]struct{}
@@ -120,11 +143,14 @@ func (w *Web) Oracle(seeds []string, rules Rules) (*OracleResult, error) {
 	type item struct {
 		url   string
 		depth int
+		sm    uint8 // 0: a page; 1: a sitemap; 2: a sitemap an index listed
 	}
 	seen := map[string]struct{}{}
 	var queue []item
 	perHost := map[string]int{}
-	consider := func(u *whatwg.Url, depth int) {
+	probed := map[string]bool{} // origins whose sitemaps are discovered
+	var consider func(u *whatwg.Url, depth int, sm uint8)
+	consider = func(u *whatwg.Url, depth int, sm uint8) {
 		s := u.Href(true)
 		if _, ok := seen[s]; ok {
 			return
@@ -141,20 +167,26 @@ func (w *Web) Oracle(seeds []string, rules Rules) (*OracleResult, error) {
 			res.Disallowed++
 			return
 		}
+		if origin := u.Scheme() + "://" + u.Host(); rules.Sitemaps && !probed[origin] {
+			probed[origin] = true
+			for _, v := range w.sitemapsOf(robots[origin], u) {
+				consider(v, depth+1, 1)
+			}
+		}
 		if h, ok := w.HostIndex(host); ok && w.hosts[h].kind == Trap {
 			res.traps[host] = true
 			return
 		}
 		perHost[host]++
 		res.set[s] = struct{}{}
-		queue = append(queue, item{s, depth})
+		queue = append(queue, item{s, depth, sm})
 	}
 	for _, s := range seeds {
 		u, err := whatwg.Parse(s)
 		if err != nil {
 			return nil, fmt.Errorf("simweb: seed %q: %w", s, err)
 		}
-		consider(u, 0)
+		consider(u, 0, 0)
 	}
 	// Pages are generated and their links resolved in parallel, a chunk of
 	// the FIFO queue at a time; discovered URLs are then considered in queue
@@ -176,7 +208,7 @@ func (w *Web) Oracle(seeds []string, rules Rules) (*OracleResult, error) {
 			go func() {
 				defer wg.Done()
 				for i := int(next.Add(1) - 1); i < len(chunk); i = int(next.Add(1) - 1) {
-					out[i] = res.walk(g, chunk[i].url)
+					out[i] = res.walk(g, chunk[i].url, chunk[i].sm)
 				}
 			}()
 		}
@@ -187,8 +219,12 @@ func (w *Web) Oracle(seeds []string, rules Rules) (*OracleResult, error) {
 			}
 			res.ByStatus[o.status]++
 			res.Links += o.links
+			if chunk[i].sm > 0 {
+				res.SitemapFiles++
+				res.SitemapEntries += len(o.found)
+			}
 			for _, v := range o.found {
-				consider(v, chunk[i].depth+1)
+				consider(v, chunk[i].depth+1, o.foundSm)
 			}
 		}
 	}
@@ -210,15 +246,16 @@ func (w *Web) Oracle(seeds []string, rules Rules) (*OracleResult, error) {
 
 // walked is what fetching one URL yields.
 type walked struct {
-	status int
-	found  []*whatwg.Url
-	links  int
-	err    error
+	status  int
+	found   []*whatwg.Url
+	foundSm uint8 // found are sitemaps (item.sm)
+	links   int
+	err     error
 }
 
 // walk "fetches" s through the generator with g and returns what it makes
 // discovered. It only reads res.
-func (res *OracleResult) walk(g *gen, s string) walked {
+func (res *OracleResult) walk(g *gen, s string, sm uint8) walked {
 	u, err := whatwg.Parse(s)
 	if err != nil {
 		return walked{err: err}
@@ -231,6 +268,9 @@ func (res *OracleResult) walk(g *gen, s string) walked {
 		seen: g.seen, basePath: g.basePath[:0], collect: true, zipfCache: g.zipfCache, zipfNext: g.zipfNext}
 	clear(g.seen)
 	res.w.build(g, int32(h), pathQuery(u))
+	if sm > 0 {
+		return res.readSitemap(g, s, sm)
+	}
 	o := walked{status: g.status}
 	o.err = res.discover(g, u, func(v *whatwg.Url) { o.found = append(o.found, v) })
 	if g.status < 300 {
@@ -300,13 +340,18 @@ func isHTML(g *gen) bool {
 // robotsAllow applies robots.txt of u's origin (fetched through the
 // generator, cached in c).
 func (w *Web) robotsAllow(c robotsCache, u *whatwg.Url, rules Rules) bool {
+	return w.robotsData(c, u, rules).TestAgent(pathQuery(u), rules.UserAgent)
+}
+
+// robotsData is the robots.txt of u's origin, fetched once into c.
+func (w *Web) robotsData(c robotsCache, u *whatwg.Url, rules Rules) *robotstxt.RobotsData {
 	origin := u.Scheme() + "://" + u.Host()
 	rd, ok := c[origin]
 	if !ok {
 		rd = w.fetchRobots(u, rules)
 		c[origin] = rd
 	}
-	return rd.TestAgent(pathQuery(u), rules.UserAgent)
+	return rd
 }
 
 func (w *Web) fetchRobots(u *whatwg.Url, rules Rules) *robotstxt.RobotsData {
@@ -408,6 +453,9 @@ func (res *OracleResult) trapURL(s string) (string, bool) {
 	}
 	h, _ := res.w.HostIndex(host)
 	t := res.w.parse(int32(h), pathQuery(u))
+	if res.Rules.Sitemaps && pathQuery(u) == "/sitemap.xml" {
+		return host, true // the probe of the host's sitemap
+	}
 	return host, t.kind != pkNone && t.kind != pkRobots
 }
 

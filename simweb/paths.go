@@ -35,6 +35,15 @@ const (
 	pkSess                      // /sess/{a}?sid=… (b = session number), trap hosts
 	pkDeep                      // /deep/ + "a/"×b, trap hosts
 	pkExternal                  // externals[a]: not a page of the web
+	// Sitemap hosts only (sitemaps.go); after pkExternal so that the kinds
+	// above keep the values the generator's seeds use.
+	pkSitemap       // /sitemap.xml
+	pkSitemapTxt    // /sitemap-pages.txt
+	pkSitemapIndex  // /sitemap_index.xml
+	pkSitemapGz     // /sitemap-{a}.xml.gz
+	pkSitemapNested // /sitemap-nested.xml: an index listed by an index
+	pkSitemapDeep   // /sitemap-deep.txt: listed only by the nested index
+	pkOnly          // /only/{a}.html: listed by sitemaps, linked from no page
 )
 
 // externals are links out of the web (or to nowhere in it): a crawler
@@ -154,6 +163,8 @@ func (w *Web) appendPath(b []byte, t target) []byte {
 			b = append(b, "a/"...)
 		}
 		return b
+	case pkSitemap, pkSitemapTxt, pkSitemapIndex, pkSitemapGz, pkSitemapNested, pkSitemapDeep, pkOnly:
+		return sitemapPath(b, t)
 	}
 	return append(b, "/404"...)
 }
@@ -207,6 +218,11 @@ func (w *Web) parse(h int32, pq string) target {
 	if pq == "/robots.txt" {
 		t.kind = pkRobots
 		return t
+	}
+	if hi.sm != smNone && !hasQ {
+		if st, ok := w.parseSitemap(t, hi, path); ok {
+			return st
+		}
 	}
 	if hasQ && !(query == "view=print" && strings.HasPrefix(path, "/d")) {
 		return t

@@ -226,6 +226,10 @@ func (w *Web) build(g *gen, h int32, pq string) {
 		g.wrongType()
 	case pkCal, pkSess, pkDeep:
 		g.trapPage()
+	case pkSitemap, pkSitemapTxt, pkSitemapIndex, pkSitemapGz, pkSitemapNested, pkSitemapDeep:
+		g.sitemapFile()
+	case pkOnly:
+		g.onlyPage()
 	}
 }
 

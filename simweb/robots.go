@@ -61,6 +61,7 @@ func (g *gen) robots() {
 		g.str("\nAllow: /\n")
 	default:
 		g.str(other + "User-agent: *\nAllow: /\n")
+		g.robotsSitemapLines()
 	}
 }
 

@@ -12,8 +12,8 @@ import (
 type hostInfo struct {
 	n    int32     // articles, including the home page (article 0)
 	kind Pathology // at most one pathology per host
-	_    uint8
-	ord  uint16 // ordinal of the host among the hosts of its pathology
+	sm   uint8     // sitemap layout (sitemaps.go); smNone unless Config.SitemapShare
+	ord  uint16    // ordinal of the host among the hosts of its pathology
 }
 
 // Web is a deterministic synthetic web. It stores only a few bytes per host;
@@ -29,6 +29,8 @@ type Web struct {
 	pagesMu           float64 // articles per host log-normal
 	sizeMu            float64
 	hostZipf          zipfDist
+
+	bigSitemap int32 // the host whose text sitemap exceeds 50,000 URLs, or -1
 
 	bombOnce   sync.Once
 	bombMember []byte // one gzip member inflating to bombChunk bytes
@@ -53,6 +55,7 @@ func New(cfg Config) (*Web, error) {
 	w.sizeMu = math.Log(float64(cfg.PageSizeMedian))
 	w.hostZipf = newZipf(cfg.Hosts, cfg.ZipfHosts)
 	w.assignPathologies()
+	w.assignSitemaps()
 	for i := range w.hosts {
 		r := newRng(cfg.Seed, uint64(i), 0x9a6e5)
 		n := int(math.Round(r.lognormal(w.pagesMu, cfg.PagesPerHostSigma)))

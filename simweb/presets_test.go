@@ -1,0 +1,54 @@
+package simweb
+
+import (
+	"crypto/sha256"
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+)
+
+// presetDigest hashes what a preset web serves (robots.txt and
+// /sitemap.xml of every host, a sample of pages) and its oracle.
+func presetDigest(t *testing.T, c Config, oracle bool) string {
+	w := newWeb(t, c)
+	d := sha256.New()
+	paths := samplePaths(w, 2000)
+	for h := range w.hosts {
+		for _, p := range []string{"/robots.txt", "/sitemap.xml", "/only/0.html"} {
+			paths = append(paths, [2]string{w.HostName(h), p})
+		}
+	}
+	for _, hp := range paths {
+		r, err := w.Respond(hp[0], hp[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(d, "%s%s %d %v %d\n", hp[0], hp[1], r.Status, r.Header, r.Size)
+		d.Write(r.Body)
+	}
+	if oracle {
+		res, err := w.Oracle(w.Seeds(), Rules{MaxPagesPerHost: 400})
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.WriteString(d, strings.Join(res.Fetched, "\n"))
+		fmt.Fprint(d, res.ByStatus, res.TrapHosts, res.Disallowed, res.OutOfScope, res.Links)
+	}
+	return fmt.Sprintf("%x", d.Sum(nil))[:16]
+}
+
+// The presets serve and expect what they did before sitemaps were added
+// (digests taken on the code before Config.SitemapShare existed).
+func TestPresetsUnchanged(t *testing.T) {
+	const smallDigest = "678ec82b1e7f2134"
+	if got := presetDigest(t, SmallConfig(), true); got != smallDigest {
+		t.Errorf("SmallConfig digest %s changed", got)
+	}
+	if got := presetDigest(t, DefaultConfig(), false); got != "2fb0f61f5efd794b" {
+		t.Errorf("DefaultConfig digest %s changed", got)
+	}
+	if got := presetDigest(t, sitemapConfig(), true); got == smallDigest {
+		t.Errorf("the digest does not see sitemap hosts")
+	}
+}
