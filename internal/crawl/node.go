@@ -282,7 +282,7 @@ func Open(opts Options) (*Node, error) {
 			return nil, fmt.Errorf("%w: %v", ErrInvalidOptions, err)
 		}
 	}
-	if n.fr, err = frontier.Open(filepath.Join(opts.DataDir, "frontier"), opts.Frontier); err != nil {
+	if n.fr, err = frontier.Open(filepath.Join(opts.DataDir, "frontier"), n.frontierOptions()); err != nil {
 		return nil, fmt.Errorf("crawl: frontier: %w", err)
 	}
 	n.due, err = due.Open(filepath.Join(opts.DataDir, "due"), due.Options{
@@ -315,6 +315,24 @@ func Open(opts Options) (*Node, error) {
 		n.own = true
 	}
 	return n, nil
+}
+
+// frontierOptions are opts.Frontier with OnStarve also kicking the DUE: when
+// every queued URL is leased, the URLs the workers found since the last merge
+// are the only work left, so waiting for the next timed merge would idle the
+// workers (a narrow crawl would be latency-bound by DUEFlushInterval).
+func (n *Node) frontierOptions() frontier.Options {
+	fo := n.opts.Frontier
+	user := fo.OnStarve
+	fo.OnStarve = func() {
+		if user != nil {
+			user()
+		}
+		if n.due != nil {
+			n.due.Kick()
+		}
+	}
+	return fo
 }
 
 // Close stops the node's parts; call it after Run has returned. It flushes
