@@ -70,8 +70,13 @@ type DUE struct {
 	}
 
 	mergeCh chan struct{}
+	kickCh  chan struct{}
 	closeCh chan struct{}
 	wg      sync.WaitGroup
+
+	// lastMergeEnd and lastMergeDur (loop-owned) pace Kick's merges.
+	lastMergeEnd time.Time
+	lastMergeDur time.Duration
 }
 
 // Stats are counters and gauges of a DUE.
@@ -120,6 +125,7 @@ func Open(dir string, opts Options) (*DUE, error) {
 		fs:        opts.FS,
 		batchURLs: map[uint64][]Entry{},
 		mergeCh:   make(chan struct{}, 1),
+		kickCh:    make(chan struct{}, 1),
 		closeCh:   make(chan struct{}),
 	}
 	d.mu.cond = sync.NewCond(&d.mu)
@@ -368,6 +374,23 @@ func (d *DUE) newLog() (*logFile, error) {
 	return &logFile{num: num, f: f}, nil
 }
 
+// kickDuty bounds the merges that Kick starts: after a merge that took t,
+// the next kicked merge waits until kickDuty·t has passed, so starvation
+// merges take at most 1/(kickDuty+1) of the merger's time however often the
+// consumer starves.
+const kickDuty = 4
+
+// Kick asks for a merge soon because the consumer has run out of work (the
+// frontier starves while new URLs sit in the buffer). It never blocks; kicks
+// are coalesced and paced by kickDuty. Without it a narrow crawl (one host,
+// no delay) waits up to FlushInterval for every new URL.
+func (d *DUE) Kick() {
+	select {
+	case d.kickCh <- struct{}{}:
+	default:
+	}
+}
+
 func (d *DUE) loop() {
 	defer d.wg.Done()
 	var tick <-chan time.Time
@@ -376,20 +399,66 @@ func (d *DUE) loop() {
 		defer t.Stop()
 		tick = t.C
 	}
+	var kickT *time.Timer
+	var kickC <-chan time.Time
+	defer func() {
+		if kickT != nil {
+			kickT.Stop()
+		}
+	}()
 	for {
 		var err error
+		merge := false
 		select {
 		case <-d.closeCh:
 			return
 		case <-d.mergeCh:
-			err = d.mergeOnce(false)
+			err = d.timedMerge(false)
 		case <-tick:
-			err = d.mergeOnce(true)
+			err = d.timedMerge(true)
+		case <-d.kickCh:
+			if kickC != nil {
+				break // a paced kick is already due
+			}
+			d.mu.Lock()
+			empty := d.mu.active.len() == 0
+			d.mu.Unlock()
+			if empty {
+				break
+			}
+			wait := d.lastMergeEnd.Add(kickDuty * d.lastMergeDur).Sub(d.opts.Now())
+			if wait <= 0 {
+				merge = true
+				break
+			}
+			kickT = time.NewTimer(wait)
+			kickC = kickT.C
+		case <-kickC:
+			kickT, kickC = nil, nil
+			merge = true
+		}
+		if merge {
+			err = d.timedMerge(true)
 		}
 		if err != nil {
 			d.opts.Logf("due: %v", err)
 		}
 	}
+}
+
+// timedMerge runs mergeOnce and records its duration for Kick's pacing.
+// A merge of an empty buffer is not recorded: it says nothing of the cost.
+func (d *DUE) timedMerge(force bool) error {
+	d.mu.Lock()
+	empty := d.mu.active.len() == 0
+	d.mu.Unlock()
+	start := d.opts.Now()
+	err := d.mergeOnce(force)
+	if !empty {
+		d.lastMergeEnd = d.opts.Now()
+		d.lastMergeDur = d.lastMergeEnd.Sub(start)
+	}
+	return err
 }
 
 // Verify reads every block of every run and checks its checksum and order;

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"strings"
 	"time"
 
 	"golang.org/x/net/http/httpguts"
@@ -52,7 +53,9 @@ type Options struct {
 	// should carry a contact URL).
 	UserAgent string
 	// RobotsToken is the product token matched against robots.txt
-	// user-agent lines (default "sextant"). Letters, '_' and '-' only.
+	// user-agent lines. Letters, '_' and '-' only. Default: the product
+	// token of UserAgent (RobotsTokenOf), so that a crawler renamed with
+	// UserAgent obeys the rules written for its name (RFC 9309 §2.2.1).
 	RobotsToken string
 
 	// DialTimeout bounds one TCP connect (default 10 s).
@@ -166,7 +169,7 @@ type Options struct {
 // EnsureDefaults fills zero fields with their defaults and returns o.
 func (o *Options) EnsureDefaults() *Options {
 	setDefault(&o.UserAgent, DefaultUserAgent)
-	setDefault(&o.RobotsToken, DefaultRobotsToken)
+	setDefault(&o.RobotsToken, RobotsTokenOf(o.UserAgent))
 	setDefault(&o.DialTimeout, DefaultDialTimeout)
 	setDefault(&o.TLSTimeout, DefaultTLSTimeout)
 	setDefault(&o.HeaderTimeout, DefaultHeaderTimeout)
@@ -269,4 +272,29 @@ func validToken(s string) bool {
 
 func isTokenByte(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_' || c == '-'
+}
+
+// RobotsTokenOf returns the robots.txt product token of a User-Agent: its
+// first product name ("Sextant/0.1 (+…)" → "sextant"), lower-cased, up to
+// the first byte that is not a letter, '_' or '-'; DefaultRobotsToken if
+// that leaves nothing.
+func RobotsTokenOf(userAgent string) string {
+	var b strings.Builder
+	for _, c := range strings.TrimSpace(userAgent) {
+		switch {
+		case c >= 'a' && c <= 'z', c == '_', c == '-':
+			b.WriteRune(c)
+		case c >= 'A' && c <= 'Z':
+			b.WriteRune(c + 'a' - 'A')
+		default:
+			if b.Len() > 0 {
+				return b.String()
+			}
+			return DefaultRobotsToken
+		}
+	}
+	if b.Len() == 0 {
+		return DefaultRobotsToken
+	}
+	return b.String()
 }

@@ -45,6 +45,8 @@ func (f *Frontier) Next(ctx context.Context) (Lease, error) {
 		var timer <-chan time.Time
 		if !wake.IsZero() {
 			timer = f.opts.Clock.After(wake.Sub(now))
+		} else if f.opts.OnStarve != nil {
+			f.opts.OnStarve()
 		}
 		select {
 		case <-ctx.Done():

@@ -68,6 +68,11 @@ type Options struct {
 	// HostBudget bounds the URLs admitted per site over the crawl (trap
 	// defence, persisted); see Budget. The zero value admits everything.
 	HostBudget Budget
+	// OnStarve, if set, is called (without the frontier's lock) when Next
+	// is about to wait with no host ready or waiting out a delay: every
+	// queued URL is leased, or none is queued. The caller uses it to hand
+	// over new URLs sooner (the node kicks its DUE). It must not block.
+	OnStarve func()
 	// Clock gives the time; default the real clock. Tests use ManualClock.
 	Clock Clock
 	// Logger receives rare events (open, recovery, errors). Default: none.

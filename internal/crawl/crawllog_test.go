@@ -374,6 +374,7 @@ func FuzzCrawlLogRoundTrip(f *testing.F) {
 		}
 	})
 }
+
 // A torn last line (kill -9 or a full disk mid-write) is cut off when the
 // log is opened again: appended to, it became a malformed line in the
 // middle, and ReadLogFile failed on the union of the runs' lines.

@@ -332,7 +332,7 @@ func Open(opts Options) (*Node, error) {
 			return nil, fmt.Errorf("%w: %v", ErrInvalidOptions, err)
 		}
 	}
-	if n.fr, err = frontier.Open(filepath.Join(opts.DataDir, frontierDir), opts.Frontier); err != nil {
+	if n.fr, err = frontier.Open(filepath.Join(opts.DataDir, frontierDir), n.frontierOptions()); err != nil {
 		return nil, fmt.Errorf("crawl: frontier %s: %w (if it is damaged, 'crawler fsck --data %s --repair' rebuilds it)", filepath.Join(opts.DataDir, frontierDir), err, opts.DataDir)
 	}
 	if err := checkSeqs(opts.DataDir, n.fr, ds.due); err != nil {
@@ -377,6 +377,24 @@ func Open(opts Options) (*Node, error) {
 		}
 	}
 	return n, nil
+}
+
+// frontierOptions are opts.Frontier with OnStarve also kicking the DUE: when
+// every queued URL is leased, the URLs the workers found since the last merge
+// are the only work left, so waiting for the next timed merge would idle the
+// workers (a narrow crawl would be latency-bound by DUEFlushInterval).
+func (n *Node) frontierOptions() frontier.Options {
+	fo := n.opts.Frontier
+	user := fo.OnStarve
+	fo.OnStarve = func() {
+		if user != nil {
+			user()
+		}
+		if n.due != nil {
+			n.due.Kick()
+		}
+	}
+	return fo
 }
 
 // Close stops the node's parts; call it after Run has returned. It flushes
