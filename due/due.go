@@ -490,7 +490,7 @@ func (d *DUE) Stats() Stats {
 		s.MemBytes += d.mu.frozen.memBytes() + int64(d.mu.frozen.len())*18
 	}
 	if d.mu.log != nil {
-		s.LogBytes = d.mu.log.size
+		s.LogBytes = d.mu.log.size.Load()
 	}
 	return s
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"sync/atomic"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 )
@@ -73,7 +74,7 @@ func (c *chunk) seal() []byte {
 type logFile struct {
 	num  uint64
 	f    vfs.File
-	size int64
+	size atomic.Int64 // written by the appender, read by Stats
 }
 
 func (l *logFile) write(c *chunk) error {
@@ -82,7 +83,7 @@ func (l *logFile) write(c *chunk) error {
 	}
 	b := c.seal()
 	n, err := l.f.Write(b)
-	l.size += int64(n)
+	l.size.Add(int64(n))
 	return err
 }
 
