@@ -162,15 +162,14 @@ func (w *worker) process(ctx context.Context, l frontier.Lease) (frontier.Result
 			n.metrics.PrivateRefused.Add(1)
 			e.Note = privateNote(host, rules.Err)
 		case rules.Outcome == fetcher.RobotsUnreachable:
-			n.metrics.RobotsDisallowed.Add(1)
 			e.Note = "robots.txt unreachable"
-		default:
-			n.metrics.RobotsDisallowed.Add(1)
 		}
 		if err := w.logLine(e); err != nil {
 			return frontier.Result{}, err
 		}
-		n.metrics.RobotsDisallowed.Add(1)
+		if !errors.Is(rules.Err, fetcher.ErrPrivateAddress) {
+			n.metrics.RobotsDisallowed.Add(1)
+		}
 		return frontier.Result{CrawlDelay: rules.CrawlDelay()}, nil
 	}
 	if !n.beginFetch() {
