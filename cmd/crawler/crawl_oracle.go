@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"math"
-	"sort"
 
 	"github.com/sextant-crawler/sextant/internal/crawl"
 	"github.com/sextant-crawler/sextant/internal/report"
@@ -76,26 +75,9 @@ func (r *crawlReport) checkOracle(o *simwebOracle, notChecked, logPath string) s
 		return fmt.Sprintf("%s: %s", line(), r.OracleDiff)
 	}
 	count := map[string]int{}
-	for _, e := range es {
-		if e.Outcome != crawl.OutcomeRobots {
-			count[e.URL]++
-		}
-	}
-	fetched := make([]string, 0, len(count))
-	for u, c := range count {
-		fetched = append(fetched, u)
-		if c > 1 {
-			r.FetchedTwice++
-		}
-	}
-	sort.Strings(fetched)
-	r.DistinctFetched = len(fetched)
-	if err := oracle.Check(fetched); err != nil {
-		r.OracleDiff = err.Error()
-		if len(r.OracleDiff) > 400 {
-			r.OracleDiff = r.OracleDiff[:400] + "…"
-		}
-	} else {
+	crawl.CountFetches(es, count)
+	r.DistinctFetched, r.FetchedTwice, r.OracleDiff = crawl.CheckFetched(count, oracle.Check)
+	if r.OracleDiff == "" {
 		match, r.OracleCheck = true, "equal"
 	}
 	verdict := "EQUALS the oracle's set"

@@ -14,7 +14,6 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -481,31 +480,12 @@ func buildReport(o Options, ms []*crawl.Member, elapsed time.Duration, oracle *s
 			in[i].Front, in[i].Cross = cs[i].Front, cs[i].Cross
 		}
 		if es, err := crawl.ReadLogFile(filepath.Join(o.DataDir, st.ID, "crawl.log")); err == nil {
-			for _, e := range es {
-				if e.Outcome != crawl.OutcomeRobots {
-					count[e.URL]++
-				}
-			}
+			crawl.CountFetches(es, count)
 		}
 	}
 	r := &Report{Report: *report.Build(report.KindDemo, in, elapsed), Hosts: web.NumHosts(), OracleURLs: oracle.Size()}
-	fetched := make([]string, 0, len(count))
-	for u, c := range count {
-		fetched = append(fetched, u)
-		if c > 1 {
-			r.FetchedTwice++
-		}
-	}
-	sort.Strings(fetched)
-	r.DistinctFetched = len(fetched)
-	if err := oracle.Check(fetched); err != nil {
-		r.OracleDiff = err.Error()
-		if len(r.OracleDiff) > 400 {
-			r.OracleDiff = r.OracleDiff[:400] + "…"
-		}
-	} else {
-		r.OracleMatch = true
-	}
+	r.DistinctFetched, r.FetchedTwice, r.OracleDiff = crawl.CheckFetched(count, oracle.Check)
+	r.OracleMatch = r.OracleDiff == ""
 	return r
 }
 
