@@ -79,6 +79,14 @@ func (c *dnsCache) resolve(ctx context.Context, host string) ([]netip.Addr, erro
 		defer cancel()
 		addrs, err := c.lookup(lctx, host)
 		if err != nil {
+			var de *net.DNSError
+			if !errors.As(err, &de) {
+				// A Resolver override may fail with a bare error: make it
+				// a DNSError so that the failure is classified as DNS
+				// (and a lookup past its deadline as a DNS timeout).
+				err = &net.DNSError{Err: err.Error(), Name: host, UnwrapErr: err,
+					IsTimeout: errors.Is(err, context.DeadlineExceeded)}
+			}
 			return nil, err
 		}
 		if len(addrs) == 0 {
@@ -174,9 +182,14 @@ func (d *dialer) DialContext(ctx context.Context, network, addr string) (net.Con
 	if err != nil {
 		return nil, err
 	}
+	// The proxy of a proxied request is the operator's, allowed on
+	// loopback or a private network; the guard judged its target already
+	// (Fetcher.viaProxy). Only a connection to that proxy's host:port, for
+	// a request that chose it, skips the guard.
+	proxy := isProxyDial(ctx, addr)
 	var errs []error
 	for _, a := range addrs {
-		if err := d.guard(a); err != nil {
+		if err := d.guard(a); err != nil && !proxy {
 			errs = append(errs, fmt.Errorf("%s: %w", host, err))
 			continue
 		}
@@ -217,7 +230,7 @@ func (d *dialer) addrs(ctx context.Context, host, port string) ([]netip.Addr, st
 
 func (d *dialer) dialOverride(ctx context.Context, network, addr string) (net.Conn, error) {
 	c, err := d.opts.DialContext(ctx, network, addr)
-	if err != nil || d.opts.AllowPrivate {
+	if err != nil || d.opts.AllowPrivate || isProxyDial(ctx, addr) {
 		return c, err
 	}
 	ra := c.RemoteAddr()
