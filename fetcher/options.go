@@ -113,8 +113,7 @@ type Options struct {
 	// library's default; the crawler's --proxy defaults to "env", i.e.
 	// ProxyFromEnvironment). https targets are reached by CONNECT. The
 	// private-address guard judges the target, not the proxy: see
-	// Fetcher.viaProxy. Resolve does not apply to proxied requests (the
-	// proxy resolves), except for the guard's check.
+	// Fetcher.viaProxy. A host in Resolve is always reached directly.
 	Proxy ProxyFunc
 	// DNSCacheTTL is how long resolved addresses are reused (default 5 min).
 	DNSCacheTTL time.Duration

@@ -87,7 +87,8 @@ func proxyAddr(p *url.URL) string {
 	return net.JoinHostPort(p.Hostname(), port)
 }
 
-// viaProxy asks Options.Proxy for u's proxy. If there is one, the guard
+// viaProxy asks Options.Proxy for u's proxy (none for a host in
+// Options.Resolve). If there is one, the guard
 // judges the target, since the proxy, not our dialer, will connect to it:
 // without AllowPrivate, u's host is resolved here (Resolve map, resolver,
 // DNS cache) and refused if any of its addresses is private — the proxy
@@ -99,6 +100,11 @@ func proxyAddr(p *url.URL) string {
 // It returns the target address (for Response.RemoteIP) if it resolved
 // one, and ctx carrying the proxy for the transport.
 func (f *Fetcher) viaProxy(ctx context.Context, u *url.URL) (netip.Addr, bool, context.Context, error) {
+	if _, ok := f.dialer.lookupStatic(u.Hostname()); ok {
+		// Options.Resolve says where the host is (a test server, a site
+		// mirrored on loopback): a proxy could not know it.
+		return netip.Addr{}, false, ctx, nil
+	}
 	p, err := f.opts.Proxy(u)
 	if err != nil {
 		return netip.Addr{}, false, ctx, &classError{ErrProxy, err, false, nil}
