@@ -239,6 +239,7 @@ func TestRobotsUntrustedCertNotRetried(t *testing.T) {
 // Response.Proto says which. Requests to one host, one after the other,
 // share one connection, and the caps hold over h2.
 func TestHTTP2(t *testing.T) {
+	gzipBomb := bomb(t, "gzip", 1<<20)
 	for _, tc := range []struct {
 		name    string
 		h2      bool
@@ -250,7 +251,7 @@ func TestHTTP2(t *testing.T) {
 		{"h2 offered, DisableHTTP2", true, true, "HTTP/1.1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var conns, inFlight, maxInFlight atomic.Int64
+			var conns atomic.Int64
 			s, pool := tlsServer(t, tc.h2, func(s *httptest.Server) {
 				s.Config.ConnState = func(c net.Conn, st http.ConnState) {
 					if st == http.StateNew {
@@ -258,10 +259,6 @@ func TestHTTP2(t *testing.T) {
 					}
 				}
 			}, func(w http.ResponseWriter, r *http.Request) {
-				n := inFlight.Add(1)
-				defer inFlight.Add(-1)
-				for m := maxInFlight.Load(); n > m && !maxInFlight.CompareAndSwap(m, n); m = maxInFlight.Load() {
-				}
 				if r.Proto != tc.proto {
 					t.Errorf("server saw %s, want %s", r.Proto, tc.proto)
 				}
@@ -269,7 +266,10 @@ func TestHTTP2(t *testing.T) {
 				case "/robots.txt":
 					io.WriteString(w, "User-agent: *\nDisallow: /private\n")
 				case "/big":
-					io.WriteString(w, strings.Repeat("x", 5000))
+					io.WriteString(w, strings.Repeat("x", 10000))
+				case "/bomb":
+					w.Header().Set("Content-Encoding", "gzip")
+					w.Write(gzipBomb)
 				case "/header":
 					w.Header().Set("X-Big", strings.Repeat("h", 300<<10))
 				default:
@@ -279,7 +279,7 @@ func TestHTTP2(t *testing.T) {
 			f := newTest(t, func(o *Options) {
 				trusting(pool)(o)
 				o.DisableHTTP2 = tc.disable
-				o.BodyCap = 1000
+				o.BodyCap, o.DecompressCap = 6000, 2000
 			})
 			host := strings.TrimPrefix(s.URL, "https://")
 			rules, _, _, err := f.Robots(context.Background(), "https", host)
@@ -295,21 +295,23 @@ func TestHTTP2(t *testing.T) {
 					t.Fatalf("body %q", got)
 				}
 			}
-			if r := mustFetch(t, f, s.URL+"/big"); !r.Truncated || r.Body.Len() != 1000 {
-				t.Errorf("body cap over %s: truncated %v len %d", tc.proto, r.Truncated, r.Body.Len())
-			}
 			if n := conns.Load(); n != 1 {
 				t.Errorf("%d connections for sequential requests to one host, want 1", n)
+			}
+			// (Below, a truncated HTTP/1.1 body closes its connection.)
+			if r := mustFetch(t, f, s.URL+"/big"); !r.Truncated || r.Body.Len() != 2000 {
+				t.Errorf("body cap over %s: truncated %v len %d", tc.proto, r.Truncated, r.Body.Len())
+			}
+			// The transport leaves decoding to us (with its cap) over h2 too.
+			if r := mustFetch(t, f, s.URL+"/bomb"); !r.Truncated || r.Body.Len() != 2000 || r.Bytes != int64(len(gzipBomb)) {
+				t.Errorf("gzip bomb over %s: truncated %v len %d wire %d", tc.proto, r.Truncated, r.Body.Len(), r.Bytes)
 			}
 			if _, err := f.Fetch(context.Background(), s.URL+"/header"); err == nil {
 				t.Errorf("a 300 KiB header passed over %s", tc.proto)
 			}
-			if m := maxInFlight.Load(); m != 1 {
-				t.Errorf("%d requests in flight at once, want 1", m)
-			}
 			want := int64(0)
 			if tc.proto == "HTTP/2.0" {
-				want = 7 // robots.txt, 5 pages, /big
+				want = 8 // robots.txt, 5 pages, /big, /bomb
 			}
 			if n := f.Stats().HTTP2; n != want {
 				t.Errorf("Stats.HTTP2 %d, want %d", n, want)
