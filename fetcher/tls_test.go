@@ -370,3 +370,58 @@ func (w lockedWriter) Write(p []byte) (int, error) {
 func newTestLogger(mu *sync.Mutex, b *strings.Builder) *slog.Logger {
 	return slog.New(slog.NewTextHandler(lockedWriter{mu, b}, &slog.HandlerOptions{Level: slog.LevelDebug}))
 }
+
+// Over HTTP/2 the header timeout and the whole-fetch deadline end a
+// stalled stream, and the host's next request, on the same connection,
+// is served: a stalled stream does not poison the shared connection.
+func TestHTTP2Stalls(t *testing.T) {
+	release := blocker(t)
+	var conns atomic.Int64
+	s, pool := tlsServer(t, true, func(s *httptest.Server) {
+		s.Config.ConnState = func(c net.Conn, st http.ConnState) {
+			if st == http.StateNew {
+				conns.Add(1)
+			}
+		}
+	}, func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/slow-headers":
+		case "/stall-body":
+			w.Write(make([]byte, 64<<10))
+			w.(http.Flusher).Flush()
+		default:
+			io.WriteString(w, "ok")
+			return
+		}
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	})
+	f := newTest(t, func(o *Options) {
+		trusting(pool)(o)
+		o.HeaderTimeout, o.FetchTimeout = 100*time.Millisecond, 300*time.Millisecond
+	})
+	if r := mustFetch(t, f, s.URL+"/"); r.Proto != "HTTP/2.0" {
+		t.Fatalf("proto %s", r.Proto)
+	}
+	for _, path := range []string{"/slow-headers", "/stall-body"} {
+		start := time.Now()
+		_, err := f.Fetch(context.Background(), s.URL+path)
+		if !errors.Is(err, ErrTimeout) || !IsRetryable(err) {
+			t.Fatalf("%s over h2: err %v, want retryable ErrTimeout", path, err)
+		}
+		if d := time.Since(start); d > 2*time.Second {
+			t.Errorf("%s over h2 took %v", path, d)
+		}
+		if r := mustFetch(t, f, s.URL+"/after"); readAll(t, r.Body) != "ok" {
+			t.Fatalf("the request after %s failed", path)
+		}
+	}
+	if n := conns.Load(); n != 1 {
+		t.Errorf("%d connections: a stalled stream cost the host its connection", n)
+	}
+	if n := countFiles(t, f.opts.TempDir); n != 0 {
+		t.Errorf("%d temp files left", n)
+	}
+}
