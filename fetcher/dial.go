@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sync/singleflight"
@@ -131,6 +132,24 @@ type dialer struct {
 	dns     *dnsCache
 	net     net.Dialer
 	resolve map[string]resolveTarget
+	open    atomic.Int64 // connections dialled and not yet closed
+}
+
+// countedConn counts itself out of dialer.open when closed.
+type countedConn struct {
+	net.Conn
+	once sync.Once
+	open *atomic.Int64
+}
+
+func (c *countedConn) Close() error {
+	c.once.Do(func() { c.open.Add(-1) })
+	return c.Conn.Close()
+}
+
+func (d *dialer) counted(c net.Conn) net.Conn {
+	d.open.Add(1)
+	return &countedConn{Conn: c, open: &d.open}
 }
 
 func newDialer(o *Options) *dialer {
@@ -171,9 +190,20 @@ func (d *dialer) guard(a netip.Addr) error {
 }
 
 func (d *dialer) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
+	var c net.Conn
+	var err error
 	if d.opts.DialContext != nil {
-		return d.dialOverride(ctx, network, addr)
+		c, err = d.dialOverride(ctx, network, addr)
+	} else {
+		c, err = d.dial(ctx, network, addr)
 	}
+	if err != nil {
+		return nil, err
+	}
+	return d.counted(c), nil
+}
+
+func (d *dialer) dial(ctx context.Context, network, addr string) (net.Conn, error) {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
 		return nil, err

@@ -63,7 +63,9 @@
 // request at a time, so its h2 connection carries one stream at a time,
 // and Go's h2 client does not share a connection between host names. A
 // host holds one h2 connection (fewer than MaxIdleConnsPerHost); a dead
-// one is found by a ping after 30 s of silence. TLS sessions are resumed
+// one is found by a ping after 30 s of silence. The transport's
+// MaxIdleConns does not bound h2 connections, so the Fetcher closes the
+// idle ones when more than MaxIdleConns are (Stats.IdleSweeps). TLS sessions are resumed
 // from a bounded LRU (TLSSessionCacheSize); Stats counts handshakes and
 // resumptions.
 //

@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/sextant-crawler/sextant/internal/netguard"
@@ -22,11 +23,12 @@ import (
 // Fetcher downloads URLs. It is safe for concurrent use by many workers and
 // must be closed to release idle connections.
 type Fetcher struct {
-	opts   Options
-	dialer *dialer
-	tr     *http.Transport
-	robots *robotsCache
-	stats  stats
+	opts     Options
+	dialer   *dialer
+	tr       *http.Transport
+	robots   *robotsCache
+	stats    stats
+	inFlight atomic.Int64 // requests in get
 }
 
 // New returns a Fetcher configured by a copy of opts.
@@ -85,7 +87,8 @@ func New(opts Options) (*Fetcher, error) {
 		// One h2 connection per host carries its requests one after the
 		// other, since the frontier gives a host one request at a time:
 		// multiplexing adds no parallel streams, and a host holds one
-		// connection instead of up to MaxIdleConnsPerHost.
+		// connection instead of up to MaxIdleConnsPerHost. MaxIdleConns
+		// does not reach the h2 pool: see boundIdle.
 		ForceAttemptHTTP2: !o.DisableHTTP2,
 		HTTP2: &http.HTTP2Config{
 			// A reused h2 connection carries every request to its host: a
@@ -103,6 +106,24 @@ func New(opts Options) (*Fetcher, error) {
 	}
 	f.robots = newRobotsCache(o.RobotsCacheSize)
 	return f, nil
+}
+
+// boundIdle keeps the idle connections within MaxIdleConns. The
+// transport bounds its HTTP/1.1 pool itself, but HTTP/2 connections live in
+// the h2 pool, which only IdleConnTimeout bounds: a crawl touching
+// thousands of h2 hosts a minute would hold a connection (a descriptor and
+// its buffers) for each. When more connections are open than requests are
+// in flight plus MaxIdleConns, the idle ones are closed — all of them, as
+// http.Transport can only close idle connections together. That is
+// race-free (a connection carrying or reserved for a request is not idle),
+// and a host's next connection resumes its TLS session. After a sweep the
+// count starts again near zero, so sweeps are MaxIdleConns new connections
+// apart.
+func (f *Fetcher) boundIdle() {
+	if f.dialer.open.Load()-f.inFlight.Load() > int64(f.opts.MaxIdleConns) {
+		f.tr.CloseIdleConnections()
+		f.stats.idleSweeps.add(1)
+	}
 }
 
 // Close releases idle connections. In-flight fetches are not interrupted;
@@ -208,6 +229,9 @@ func (f *Fetcher) get(parent context.Context, u *url.URL, bodyCap, decodeCap int
 			f.stats.countKind(err)
 		}
 	}()
+	f.boundIdle()
+	f.inFlight.Add(1)
+	defer f.inFlight.Add(-1)
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(parent, f.opts.FetchTimeout)
 	defer cancel()

@@ -50,6 +50,12 @@ type Stats struct {
 	TLSResumed    int64
 	// HTTP2 counts responses received over HTTP/2 (robots.txt included).
 	HTTP2 int64
+	// ConnsOpen is the number of connections open now (a gauge);
+	// IdleSweeps counts the times more than MaxIdleConns of them were idle
+	// and the idle ones were closed (HTTP/2 connections escape the
+	// transport's own bound).
+	ConnsOpen  int64
+	IdleSweeps int64
 
 	WireBytes int64 // body bytes read from the network (compressed)
 	BodyBytes int64 // body bytes stored (decoded)
@@ -75,7 +81,7 @@ type stats struct {
 	eTimeout, eConnect, eDNS, ePrivate, eEncoding, eCanceled counter
 	eOther, eBadURL, tooManyEncodings, eTLS                  counter
 	kinds                                                    [len(kindList)]counter
-	tlsHandshakes, tlsResumed, http2                         counter
+	tlsHandshakes, tlsResumed, http2, idleSweeps             counter
 	wireBytes, bodyBytes, spilled                            counter
 	robotsFetches, robotsHits, robotsMisses, robotsEvictions counter
 	robotsRules, robotsAllowAll, robotsUnreachable           counter
@@ -155,6 +161,7 @@ func (f *Fetcher) Stats() Stats {
 		TLSTimeout: s.kinds[6].Load(), DNSNotFound: s.kinds[7].Load(), DNSTimeout: s.kinds[8].Load(),
 		DNSOther:      s.kinds[9].Load(),
 		TLSHandshakes: s.tlsHandshakes.Load(), TLSResumed: s.tlsResumed.Load(), HTTP2: s.http2.Load(),
+		ConnsOpen: f.dialer.open.Load(), IdleSweeps: s.idleSweeps.Load(),
 		WireBytes: s.wireBytes.Load(), BodyBytes: s.bodyBytes.Load(), Spilled: s.spilled.Load(),
 		DNSHits: f.dialer.dns.hits.Load(), DNSMisses: f.dialer.dns.misses.Load(),
 		RobotsFetches: s.robotsFetches.Load(), RobotsCacheHits: s.robotsHits.Load(),

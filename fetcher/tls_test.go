@@ -425,3 +425,63 @@ func TestHTTP2Stalls(t *testing.T) {
 		t.Errorf("%d temp files left", n)
 	}
 }
+
+// HTTP/2 connections escape http.Transport's MaxIdleConns (they live in
+// the h2 pool): the Fetcher sweeps idle ones when more than MaxIdleConns
+// are open, so a crawl over many h2 hosts does not hold one connection per
+// host until IdleConnTimeout. (Failed before the sweep: 6 h2 connections
+// stayed open with MaxIdleConns 2.) The open-connection gauge returns to
+// zero once the servers close them.
+func TestIdleBoundHTTP2(t *testing.T) {
+	for _, h2 := range []bool{false, true} {
+		var open atomic.Int64
+		pool := x509.NewCertPool()
+		var servers []*httptest.Server
+		for range 6 {
+			s, _ := tlsServer(t, h2, func(s *httptest.Server) {
+				s.Config.ConnState = func(c net.Conn, st http.ConnState) {
+					switch st {
+					case http.StateNew:
+						open.Add(1)
+					case http.StateClosed, http.StateHijacked:
+						open.Add(-1)
+					}
+				}
+			}, func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") })
+			pool.AddCert(s.Certificate())
+			servers = append(servers, s)
+		}
+		f := newTest(t, func(o *Options) {
+			o.TLSConfig = &tls.Config{RootCAs: pool}
+			o.MaxIdleConns = 2
+		})
+		for _, s := range servers {
+			mustFetch(t, f, s.URL)
+		}
+		// The bound is applied as each fetch starts: at most
+		// MaxIdleConns + 1 idle between fetches.
+		waitFor(t, func() bool { return open.Load() <= 3 }, "h2 %v: %d connections open on the servers, want ≤ 3", h2, &open)
+		st := f.Stats()
+		if st.ConnsOpen > 3 {
+			t.Errorf("h2 %v: Stats.ConnsOpen %d", h2, st.ConnsOpen)
+		}
+		if h2 && st.IdleSweeps == 0 || !h2 && st.IdleSweeps != 0 {
+			t.Errorf("h2 %v: %d sweeps (the transport bounds HTTP/1.1 itself)", h2, st.IdleSweeps)
+		}
+		for _, s := range servers {
+			s.CloseClientConnections()
+		}
+		waitFor(t, func() bool { return f.Stats().ConnsOpen == 0 }, "h2 %v: ConnsOpen stays at %d after the servers closed", h2, &f.dialer.open)
+	}
+}
+
+// waitFor polls cond for up to 5 s, then fails with msg (whose last
+// argument, an *atomic.Int64, is printed as its value).
+func waitFor(t *testing.T, cond func() bool, msg string, h2 bool, n *atomic.Int64) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); !cond(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf(msg, h2, n.Load())
+		}
+	}
+}
