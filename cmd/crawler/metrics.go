@@ -58,6 +58,7 @@ var (
 	mNetFailures   = desc("fetch_net_failures_total", "TLS and DNS failures by kind (robots.txt requests included): unknown_authority, hostname, expired, bad_certificate, handshake, not_tls, tls_timeout, dns_not_found, dns_timeout, dns_other.", "node", "kind")
 	mTLSHandshakes = desc("tls_handshakes_total", "Completed TLS handshakes, by whether they resumed a session.", "node", "resumed")
 	mHTTP2         = desc("http2_responses_total", "Responses received over HTTP/2.", "node")
+	mConnsOpen     = desc("fetch_connections_open", "Connections to web servers open now (in use or idle).", "node")
 )
 
 // Describe implements prometheus.Collector.
@@ -66,7 +67,7 @@ func (c *statsCollector) Describe(ch chan<- *prometheus.Desc) {
 		mLinks, mNewURLs, mContentDups, mFrontier, mInFlight, mHosts, mPolite, mDUEEntries, mDUEBytes, mDUEBuffer,
 		mDUEMerges, mDUEMergeSecs, mCacheHits, mCacheMisses, mSplitDisc, mSplitSupp, mSplitSent,
 		mSplitRecv, mWireBytes, mRawBytes, mStreamErrs, mSpoolBatches, mSpoolURLs, mBuffered, mDone,
-		mNetFailures, mTLSHandshakes, mHTTP2} {
+		mNetFailures, mTLSHandshakes, mHTTP2, mConnsOpen} {
 		ch <- d
 	}
 }
@@ -129,6 +130,7 @@ func (c *statsCollector) Collect(ch chan<- prometheus.Metric) {
 	counter(mTLSHandshakes, float64(fs.TLSHandshakes-fs.TLSResumed), "false")
 	counter(mTLSHandshakes, float64(fs.TLSResumed), "true")
 	counter(mHTTP2, float64(fs.HTTP2))
+	gauge(mConnsOpen, float64(fs.ConnsOpen))
 	if c.split != nil {
 		sp := c.split()
 		for _, p := range sp.Peers {

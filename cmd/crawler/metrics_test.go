@@ -30,6 +30,7 @@ func TestMetricsNet(t *testing.T) {
 	st := crawl.Stats{ID: "n1"}
 	st.Fetcher.TLSUnknownAuthority, st.Fetcher.DNSNotFound = 2, 5
 	st.Fetcher.TLSHandshakes, st.Fetcher.TLSResumed, st.Fetcher.HTTP2 = 7, 3, 11
+	st.Fetcher.ConnsOpen = 13
 	reg := newMetricsRegistry(&statsCollector{node: func() crawl.Stats { return st }})
 	fams, err := reg.Gather()
 	if err != nil {
@@ -44,7 +45,7 @@ func TestMetricsNet(t *testing.T) {
 					key += "," + l.GetName() + "=" + l.GetValue()
 				}
 			}
-			got[key] = m.GetCounter().GetValue()
+			got[key] = m.GetCounter().GetValue() + m.GetGauge().GetValue()
 		}
 	}
 	for key, want := range map[string]float64{
@@ -54,6 +55,7 @@ func TestMetricsNet(t *testing.T) {
 		"sextant_tls_handshakes_total,resumed=false":              4,
 		"sextant_tls_handshakes_total,resumed=true":               3,
 		"sextant_http2_responses_total":                           11,
+		"sextant_fetch_connections_open":                          13,
 	} {
 		if v, ok := got[key]; !ok || v != want {
 			t.Errorf("%s = %v (exported %v), want %v", key, v, ok, want)
