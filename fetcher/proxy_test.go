@@ -222,7 +222,7 @@ func TestParseProxy(t *testing.T) {
 	if p, _ := fixed(u); p == nil || p.Host != "127.0.0.1:3128" {
 		t.Errorf("fixed proxy: %v", p)
 	}
-	for _, bad := range []string{"ftp://proxy:21", "proxy.example:3128", "http://", "http://p.example/path", "envv"} {
+	for _, bad := range []string{"ftp://proxy:21", "socks5://proxy:1080", "proxy.example:3128", "http://", "http://p.example/path", "envv"} {
 		if _, err := ParseProxy(bad); !errors.Is(err, ErrProxy) {
 			t.Errorf("ParseProxy(%q): %v, want ErrProxy", bad, err)
 		}

@@ -99,7 +99,7 @@ func AddNodeFlags(fs *flag.FlagSet) *NodeFlags {
 	fs.Int64Var(&f.bodyCap, "body-cap", 16<<20, "most body bytes fetched and searched for links")
 	fs.StringVar(&f.userAgent, "user-agent", fetcher.DefaultUserAgent, "User-Agent header (keep a contact URL in it)")
 	fs.DurationVar(&f.fetchTimeout, "fetch-timeout", 60*time.Second, "bound on one whole fetch, body included")
-	fs.StringVar(&f.proxy, "proxy", "env", "HTTP(S) proxy: env (HTTPS_PROXY, HTTP_PROXY and NO_PROXY, never for loopback targets), none, or a URL (http://host:port) for every request; --resolve hosts go direct; the private-address guard judges the target, not the proxy")
+	fs.StringVar(&f.proxy, "proxy", "env", "HTTP(S) proxy: env (HTTPS_PROXY, HTTP_PROXY and NO_PROXY, never for loopback targets), none, or http://HOST:PORT for every request (https by CONNECT); --resolve hosts go direct; the private-address guard judges the target, not the proxy")
 	fs.DurationVar(&f.dueFlush, "due-flush", 500*time.Millisecond, "DUE merge interval")
 	fs.BoolVar(&f.dueFsync, "due-fsync", false, "fsync the DUE's log before each batch of discovered URLs is acknowledged (survives power loss; slower). Default: written to the OS first (survives kill -9), fsynced before every merge")
 	return f
