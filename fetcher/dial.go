@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sync/singleflight"
@@ -79,6 +80,14 @@ func (c *dnsCache) resolve(ctx context.Context, host string) ([]netip.Addr, erro
 		defer cancel()
 		addrs, err := c.lookup(lctx, host)
 		if err != nil {
+			var de *net.DNSError
+			if !errors.As(err, &de) {
+				// A Resolver override may fail with a bare error: make it
+				// a DNSError so that the failure is classified as DNS
+				// (and a lookup past its deadline as a DNS timeout).
+				err = &net.DNSError{Err: err.Error(), Name: host, UnwrapErr: err,
+					IsTimeout: errors.Is(err, context.DeadlineExceeded)}
+			}
 			return nil, err
 		}
 		if len(addrs) == 0 {
@@ -123,6 +132,24 @@ type dialer struct {
 	dns     *dnsCache
 	net     net.Dialer
 	resolve map[string]resolveTarget
+	open    atomic.Int64 // connections dialled and not yet closed
+}
+
+// countedConn counts itself out of dialer.open when closed.
+type countedConn struct {
+	net.Conn
+	once sync.Once
+	open *atomic.Int64
+}
+
+func (c *countedConn) Close() error {
+	c.once.Do(func() { c.open.Add(-1) })
+	return c.Conn.Close()
+}
+
+func (d *dialer) counted(c net.Conn) net.Conn {
+	d.open.Add(1)
+	return &countedConn{Conn: c, open: &d.open}
 }
 
 func newDialer(o *Options) *dialer {
@@ -163,9 +190,20 @@ func (d *dialer) guard(a netip.Addr) error {
 }
 
 func (d *dialer) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
+	var c net.Conn
+	var err error
 	if d.opts.DialContext != nil {
-		return d.dialOverride(ctx, network, addr)
+		c, err = d.dialOverride(ctx, network, addr)
+	} else {
+		c, err = d.dial(ctx, network, addr)
 	}
+	if err != nil {
+		return nil, err
+	}
+	return d.counted(c), nil
+}
+
+func (d *dialer) dial(ctx context.Context, network, addr string) (net.Conn, error) {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
 		return nil, err
@@ -174,9 +212,14 @@ func (d *dialer) DialContext(ctx context.Context, network, addr string) (net.Con
 	if err != nil {
 		return nil, err
 	}
+	// The proxy of a proxied request is the operator's, allowed on
+	// loopback or a private network; the guard judged its target already
+	// (Fetcher.viaProxy). Only a connection to that proxy's host:port, for
+	// a request that chose it, skips the guard.
+	proxy := isProxyDial(ctx, addr)
 	var errs []error
 	for _, a := range addrs {
-		if err := d.guard(a); err != nil {
+		if err := d.guard(a); err != nil && !proxy {
 			errs = append(errs, fmt.Errorf("%s: %w", host, err))
 			continue
 		}
@@ -217,7 +260,7 @@ func (d *dialer) addrs(ctx context.Context, host, port string) ([]netip.Addr, st
 
 func (d *dialer) dialOverride(ctx context.Context, network, addr string) (net.Conn, error) {
 	c, err := d.opts.DialContext(ctx, network, addr)
-	if err != nil || d.opts.AllowPrivate {
+	if err != nil || d.opts.AllowPrivate || isProxyDial(ctx, addr) {
 		return c, err
 	}
 	ra := c.RemoteAddr()

@@ -1,7 +1,8 @@
 // Package fetcher downloads one URL politely and safely.
 //
-// It wraps net/http with a tuned transport (per-host connection reuse, dial,
-// TLS, header and whole-fetch timeouts, a body cap and a decompression cap), a
+// It wraps net/http with a tuned transport (per-host connection reuse,
+// HTTP/2 by ALPN, TLS session resumption, dial, TLS, header and whole-fetch
+// timeouts, a body cap and a decompression cap, optional proxies), a
 // DNS cache with an optional resolver override (used to reach simweb's virtual
 // hosts on loopback without DNS), a private-address guard, and robots.txt
 // handling per RFC 9309.
@@ -25,7 +26,7 @@
 //	if rules.Retry { ... }                    // unreachable or deferred: requeue until rules.Expires
 //	if !rules.Allowed(rawURL) { ... }
 //	resp, err := f.Fetch(ctx, rawURL)
-//	if err != nil { if fetcher.IsRetryable(err) { ... } ; return }
+//	if err != nil { if fetcher.IsRetryable(err) { ... } ; log(err, fetcher.Kind(err)); return }
 //	defer resp.Close()                        // ALWAYS: releases the temp file
 //	links := extract(resp.Body.NewReader())    // each processor rewinds
 //	fp, _ := resp.Body.Fingerprint()
@@ -52,6 +53,46 @@
 // (decimal, octal, hex or short IPv4, IPv4-mapped IPv6, zones, localhost
 // names: none is sent to DNS). internal/hostile serves all of these on
 // loopback; hostile_test.go runs the Fetcher against it.
+//
+// # HTTP/2 and TLS
+//
+// HTTP/2 is used when an https server offers it by ALPN (DisableHTTP2 turns
+// it off); Response.Proto says which protocol answered. The caps, timeouts
+// and the guard apply to h2 as to HTTP/1.1 (hostile headers and bombs are
+// tested over both). h2 adds no parallelism: the frontier gives a host one
+// request at a time, so its h2 connection carries one stream at a time,
+// and Go's h2 client does not share a connection between host names. A
+// host holds one h2 connection (fewer than MaxIdleConnsPerHost); a dead
+// one is found by a ping after 30 s of silence. The transport's
+// MaxIdleConns does not bound h2 connections, so the Fetcher closes the
+// idle ones when more than MaxIdleConns are (Stats.IdleSweeps). TLS sessions are resumed
+// from a bounded LRU (TLSSessionCacheSize); Stats counts handshakes and
+// resumptions.
+//
+// # Failures by cause
+//
+// A TLS failure is ErrTLS (not retryable) with a kind naming the cause —
+// ErrCertUnknownAuthority, ErrCertHostname, ErrCertExpired,
+// ErrCertInvalid, ErrTLSHandshake, ErrNotTLS — or, timed out, ErrTimeout
+// with ErrTLSTimeout; a DNS failure is ErrDNSNotFound, ErrDNSOther (class
+// ErrDNS) or ErrDNSTimeout (class ErrTimeout). Kind(err) returns the kind;
+// Stats counts each, robots.txt requests included. For robots.txt a TLS
+// failure, like a refused address, is a verdict and not an outage: the
+// rules are RobotsUnreachable without Retry at once (the caller logs the
+// host's URLs with RobotsRules.Err), and robots.txt is tried again after
+// RobotsErrorTTL; Options.Logger gets an Info line with the cause.
+//
+// # Proxies
+//
+// Options.Proxy chooses a proxy per request (ProxyURL, ProxyFromEnvironment
+// for HTTPS_PROXY/HTTP_PROXY/NO_PROXY, ParseProxy for the CLI's --proxy
+// none|env|URL); the library's default is none, the crawler's is env. https
+// targets go through CONNECT. The private-address guard judges the target,
+// not the proxy (the operator's, allowed on loopback): without AllowPrivate
+// the target's name is resolved here and refused if any address is private,
+// before anything is sent — the proxy resolves it again, so DNS rebinding
+// between the two lookups is not excluded. Hosts in Options.Resolve are
+// always reached directly. proxy_test.go runs Debian's tinyproxy.
 //
 // # Concurrency
 //

@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/sextant-crawler/sextant/internal/netguard"
@@ -22,11 +23,12 @@ import (
 // Fetcher downloads URLs. It is safe for concurrent use by many workers and
 // must be closed to release idle connections.
 type Fetcher struct {
-	opts   Options
-	dialer *dialer
-	tr     *http.Transport
-	robots *robotsCache
-	stats  stats
+	opts     Options
+	dialer   *dialer
+	tr       *http.Transport
+	robots   *robotsCache
+	stats    stats
+	inFlight atomic.Int64 // requests in get
 }
 
 // New returns a Fetcher configured by a copy of opts.
@@ -55,10 +57,20 @@ func New(opts Options) (*Fetcher, error) {
 	} else {
 		o.TLSConfig = &tls.Config{MinVersion: tls.VersionTLS12}
 	}
+	if o.TLSConfig.ClientSessionCache == nil && o.TLSSessionCacheSize > 0 {
+		// Resumption skips the certificate exchange and its verification
+		// on the next connection to a host (after the idle connection was
+		// closed, often: a host's delay can exceed IdleConnTimeout). The
+		// LRU bounds the memory: one ticket per host name.
+		o.TLSConfig.ClientSessionCache = tls.NewLRUClientSessionCache(o.TLSSessionCacheSize)
+	}
 	f := &Fetcher{opts: o}
 	f.dialer = newDialer(&f.opts)
 	f.tr = &http.Transport{
-		Proxy:                  nil, // a crawler never goes through an environment proxy
+		// Only Options.Proxy, never the environment behind the caller's
+		// back; the proxy of a request is chosen (and its target checked by
+		// the guard) in get, which passes it down in the context.
+		Proxy:                  proxyOf,
 		DialContext:            f.dialer.DialContext,
 		TLSHandshakeTimeout:    o.TLSTimeout,
 		TLSClientConfig:        o.TLSConfig,
@@ -68,9 +80,50 @@ func New(opts Options) (*Fetcher, error) {
 		IdleConnTimeout:        o.IdleConnTimeout,
 		DisableCompression:     true, // we send Accept-Encoding and decode with caps ourselves
 		MaxResponseHeaderBytes: 256 << 10,
+		// HTTP/2 is offered by ALPN (a custom DialContext turns it off
+		// unless forced). The header cap, compression setting, header
+		// timeout and idle timeout above apply to h2 connections too, and
+		// the guard judged the address when the connection was dialled.
+		// One h2 connection per host carries its requests one after the
+		// other, since the frontier gives a host one request at a time:
+		// multiplexing adds no parallel streams, and a host holds one
+		// connection instead of up to MaxIdleConnsPerHost. MaxIdleConns
+		// does not reach the h2 pool: see boundIdle.
+		ForceAttemptHTTP2: !o.DisableHTTP2,
+		HTTP2: &http.HTTP2Config{
+			// A reused h2 connection carries every request to its host: a
+			// dead one (a silent NAT drop) must be noticed by a ping, not
+			// by each request's FetchTimeout in turn.
+			SendPingTimeout: 30 * time.Second,
+			PingTimeout:     15 * time.Second,
+		},
+	}
+	if o.DisableHTTP2 {
+		// ForceAttemptHTTP2 false is not enough with a TLSClientConfig
+		// whose NextProtos might list h2: say HTTP/1.1 only.
+		f.tr.Protocols = new(http.Protocols)
+		f.tr.Protocols.SetHTTP1(true)
 	}
 	f.robots = newRobotsCache(o.RobotsCacheSize)
 	return f, nil
+}
+
+// boundIdle keeps the idle connections within MaxIdleConns. The
+// transport bounds its HTTP/1.1 pool itself, but HTTP/2 connections live in
+// the h2 pool, which only IdleConnTimeout bounds: a crawl touching
+// thousands of h2 hosts a minute would hold a connection (a descriptor and
+// its buffers) for each. When more connections are open than requests are
+// in flight plus MaxIdleConns, the idle ones are closed — all of them, as
+// http.Transport can only close idle connections together. That is
+// race-free (a connection carrying or reserved for a request is not idle),
+// and a host's next connection resumes its TLS session. After a sweep the
+// count starts again near zero, so sweeps are MaxIdleConns new connections
+// apart.
+func (f *Fetcher) boundIdle() {
+	if f.dialer.open.Load()-f.inFlight.Load() > int64(f.opts.MaxIdleConns) {
+		f.tr.CloseIdleConnections()
+		f.stats.idleSweeps.add(1)
+	}
 }
 
 // Close releases idle connections. In-flight fetches are not interrupted;
@@ -106,8 +159,14 @@ type Response struct {
 	Bytes int64
 	// RemoteIP is the address the response came from (for per-IP
 	// politeness); invalid if unknown (e.g. a DialContext override whose
-	// connections have no IP address).
+	// connections have no IP address). Through a proxy, it is the target's
+	// address as this Fetcher resolved it for the guard, or invalid with
+	// AllowPrivate (the proxy resolves).
 	RemoteIP netip.Addr
+	// Proto is the protocol of the response: "HTTP/1.1" or "HTTP/2.0".
+	Proto string
+	// Proxied reports that the request went through Options.Proxy.
+	Proxied bool
 }
 
 // Close releases the body (and removes its temporary file). Idempotent.
@@ -148,31 +207,61 @@ func (f *Fetcher) Fetch(ctx context.Context, rawURL string) (*Response, error) {
 func parseFetchURL(rawURL string) (*url.URL, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
-		return nil, &classError{ErrBadURL, err, false}
+		return nil, &classError{ErrBadURL, err, false, nil}
 	}
 	if u.Scheme != "http" && u.Scheme != "https" {
-		return nil, &classError{ErrBadURL, fmt.Errorf("scheme %q not http or https", u.Scheme), false}
+		return nil, &classError{ErrBadURL, fmt.Errorf("scheme %q not http or https", u.Scheme), false, nil}
 	}
 	if u.Host == "" {
-		return nil, &classError{ErrBadURL, fmt.Errorf("no host in %q", rawURL), false}
+		return nil, &classError{ErrBadURL, fmt.Errorf("no host in %q", rawURL), false, nil}
 	}
 	if _, _, err := netguard.ParseHost(u.Hostname()); err != nil {
-		return nil, &classError{ErrBadURL, err, false}
+		return nil, &classError{ErrBadURL, err, false, nil}
 	}
 	return u, nil
 }
 
 // get performs one GET with the whole-fetch deadline and reads the body
 // into a RewindBuffer with the given caps.
-func (f *Fetcher) get(parent context.Context, u *url.URL, bodyCap, decodeCap int64) (*Response, error) {
+func (f *Fetcher) get(parent context.Context, u *url.URL, bodyCap, decodeCap int64) (resp *Response, err error) {
+	defer func() {
+		if err != nil {
+			f.stats.countKind(err)
+		}
+	}()
+	f.boundIdle()
+	f.inFlight.Add(1)
+	defer f.inFlight.Add(-1)
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(parent, f.opts.FetchTimeout)
 	defer cancel()
 	var remote netip.Addr
+	var proxied bool
+	if f.opts.Proxy != nil {
+		var err error
+		if remote, proxied, ctx, err = f.viaProxy(ctx, u); err != nil {
+			return nil, classify(err, parent)
+		}
+	}
+	hs := new(handshakeTrace)
 	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
 		GotConn: func(ci httptrace.GotConnInfo) {
+			if proxied {
+				return // the proxy's address: keep the target's
+			}
 			if ta, ok := ci.Conn.RemoteAddr().(*net.TCPAddr); ok {
 				remote = ta.AddrPort().Addr().Unmap()
+			}
+		},
+		// These two may run on the transport's dial goroutine.
+		TLSHandshakeStart: hs.start,
+		TLSHandshakeDone: func(cs tls.ConnectionState, err error) {
+			hs.finish(err)
+			if err == nil {
+				f.stats.tlsHandshakes.add(1)
+				if cs.DidResume {
+					f.stats.tlsResumed.add(1)
+				}
 			}
 		},
 	})
@@ -189,13 +278,18 @@ func (f *Fetcher) get(parent context.Context, u *url.URL, bodyCap, decodeCap int
 	}).WithContext(ctx)
 	hr, err := f.tr.RoundTrip(req)
 	if err != nil {
-		return nil, classify(&url.Error{Op: "Get", URL: u.Redacted(), Err: err}, parent)
+		return nil, classifyHandshake(&url.Error{Op: "Get", URL: u.Redacted(), Err: err}, hs, parent)
 	}
 	defer hr.Body.Close()
+	if hr.ProtoMajor == 2 {
+		f.stats.http2.add(1)
+	}
 	r := &Response{
 		RemoteIP: remote,
 		Status:   hr.StatusCode,
 		Header:   hr.Header,
+		Proto:    hr.Proto,
+		Proxied:  proxied,
 		Body:     NewRewindBuffer(f.opts.MemThreshold, f.opts.TempDir),
 	}
 	if hr.StatusCode >= 300 && hr.StatusCode < 400 {

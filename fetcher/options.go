@@ -37,6 +37,7 @@ const (
 	DefaultRobotsRetryDelay    = 5 * time.Second
 	DefaultRobotsMaxRedirects  = 5
 	DefaultRobotsUnreachable   = 30 * 24 * time.Hour
+	DefaultTLSSessionCacheSize = 1024
 )
 
 // DialFunc dials a network address, like net.Dialer.DialContext.
@@ -101,6 +102,19 @@ type Options struct {
 	// TLSConfig, if set, is cloned for HTTPS connections (tests pass the
 	// root pool of an httptest TLS server). Default: system roots, TLS 1.2+.
 	TLSConfig *tls.Config
+	// TLSSessionCacheSize bounds the TLS session tickets kept for
+	// resumption, one per host name (LRU, default 1024), unless TLSConfig
+	// brings its own ClientSessionCache.
+	TLSSessionCacheSize int
+	// DisableHTTP2 speaks HTTP/1.1 only. By default HTTP/2 is used when
+	// the server offers it by ALPN (https only).
+	DisableHTTP2 bool
+	// Proxy chooses the proxy of each request (nil: always direct, the
+	// library's default; the crawler's --proxy defaults to "env", i.e.
+	// ProxyFromEnvironment). https targets are reached by CONNECT. The
+	// private-address guard judges the target, not the proxy: see
+	// Fetcher.viaProxy. A host in Resolve is always reached directly.
+	Proxy ProxyFunc
 	// DNSCacheTTL is how long resolved addresses are reused (default 5 min).
 	DNSCacheTTL time.Duration
 
@@ -179,6 +193,7 @@ func (o *Options) EnsureDefaults() *Options {
 	setDefault(&o.MemThreshold, DefaultMemThreshold)
 	setDefault(&o.TempDir, os.TempDir())
 	setDefault(&o.DNSCacheTTL, DefaultDNSCacheTTL)
+	setDefault(&o.TLSSessionCacheSize, DefaultTLSSessionCacheSize)
 	setDefault(&o.MaxIdleConnsPerHost, DefaultMaxIdleConnsPerHost)
 	setDefault(&o.MaxIdleConns, DefaultMaxIdleConns)
 	setDefault(&o.IdleConnTimeout, DefaultIdleConnTimeout)
@@ -239,7 +254,7 @@ func (o *Options) Validate() error {
 		"MemThreshold": o.MemThreshold, "RobotsMaxBytes": o.RobotsMaxBytes,
 		"RobotsCacheSize": int64(o.RobotsCacheSize), "MaxIdleConnsPerHost": int64(o.MaxIdleConnsPerHost),
 		"MaxIdleConns": int64(o.MaxIdleConns), "RobotsMaxRedirects": int64(o.RobotsMaxRedirects),
-		"RobotsAttempts": int64(o.RobotsAttempts),
+		"RobotsAttempts": int64(o.RobotsAttempts), "TLSSessionCacheSize": int64(o.TLSSessionCacheSize),
 	} {
 		if n < 0 {
 			bad("%s %d is negative", name, n)

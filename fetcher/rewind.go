@@ -56,13 +56,13 @@ func (b *RewindBuffer) Write(p []byte) (int, error) {
 	}
 	if b.file == nil {
 		if err := b.spill(); err != nil {
-			return 0, &classError{ErrLocal, err, true}
+			return 0, &classError{ErrLocal, err, true, nil}
 		}
 	}
 	n, err := b.file.f.Write(p)
 	b.size += int64(n)
 	if err != nil {
-		err = &classError{ErrLocal, err, true}
+		err = &classError{ErrLocal, err, true, nil}
 	}
 	return n, err
 }

@@ -140,7 +140,7 @@ func (r *RobotsRules) CrawlDelay() time.Duration {
 func (f *Fetcher) Robots(ctx context.Context, scheme, host string) (rules *RobotsRules, fetched bool, dur time.Duration, err error) {
 	scheme, host = strings.ToLower(scheme), strings.ToLower(host)
 	if scheme != "http" && scheme != "https" || host == "" || strings.ContainsAny(host, "/?#@ ") {
-		return nil, false, 0, &classError{ErrBadURL, fmt.Errorf("robots: bad scheme %q or host %q", scheme, host), false}
+		return nil, false, 0, &classError{ErrBadURL, fmt.Errorf("robots: bad scheme %q or host %q", scheme, host), false, nil}
 	}
 	key := robotsKey(scheme, host)
 	for {
@@ -210,7 +210,7 @@ func robotsKey(scheme, host string) string {
 func (f *Fetcher) fetchRobots(ctx context.Context, key string, prev *RobotsRules) (_ *RobotsRules, home time.Duration, sent bool, _ error) {
 	u, err := url.Parse(key + "/robots.txt")
 	if err != nil {
-		return nil, 0, false, &classError{ErrBadURL, err, false}
+		return nil, 0, false, &classError{ErrBadURL, err, false, nil}
 	}
 	self := politenessHost(u)
 	hop, via, status := 0, "", 0 // status: of the last redirect
@@ -259,7 +259,14 @@ func (f *Fetcher) fetchRobots(ctx context.Context, key string, prev *RobotsRules
 			if errors.Is(err, ErrPrivateAddress) {
 				f.opts.Logger.Debug("robots.txt: private address refused", "url", u.String(), "err", err)
 			} else {
-				f.opts.Logger.Debug("robots.txt unreachable", "url", u.String(), "err", err)
+				// The cause, by kind when it has one: an untrusted
+				// certificate must not read as a mere outage.
+				cause := "network"
+				if k := Kind(err); k != nil {
+					cause = k.Error()
+				}
+				f.opts.Logger.Info("robots.txt unreachable", "url", u.String(), "cause", cause,
+					"permanent", robotsPermanent(err), "err", err)
 			}
 			return &RobotsRules{Outcome: RobotsUnreachable, Err: err, Redirect: via}, home, sent, nil
 		}
@@ -318,6 +325,13 @@ func (f *Fetcher) robotsFromResponse(resp *Response, u *url.URL) (*RobotsRules, 
 		return &RobotsRules{Outcome: RobotsAllowAll, Status: st}, nil
 	}
 	return &RobotsRules{Outcome: RobotsUnreachable, Status: st, Err: fmt.Errorf("robots.txt status %d", st)}, nil
+}
+
+// robotsPermanent reports whether a robots.txt failure is a verdict that
+// an attempt seconds later would repeat: a refused address or a TLS
+// failure other than a timeout.
+func robotsPermanent(err error) bool {
+	return errors.Is(err, ErrPrivateAddress) || errors.Is(err, ErrTLS)
 }
 
 // robotsCache is a bounded LRU of rules per scheme://host with in-flight
@@ -425,8 +439,13 @@ func (c *robotsCache) store(key string, r *RobotsRules, now time.Time, o *Option
 		e.failures++
 		r.Expires = now.Add(o.RobotsErrorTTL)
 		// A refused address is the guard's verdict, not an outage: an
-		// attempt seconds later would be refused again.
-		if e.failures < o.RobotsAttempts && !errors.Is(r.Err, ErrPrivateAddress) {
+		// attempt seconds later would be refused again. So is a TLS
+		// failure (an untrusted, expired or misnamed certificate, a
+		// handshake alert, no TLS at all): retrying it at 5 and 15 s only
+		// delayed the verdict by 15 s and hid its cause. The host's URLs
+		// are not lost: the caller logs each as robots-unreachable (with
+		// Err), and robots.txt is tried again after RobotsErrorTTL.
+		if e.failures < o.RobotsAttempts && !robotsPermanent(r.Err) {
 			r.Retry, r.Expires = true, now.Add(o.RobotsRetryDelay<<(e.failures-1))
 		}
 		if now.Sub(e.downSince) >= o.RobotsUnreachable {

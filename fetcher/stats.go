@@ -26,8 +26,36 @@ type Stats struct {
 	// fetches included) of responses stacking more than MaxContentCodings.
 	ErrTooManyEncodings int64
 	ErrCanceled         int64
+	ErrTLS              int64 // TLS failures other than timeouts (their kinds below)
 	ErrOther            int64
 	ErrBadURL           int64
+
+	// TLS and DNS failures by kind (Kind), robots.txt fetches included:
+	// the cause behind ErrTLS, ErrDNS and some ErrTimeout.
+	TLSUnknownAuthority int64 // ErrCertUnknownAuthority
+	TLSHostname         int64 // ErrCertHostname
+	TLSExpired          int64 // ErrCertExpired
+	TLSBadCert          int64 // ErrCertInvalid
+	TLSHandshakeFailed  int64 // ErrTLSHandshake
+	TLSNotTLS           int64 // ErrNotTLS
+	TLSTimeout          int64 // ErrTLSTimeout
+	DNSNotFound         int64 // ErrDNSNotFound
+	DNSTimeout          int64 // ErrDNSTimeout
+	DNSOther            int64 // ErrDNSOther
+
+	// TLSHandshakes counts completed TLS handshakes (new connections);
+	// TLSResumed those of them that resumed a session (no certificate
+	// exchange: a cheaper handshake).
+	TLSHandshakes int64
+	TLSResumed    int64
+	// HTTP2 counts responses received over HTTP/2 (robots.txt included).
+	HTTP2 int64
+	// ConnsOpen is the number of connections open now (a gauge);
+	// IdleSweeps counts the times more than MaxIdleConns of them were idle
+	// and the idle ones were closed (HTTP/2 connections escape the
+	// transport's own bound).
+	ConnsOpen  int64
+	IdleSweeps int64
 
 	WireBytes int64 // body bytes read from the network (compressed)
 	BodyBytes int64 // body bytes stored (decoded)
@@ -51,7 +79,9 @@ type Stats struct {
 type stats struct {
 	fetches, s2xx, s3xx, s4xx, s5xx, sOther, truncated       counter
 	eTimeout, eConnect, eDNS, ePrivate, eEncoding, eCanceled counter
-	eOther, eBadURL, tooManyEncodings                        counter
+	eOther, eBadURL, tooManyEncodings, eTLS                  counter
+	kinds                                                    [len(kindList)]counter
+	tlsHandshakes, tlsResumed, http2, idleSweeps             counter
 	wireBytes, bodyBytes, spilled                            counter
 	robotsFetches, robotsHits, robotsMisses, robotsEvictions counter
 	robotsRules, robotsAllowAll, robotsUnreachable           counter
@@ -92,10 +122,27 @@ func (s *stats) countErr(err error) {
 		s.eEncoding.add(1)
 	case ErrCanceled:
 		s.eCanceled.add(1)
+	case ErrTLS:
+		s.eTLS.add(1)
 	case ErrBadURL:
 		s.eBadURL.add(1)
 	default:
 		s.eOther.add(1)
+	}
+}
+
+// kindList orders the kinds for stats.kinds.
+var kindList = [...]error{ErrCertUnknownAuthority, ErrCertHostname, ErrCertExpired, ErrCertInvalid,
+	ErrTLSHandshake, ErrNotTLS, ErrTLSTimeout, ErrDNSNotFound, ErrDNSTimeout, ErrDNSOther}
+
+// countKind counts err's TLS or DNS kind, if it has one.
+func (s *stats) countKind(err error) {
+	k := Kind(err)
+	for i, e := range kindList {
+		if e == k {
+			s.kinds[i].add(1)
+			return
+		}
 	}
 }
 
@@ -108,7 +155,13 @@ func (f *Fetcher) Stats() Stats {
 		Truncated:  s.truncated.Load(),
 		ErrTimeout: s.eTimeout.Load(), ErrConnect: s.eConnect.Load(), ErrDNS: s.eDNS.Load(),
 		ErrPrivate: s.ePrivate.Load(), ErrEncoding: s.eEncoding.Load(), ErrTooManyEncodings: s.tooManyEncodings.Load(),
-		ErrCanceled: s.eCanceled.Load(), ErrOther: s.eOther.Load(), ErrBadURL: s.eBadURL.Load(),
+		ErrCanceled: s.eCanceled.Load(), ErrTLS: s.eTLS.Load(), ErrOther: s.eOther.Load(), ErrBadURL: s.eBadURL.Load(),
+		TLSUnknownAuthority: s.kinds[0].Load(), TLSHostname: s.kinds[1].Load(), TLSExpired: s.kinds[2].Load(),
+		TLSBadCert: s.kinds[3].Load(), TLSHandshakeFailed: s.kinds[4].Load(), TLSNotTLS: s.kinds[5].Load(),
+		TLSTimeout: s.kinds[6].Load(), DNSNotFound: s.kinds[7].Load(), DNSTimeout: s.kinds[8].Load(),
+		DNSOther:      s.kinds[9].Load(),
+		TLSHandshakes: s.tlsHandshakes.Load(), TLSResumed: s.tlsResumed.Load(), HTTP2: s.http2.Load(),
+		ConnsOpen: f.dialer.open.Load(), IdleSweeps: s.idleSweeps.Load(),
 		WireBytes: s.wireBytes.Load(), BodyBytes: s.bodyBytes.Load(), Spilled: s.spilled.Load(),
 		DNSHits: f.dialer.dns.hits.Load(), DNSMisses: f.dialer.dns.misses.Load(),
 		RobotsFetches: s.robotsFetches.Load(), RobotsCacheHits: s.robotsHits.Load(),

@@ -117,9 +117,13 @@ simweb', use --resolve 'sim.test=127.0.0.1:PORT' --allow-private --min-delay 0.`
 	}
 	if srv != nil {
 		opts.Fetcher.DialContext = srv.DialContext
+		opts.Fetcher.Proxy = nil // simweb lives in this process: never through HTTPS_PROXY
 	}
 	opts.Identity, opts.ForceIdentity = crawl.NewIdentity("crawl", seeds, "simweb="+*sim), *force
 	opts.Logf = slogf(env) // NodeFlags.Options filled in a discarding one
+	// The fetcher's Info lines: a robots.txt unreachable with its cause
+	// (an untrusted certificate, no such host), a refused redirect.
+	opts.Fetcher.Logger = slog.New(slog.NewTextHandler(env.stderr, nil))
 	var est *mrc.Shared
 	if *advice {
 		if est, err = mrc.NewShared(mrc.Economy); err != nil {

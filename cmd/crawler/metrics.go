@@ -55,6 +55,10 @@ var (
 	mSpoolURLs     = desc("spool_urls", "URLs spooled for a peer, not yet acknowledged.", "node", "peer")
 	mBuffered      = desc("splitter_buffered_urls", "URLs for a peer buffered in memory, not yet spooled.", "node", "peer")
 	mDone          = desc("crawl_terminated", "1 once the whole cluster's crawl has terminated.", "node")
+	mNetFailures   = desc("fetch_net_failures_total", "TLS and DNS failures by kind (robots.txt requests included): unknown_authority, hostname, expired, bad_certificate, handshake, not_tls, tls_timeout, dns_not_found, dns_timeout, dns_other.", "node", "kind")
+	mTLSHandshakes = desc("tls_handshakes_total", "Completed TLS handshakes, by whether they resumed a session.", "node", "resumed")
+	mHTTP2         = desc("http2_responses_total", "Responses received over HTTP/2.", "node")
+	mConnsOpen     = desc("fetch_connections_open", "Connections to web servers open now (in use or idle).", "node")
 )
 
 // Describe implements prometheus.Collector.
@@ -62,7 +66,8 @@ func (c *statsCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{mFetches, mRobotsDenied, mRobotsFetches, mPrivate, mBytes, mFetchWire, mFetchSeconds,
 		mLinks, mNewURLs, mContentDups, mFrontier, mInFlight, mHosts, mPolite, mDUEEntries, mDUEBytes, mDUEBuffer,
 		mDUEMerges, mDUEMergeSecs, mCacheHits, mCacheMisses, mSplitDisc, mSplitSupp, mSplitSent,
-		mSplitRecv, mWireBytes, mRawBytes, mStreamErrs, mSpoolBatches, mSpoolURLs, mBuffered, mDone} {
+		mSplitRecv, mWireBytes, mRawBytes, mStreamErrs, mSpoolBatches, mSpoolURLs, mBuffered, mDone,
+		mNetFailures, mTLSHandshakes, mHTTP2, mConnsOpen} {
 		ch <- d
 	}
 }
@@ -110,6 +115,22 @@ func (c *statsCollector) Collect(ch chan<- prometheus.Metric) {
 	counter(mCacheMisses, float64(st.Fetcher.RobotsCacheMisses), "robots", "")
 	counter(mCacheHits, float64(st.Fetcher.DNSHits), "dns", "")
 	counter(mCacheMisses, float64(st.Fetcher.DNSMisses), "dns", "")
+	fs := st.Fetcher
+	for _, k := range []struct {
+		kind string
+		v    int64
+	}{
+		{"unknown_authority", fs.TLSUnknownAuthority}, {"hostname", fs.TLSHostname}, {"expired", fs.TLSExpired},
+		{"bad_certificate", fs.TLSBadCert}, {"handshake", fs.TLSHandshakeFailed}, {"not_tls", fs.TLSNotTLS},
+		{"tls_timeout", fs.TLSTimeout}, {"dns_not_found", fs.DNSNotFound}, {"dns_timeout", fs.DNSTimeout},
+		{"dns_other", fs.DNSOther},
+	} {
+		counter(mNetFailures, float64(k.v), k.kind)
+	}
+	counter(mTLSHandshakes, float64(fs.TLSHandshakes-fs.TLSResumed), "false")
+	counter(mTLSHandshakes, float64(fs.TLSResumed), "true")
+	counter(mHTTP2, float64(fs.HTTP2))
+	gauge(mConnsOpen, float64(fs.ConnsOpen))
 	if c.split != nil {
 		sp := c.split()
 		for _, p := range sp.Peers {

@@ -23,3 +23,42 @@ func TestMetricsPrivateRefused(t *testing.T) {
 	}
 	t.Fatal("sextant_private_address_refused_total not exported")
 }
+
+// The fetcher's TLS/DNS failures by kind, handshakes by resumption and
+// HTTP/2 responses are exported.
+func TestMetricsNet(t *testing.T) {
+	st := crawl.Stats{ID: "n1"}
+	st.Fetcher.TLSUnknownAuthority, st.Fetcher.DNSNotFound = 2, 5
+	st.Fetcher.TLSHandshakes, st.Fetcher.TLSResumed, st.Fetcher.HTTP2 = 7, 3, 11
+	st.Fetcher.ConnsOpen = 13
+	reg := newMetricsRegistry(&statsCollector{node: func() crawl.Stats { return st }})
+	fams, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{}
+	for _, f := range fams {
+		for _, m := range f.GetMetric() {
+			key := f.GetName()
+			for _, l := range m.GetLabel() {
+				if l.GetName() != "node" {
+					key += "," + l.GetName() + "=" + l.GetValue()
+				}
+			}
+			got[key] = m.GetCounter().GetValue() + m.GetGauge().GetValue()
+		}
+	}
+	for key, want := range map[string]float64{
+		"sextant_fetch_net_failures_total,kind=unknown_authority": 2,
+		"sextant_fetch_net_failures_total,kind=dns_not_found":     5,
+		"sextant_fetch_net_failures_total,kind=expired":           0,
+		"sextant_tls_handshakes_total,resumed=false":              4,
+		"sextant_tls_handshakes_total,resumed=true":               3,
+		"sextant_http2_responses_total":                           11,
+		"sextant_fetch_connections_open":                          13,
+	} {
+		if v, ok := got[key]; !ok || v != want {
+			t.Errorf("%s = %v (exported %v), want %v", key, v, ok, want)
+		}
+	}
+}

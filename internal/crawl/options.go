@@ -44,6 +44,7 @@ type NodeFlags struct {
 	minDelay, maxDelay, maxCrawlDelay     time.Duration
 	failBackoff, maxFailBackoff           time.Duration
 	fetchTimeout, dueFlush                time.Duration
+	proxy                                 string // --proxy: none, env or a URL
 	factor                                float64
 	resolve, suffixes, allow, deny        listFlag
 }
@@ -98,6 +99,7 @@ func AddNodeFlags(fs *flag.FlagSet) *NodeFlags {
 	fs.Int64Var(&f.bodyCap, "body-cap", 16<<20, "most body bytes fetched and searched for links")
 	fs.StringVar(&f.userAgent, "user-agent", fetcher.DefaultUserAgent, "User-Agent header (keep a contact URL in it)")
 	fs.DurationVar(&f.fetchTimeout, "fetch-timeout", 60*time.Second, "bound on one whole fetch, body included")
+	fs.StringVar(&f.proxy, "proxy", "env", "HTTP(S) proxy: env (HTTPS_PROXY, HTTP_PROXY and NO_PROXY, never for loopback targets), none, or http://HOST:PORT for every request (https by CONNECT); --resolve hosts go direct; the private-address guard judges the target, not the proxy")
 	fs.DurationVar(&f.dueFlush, "due-flush", 500*time.Millisecond, "DUE merge interval")
 	fs.BoolVar(&f.dueFsync, "due-fsync", false, "fsync the DUE's log before each batch of discovered URLs is acknowledged (survives power loss; slower). Default: written to the OS first (survives kill -9), fsynced before every merge")
 	return f
@@ -210,11 +212,15 @@ func (f *NodeFlags) Options(seeds []string) (Options, error) {
 			errs = append(errs, fmt.Errorf("%w: %v", ErrInvalidOptions, err))
 		}
 	}
+	proxy, err := fetcher.ParseProxy(f.proxy)
+	if err != nil {
+		bad("--proxy: %v", err)
+	}
 	o := Options{
 		ID: f.id, DataDir: f.data, Workers: f.workers,
 		Fetcher: fetcher.Options{
 			UserAgent: f.userAgent, AllowPrivate: f.allowPrivate, Resolve: resolve,
-			BodyCap: f.bodyCap, FetchTimeout: f.fetchTimeout,
+			BodyCap: f.bodyCap, FetchTimeout: f.fetchTimeout, Proxy: proxy,
 		},
 		Frontier: frontier.Options{
 			Workers: f.workers, Factor: f.factor, MinDelay: f.minDelay, MaxDelay: f.maxDelay,

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"io"
 	"math"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -42,6 +43,8 @@ func TestNodeFlagsRefuse(t *testing.T) {
 		{[]string{"--deny", ","}, "deny"},
 		{[]string{"--id", "n\x1b[31m0"}, "ID"},
 		{[]string{"--user-agent", "bot\x1b[2J"}, "UserAgent"},
+		{[]string{"--proxy", "proxy.example:3128"}, "--proxy"},
+		{[]string{"--proxy", "ftp://proxy.example"}, "--proxy"},
 	} {
 		fs := flag.NewFlagSet("t", flag.ContinueOnError)
 		fs.SetOutput(io.Discard)
@@ -103,5 +106,43 @@ func TestOptionsValidateRefuses(t *testing.T) {
 	o.EnsureDefaults()
 	if err := o.Validate(); err != nil {
 		t.Errorf("Workers = MaxWorkers: %v", err)
+	}
+}
+
+// --proxy: env by default (HTTPS_PROXY honoured), none, or a URL.
+func TestProxyFlag(t *testing.T) {
+	t.Setenv("HTTPS_PROXY", "http://env-proxy.example:3128")
+	target, _ := url.Parse("https://site.example/")
+	for _, tc := range []struct {
+		args []string
+		want string // proxy host for target, "" direct
+	}{
+		{nil, "env-proxy.example:3128"},
+		{[]string{"--proxy", "env"}, "env-proxy.example:3128"},
+		{[]string{"--proxy", "none"}, ""},
+		{[]string{"--proxy", "http://127.0.0.1:8888"}, "127.0.0.1:8888"},
+	} {
+		fs := flag.NewFlagSet("t", flag.ContinueOnError)
+		nf := AddNodeFlags(fs)
+		if err := fs.Parse(append([]string{"--data", t.TempDir()}, tc.args...)); err != nil {
+			t.Fatal(err)
+		}
+		o, err := nf.Options(nil)
+		if err != nil {
+			t.Fatalf("%q: %v", tc.args, err)
+		}
+		got := ""
+		if o.Fetcher.Proxy != nil {
+			p, err := o.Fetcher.Proxy(target)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p != nil {
+				got = p.Host
+			}
+		}
+		if got != tc.want {
+			t.Errorf("%q: proxy %q, want %q", tc.args, got, tc.want)
+		}
 	}
 }

@@ -163,6 +163,9 @@ func (w *worker) process(ctx context.Context, l frontier.Lease) (frontier.Result
 			e.Note = privateNote(host, rules.Err)
 		case rules.Outcome == fetcher.RobotsUnreachable:
 			e.Note = "robots.txt unreachable"
+			if rules.Err != nil { // the cause: an untrusted certificate is no outage
+				e.Note += ": " + rules.Err.Error()
+			}
 		}
 		if err := w.logLine(e); err != nil {
 			return frontier.Result{}, err

@@ -12,8 +12,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
+	"github.com/sextant-crawler/sextant/fetcher"
 	"github.com/sextant-crawler/sextant/hostsplit"
 	"github.com/sextant-crawler/sextant/internal/crawl"
 	"github.com/sextant-crawler/sextant/internal/mrc"
@@ -134,6 +136,71 @@ type Report struct {
 	DUEEntries        uint64  `json:"due_entries_on_disk"`
 	DUEBytesPerURL    float64 `json:"due_disk_bytes_per_url"`
 	PerNode           []Node  `json:"per_node"`
+
+	// Net: TLS, HTTP/2 and DNS: handshakes and failures by kind.
+	Net NetStats `json:"net"`
+}
+
+// NetStats are the fetcher's TLS, HTTP/2 and DNS counters (requests for
+// robots.txt included): handshakes, resumptions, and failures by cause,
+// so that a crawl's unreachable hosts have a reason in the report.
+type NetStats struct {
+	TLSHandshakes  int64 `json:"tls_handshakes"`
+	TLSResumed     int64 `json:"tls_resumed"`
+	HTTP2Responses int64 `json:"http2_responses"`
+
+	TLSUnknownAuthority int64 `json:"tls_unknown_authority"`
+	TLSHostname         int64 `json:"tls_hostname_mismatch"`
+	TLSExpired          int64 `json:"tls_expired"`
+	TLSBadCert          int64 `json:"tls_bad_certificate"`
+	TLSHandshakeFailed  int64 `json:"tls_handshake_failed"`
+	TLSNotTLS           int64 `json:"tls_not_tls"`
+	TLSTimeout          int64 `json:"tls_timeout"`
+	DNSNotFound         int64 `json:"dns_not_found"`
+	DNSTimeout          int64 `json:"dns_timeout"`
+	DNSOther            int64 `json:"dns_other"`
+}
+
+func (n *NetStats) add(f fetcher.Stats) {
+	n.TLSHandshakes += f.TLSHandshakes
+	n.TLSResumed += f.TLSResumed
+	n.HTTP2Responses += f.HTTP2
+	n.TLSUnknownAuthority += f.TLSUnknownAuthority
+	n.TLSHostname += f.TLSHostname
+	n.TLSExpired += f.TLSExpired
+	n.TLSBadCert += f.TLSBadCert
+	n.TLSHandshakeFailed += f.TLSHandshakeFailed
+	n.TLSNotTLS += f.TLSNotTLS
+	n.TLSTimeout += f.TLSTimeout
+	n.DNSNotFound += f.DNSNotFound
+	n.DNSTimeout += f.DNSTimeout
+	n.DNSOther += f.DNSOther
+}
+
+// text is the report's "tls / dns" line: "" when nothing was counted.
+func (n NetStats) text() string {
+	var fails []string
+	for _, k := range []struct {
+		name string
+		v    int64
+	}{
+		{"unknown authority", n.TLSUnknownAuthority}, {"hostname mismatch", n.TLSHostname},
+		{"expired", n.TLSExpired}, {"bad certificate", n.TLSBadCert}, {"handshake failed", n.TLSHandshakeFailed},
+		{"not tls", n.TLSNotTLS}, {"tls timeout", n.TLSTimeout},
+		{"dns not found", n.DNSNotFound}, {"dns timeout", n.DNSTimeout}, {"dns other", n.DNSOther},
+	} {
+		if k.v > 0 {
+			fails = append(fails, fmt.Sprintf("%s %d", k.name, k.v))
+		}
+	}
+	if n.TLSHandshakes == 0 && n.HTTP2Responses == 0 && len(fails) == 0 {
+		return ""
+	}
+	s := fmt.Sprintf("tls / dns       %d TLS handshakes (%d resumed), %d HTTP/2 responses", n.TLSHandshakes, n.TLSResumed, n.HTTP2Responses)
+	if len(fails) > 0 {
+		s += "; failures (robots.txt included): " + strings.Join(fails, ", ")
+	}
+	return s
 }
 
 func ratio(a, b uint64) float64 {
@@ -195,6 +262,7 @@ func Build(kind string, in []Input, elapsed time.Duration) *Report {
 		r.RobotsDisallowed += st.RobotsDisallowed
 		r.RobotsFetches += st.RobotsFetches
 		r.PrivateRefused += st.PrivateRefused
+		r.Net.add(st.Fetcher)
 		r.Bytes += st.Bytes
 		r.LinksFound += st.LinksFound
 		r.LinksFiltered += st.LinksFiltered
@@ -248,6 +316,9 @@ func (r *Report) WriteText(w io.Writer, title string, extra ...string) {
 		r.Fetches, r.FetchOK, r.Redirects, r.HTTPErrors, r.FetchErrors, r.RobotsFetches, r.RobotsDisallowed)
 	if r.PrivateRefused > 0 {
 		fmt.Fprintf(w, "private address %d URLs refused: their host is at a private or loopback address (AllowPrivate off)\n", r.PrivateRefused)
+	}
+	if l := r.Net.text(); l != "" {
+		fmt.Fprintln(w, l)
 	}
 	fmt.Fprintf(w, "requeued        %d fetches begun but cut short by the stop or a fatal error: not counted above, their URLs fetched again on resume\n", r.FetchesRequeued)
 	fmt.Fprintf(w, "throughput      %.0f pages/s, %.2f MiB/s (%.1f MiB in all)\n",

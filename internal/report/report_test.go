@@ -103,6 +103,33 @@ func TestPrivateRefused(t *testing.T) {
 	}
 }
 
+// The fetcher's TLS, HTTP/2 and DNS counters are summed over nodes; the
+// text names each failure kind that occurred, and nothing when none did.
+func TestNetStats(t *testing.T) {
+	a, b := stats("a", 10), stats("b", 10)
+	a.Fetcher.TLSHandshakes, a.Fetcher.TLSResumed, a.Fetcher.HTTP2 = 4, 1, 7
+	b.Fetcher.TLSHandshakes, b.Fetcher.TLSResumed = 2, 2
+	a.Fetcher.TLSUnknownAuthority, b.Fetcher.TLSUnknownAuthority, b.Fetcher.DNSNotFound = 1, 2, 5
+	r := Build(KindCrawl, []Input{{Stats: a}, {Stats: b}}, time.Second)
+	var buf bytes.Buffer
+	r.WriteText(&buf, "crawl")
+	want := "tls / dns       6 TLS handshakes (3 resumed), 7 HTTP/2 responses; failures (robots.txt included): unknown authority 3, dns not found 5\n"
+	if !strings.Contains(buf.String(), want) {
+		t.Errorf("text lacks %q:\n%s", want, buf.String())
+	}
+	raw, _ := json.Marshal(r)
+	for _, w := range []string{`"tls_handshakes":6`, `"tls_resumed":3`, `"tls_unknown_authority":3`, `"dns_not_found":5`} {
+		if !strings.Contains(string(raw), w) {
+			t.Errorf("JSON lacks %s: %s", w, raw)
+		}
+	}
+	buf.Reset()
+	Build(KindCrawl, []Input{{Stats: stats("c", 3)}}, time.Second).WriteText(&buf, "crawl")
+	if strings.Contains(buf.String(), "tls / dns") {
+		t.Errorf("a plain-HTTP crawl without failures printed the line:\n%s", buf.String())
+	}
+}
+
 func TestProgress(t *testing.T) {
 	var b bytes.Buffer
 	p := Progress{W: &b, Live: true}
