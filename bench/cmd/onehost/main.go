@@ -14,6 +14,8 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"runtime/pprof"
+	"runtime/trace"
 	"time"
 
 	"github.com/sextant-crawler/sextant/internal/realweb/onehost"
@@ -25,8 +27,34 @@ func main() {
 	flag.IntVar(&o.Workers, "workers", 16, "Sextant workers")
 	flag.DurationVar(&o.DUEFlush, "due-flush", 500*time.Millisecond, "the crawl's DUE merge interval (the CLI's --due-flush)")
 	flag.StringVar(&o.Scheme, "scheme", "https", "https (TLS, h2 offered) or http")
+	flag.BoolVar(&o.Spans, "spans", false, "diagnostic: split each contender's time into server and client parts (wraps the connections, which turns the fetcher's TCP_QUICKACK off)")
+	flag.BoolVar(&o.LazyDone, "lazy-done", false, "diagnostic: the crawl does not fsync frontier completions (crawl.Options.LazyDone)")
 	flag.IntVar(&o.MaxDepth, "max-depth", 0, "limit the crawl to this many hops (0: the whole site)")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole run (crawls and loops) to this file")
+	traceFile := flag.String("trace", "", "write a runtime execution trace of the whole run to this file (go tool trace -pprof=sched|sync|syscall|net)")
 	flag.Parse()
+	if *traceFile != "" {
+		f, err := os.Create(*traceFile)
+		if err == nil {
+			err = trace.Start(f)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "onehost:", err)
+			os.Exit(1)
+		}
+		defer trace.Stop()
+	}
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "onehost:", err)
+			os.Exit(1)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	o.Logf = func(format string, args ...any) { fmt.Printf(format+"\n", args...) }
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
@@ -35,6 +63,7 @@ func main() {
 	rep, err := onehost.Run(ctx, o)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "onehost:", err)
+		pprof.StopCPUProfile()
 		os.Exit(1)
 	}
 	load2, _ := os.ReadFile("/proc/loadavg")

@@ -60,6 +60,14 @@ type Options struct {
 	DUEFlush time.Duration
 	// MaxDepth limits the crawl (the quick test); 0 = the whole site.
 	MaxDepth int
+	// LazyDone is the crawl's Options.LazyDone (frontier completions not
+	// fsynced; a diagnostic).
+	LazyDone bool
+	// Spans splits each contender's time into the server's and the
+	// client's part (see spans) by wrapping its connections. The wrapper
+	// is not a *net.TCPConn, so the fetcher's TCP_QUICKACK re-arming is
+	// off in such a run: a diagnostic, not the figure.
+	Spans bool
 	// Logf, if set, receives progress lines.
 	Logf func(format string, args ...any)
 }
@@ -94,6 +102,9 @@ type Round struct {
 	LoopSeconds    float64
 	LoopPages      int
 	Ratio          float64 // Sextant pages/s ÷ loop pages/s
+	// With Options.Spans: seconds the server held each contender's
+	// requests, seconds between a response's end and the next request.
+	SextantServer, SextantClient, LoopServer, LoopClient float64
 }
 
 // Report is what Run measured.
@@ -160,7 +171,15 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			if urls == nil {
 				return nil // the first round's loop runs after its crawl
 			}
-			r.LoopPages, r.LoopSeconds, err = fetchLoop(ctx, urls, addr, n)
+			var sp *spans
+			if o.Spans {
+				sp = &spans{}
+			}
+			r.LoopPages, r.LoopSeconds, err = fetchLoop(ctx, urls, addr, n, sp)
+			if sp != nil {
+				s, c, _ := sp.result()
+				r.LoopServer, r.LoopClient = s.Seconds(), c.Seconds()
+			}
 			return err
 		}
 		if !r.SextantFirst {
@@ -168,9 +187,17 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 				return rep, err
 			}
 		}
-		got, secs, err := crawlOnce(ctx, o, n, addr, seed, schemes, filepath.Join(o.Work, fmt.Sprintf("crawl-%d", i)))
+		var sp *spans
+		if o.Spans {
+			sp = &spans{}
+		}
+		got, secs, err := crawlOnce(ctx, o, n, addr, seed, schemes, filepath.Join(o.Work, fmt.Sprintf("crawl-%d", i)), sp)
 		if err != nil {
 			return rep, err
+		}
+		if sp != nil {
+			s, c, _ := sp.result()
+			r.SextantServer, r.SextantClient = s.Seconds(), c.Seconds()
 		}
 		if err := check(want, got); err != nil {
 			return rep, err
@@ -188,6 +215,10 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		o.Logf("round %d: Sextant %d pages in %.2f s (%.0f pages/s), loop %d in %.2f s (%.0f pages/s): ratio %.2f",
 			i+1, r.SextantPages, r.SextantSeconds, float64(r.SextantPages)/r.SextantSeconds,
 			r.LoopPages, r.LoopSeconds, float64(r.LoopPages)/r.LoopSeconds, r.Ratio)
+		if o.Spans {
+			o.Logf("  spans: Sextant server %.2f s + client %.2f s (%.0f µs per page between a response and the next request); loop server %.2f s + client %.2f s (%.0f µs)",
+				r.SextantServer, r.SextantClient, 1e6*r.SextantClient/float64(r.SextantPages), r.LoopServer, r.LoopClient, 1e6*r.LoopClient/float64(r.LoopPages))
+		}
 		rep.Rounds = append(rep.Rounds, r)
 	}
 	ratios := make([]float64, len(rep.Rounds))
@@ -225,15 +256,19 @@ func unpackMirror(dst string) (string, error) {
 
 // crawlOnce crawls from seed into dir and returns the fetched URLs in
 // crawl-log order and the seconds from Seed to the end of Run.
-func crawlOnce(ctx context.Context, o Options, n *realweb.Nginx, addr interface{ String() string }, seed string, schemes []string, dir string) ([]string, float64, error) {
+func crawlOnce(ctx context.Context, o Options, n *realweb.Nginx, addr interface{ String() string }, seed string, schemes []string, dir string, sp *spans) ([]string, float64, error) {
 	lf, err := crawl.NewSeedFilter(extract.FilterOptions{Scope: extract.ScopeSameHost, Schemes: schemes, MaxRepeatedSegments: -1}, []string{seed})
 	if err != nil {
 		return nil, 0, err
 	}
+	fo := fetcher.Options{AllowPrivate: true, Resolve: map[string]string{o.Host: addr.String()},
+		TLSConfig: &tls.Config{RootCAs: n.RootCAs}, FetchTimeout: 10 * time.Second}
+	if sp != nil {
+		fo.DialContext = sp.dialer(addr.String())
+	}
 	node, err := crawl.Open(crawl.Options{
-		DataDir: dir, Workers: o.Workers,
-		Fetcher: fetcher.Options{AllowPrivate: true, Resolve: map[string]string{o.Host: addr.String()},
-			TLSConfig: &tls.Config{RootCAs: n.RootCAs}, FetchTimeout: 10 * time.Second},
+		DataDir: dir, Workers: o.Workers, LazyDone: o.LazyDone,
+		Fetcher: fo,
 		// --factor 0 --min-delay 0: the host is fetched as fast as the
 		// crawl can hand out its URLs.
 		Frontier:         frontier.Options{Workers: o.Workers, Factor: 0, FactorSet: true, MinDelay: 0},
@@ -298,12 +333,16 @@ func check(want map[string]bool, got []string) error {
 // fetchLoop fetches urls one after the other over one kept-alive
 // connection (net/http, the same TLS roots and address as the crawl),
 // reading each body to its end: the one-host ceiling.
-func fetchLoop(ctx context.Context, urls []string, addr interface{ String() string }, n *realweb.Nginx) (int, float64, error) {
+func fetchLoop(ctx context.Context, urls []string, addr interface{ String() string }, n *realweb.Nginx, sp *spans) (int, float64, error) {
 	var d net.Dialer
+	dial := func(ctx context.Context, network, _ string) (net.Conn, error) {
+		return d.DialContext(ctx, network, addr.String())
+	}
+	if sp != nil {
+		dial = sp.dialer(addr.String())
+	}
 	tr := &http.Transport{
-		DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
-			return d.DialContext(ctx, network, addr.String())
-		},
+		DialContext:         dial,
 		TLSClientConfig:     &tls.Config{RootCAs: n.RootCAs},
 		MaxIdleConnsPerHost: 1,
 		DisableCompression:  true,
