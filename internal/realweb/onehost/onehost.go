@@ -105,6 +105,9 @@ type Round struct {
 	// With Options.Spans: seconds the server held each contender's
 	// requests, seconds between a response's end and the next request.
 	SextantServer, SextantClient, LoopServer, LoopClient float64
+	// SextantClient split at the page's crawl log line: processing the
+	// response, then handing the host to the next fetch.
+	SextantProcess, SextantHandover float64
 }
 
 // Report is what Run measured.
@@ -198,6 +201,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		if sp != nil {
 			s, c, _ := sp.result()
 			r.SextantServer, r.SextantClient = s.Seconds(), c.Seconds()
+			r.SextantProcess, r.SextantHandover = sp.process.Seconds(), sp.handover.Seconds()
 		}
 		if err := check(want, got); err != nil {
 			return rep, err
@@ -218,6 +222,8 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		if o.Spans {
 			o.Logf("  spans: Sextant server %.2f s + client %.2f s (%.0f µs per page between a response and the next request); loop server %.2f s + client %.2f s (%.0f µs)",
 				r.SextantServer, r.SextantClient, 1e6*r.SextantClient/float64(r.SextantPages), r.LoopServer, r.LoopClient, 1e6*r.LoopClient/float64(r.LoopPages))
+			o.Logf("  Sextant's client part: processing %.0f µs per page (response end to its crawl log line), hand-over %.0f µs (log line to the next request)",
+				1e6*r.SextantProcess/float64(r.SextantPages), 1e6*r.SextantHandover/float64(r.SextantPages))
 		}
 		rep.Rounds = append(rep.Rounds, r)
 	}
@@ -266,8 +272,20 @@ func crawlOnce(ctx context.Context, o Options, n *realweb.Nginx, addr interface{
 	if sp != nil {
 		fo.DialContext = sp.dialer(addr.String())
 	}
+	var clog *crawl.CrawlLog
+	if sp != nil {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, 0, err
+		}
+		f, err := os.OpenFile(filepath.Join(dir, "crawl.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			return nil, 0, err
+		}
+		defer f.Close()
+		clog = crawl.NewCrawlLog(logWriter{w: f, sp: sp})
+	}
 	node, err := crawl.Open(crawl.Options{
-		DataDir: dir, Workers: o.Workers, LazyDone: o.LazyDone,
+		DataDir: dir, Workers: o.Workers, LazyDone: o.LazyDone, CrawlLog: clog,
 		Fetcher: fo,
 		// --factor 0 --min-delay 0: the host is fetched as fast as the
 		// crawl can hand out its URLs.

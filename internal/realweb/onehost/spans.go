@@ -2,6 +2,7 @@ package onehost
 
 import (
 	"context"
+	"io"
 	"net"
 	"sync"
 	"time"
@@ -18,6 +19,19 @@ type spans struct {
 	exchanges         int
 	lastWrite, lastRd time.Time
 	writing           bool // the last socket operation was a write
+	// The client part split at the crawl log line written in between (a
+	// crawl only): processing the response (extract, route, log) and
+	// the rest (Done, the hand-over to the next worker, Next, the fetch's
+	// own set-up).
+	lastLog           time.Time
+	process, handover time.Duration
+}
+
+// logged records a crawl log line.
+func (s *spans) logged(now time.Time) {
+	s.mu.Lock()
+	s.lastLog = now
+	s.mu.Unlock()
 }
 
 func (s *spans) wrote(now time.Time) {
@@ -30,6 +44,10 @@ func (s *spans) wrote(now time.Time) {
 		s.server += s.lastRd.Sub(s.lastWrite)
 		s.client += now.Sub(s.lastRd)
 		s.exchanges++
+		if s.lastLog.After(s.lastRd) {
+			s.process += s.lastLog.Sub(s.lastRd)
+			s.handover += now.Sub(s.lastLog)
+		}
 	}
 	s.lastWrite, s.writing = now, true
 }
@@ -82,5 +100,17 @@ func (c *spanConn) Read(b []byte) (int, error) {
 	if n > 0 {
 		c.sp.read(time.Now())
 	}
+	return n, err
+}
+
+// logWriter timestamps each crawl log write into sp.
+type logWriter struct {
+	w  io.Writer
+	sp *spans
+}
+
+func (l logWriter) Write(b []byte) (int, error) {
+	n, err := l.w.Write(b)
+	l.sp.logged(time.Now())
 	return n, err
 }
