@@ -1,6 +1,6 @@
 # Convenience targets; every one is a plain `go` command underneath, so a
 # machine with only Go installed needs none of them.
-.PHONY: demo test ci bench build
+.PHONY: demo test ci bench bench-onehost build
 build:
 	go build -o bin/crawler ./cmd/crawler
 demo:
@@ -14,3 +14,7 @@ ci:
 # separate module so that the product never depends on colly.
 bench:
 	cd bench && go run ./cmd/benchall -out ../BENCHMARKS.md
+# One host (the wiki mirror) served by Debian's nginx: Sextant ÷ a sequential
+# keep-alive fetch loop of the same URLs, same run (docs/bench/onehost.md).
+bench-onehost:
+	cd bench && go run ./cmd/onehost -rounds 5

@@ -24,8 +24,15 @@ type Options struct {
 	// than Mercator's 3. Default 16 × Workers (at least BackQueues).
 	MaxBackQueues int
 	// Factor multiplies the duration of the last fetch of a host to give the
-	// delay before the next one (Mercator: 10). Default 10.
+	// delay before the next one (Mercator: 10). Default 10: EnsureDefaults
+	// replaces a zero Factor by 10 unless FactorSet is true.
 	Factor float64
+	// FactorSet says that Factor was given, so that 0 means 0 (no delay
+	// proportional to the fetch time, only MinDelay) rather than "use the
+	// default". A zero-value Options stays polite; DefaultOptions sets it,
+	// so options built from DefaultOptions (the CLI's --factor, the node
+	// config's politeness.factor) take an explicit 0 at its word.
+	FactorSet bool
 	// MinDelay and MaxDelay clamp Factor × duration. MinDelay 0 is allowed
 	// (tests, demo); DefaultOptions sets 1 s. MaxDelay defaults to 60 s.
 	MinDelay, MaxDelay time.Duration
@@ -94,7 +101,7 @@ type Logger interface {
 
 // DefaultOptions is the preset for a polite crawl of real web servers.
 func DefaultOptions() Options {
-	o := Options{MinDelay: time.Second}
+	o := Options{MinDelay: time.Second, Factor: 10, FactorSet: true}
 	o.EnsureDefaults()
 	return o
 }
@@ -110,7 +117,7 @@ func (o *Options) EnsureDefaults() {
 	if o.MaxBackQueues == 0 {
 		o.MaxBackQueues = max(16*o.Workers, o.BackQueues)
 	}
-	if o.Factor == 0 {
+	if o.Factor == 0 && !o.FactorSet {
 		o.Factor = 10
 	}
 	if o.MaxDelay == 0 {

@@ -37,3 +37,32 @@ func TestOptionsValidateRefusesNonFiniteAndNegative(t *testing.T) {
 		}
 	}
 }
+
+// An explicit Factor 0 means no delay proportional to the fetch time: it
+// used to be replaced by the default 10 (so `crawler crawl --factor 0`
+// rested 10 × the fetch time). A zero-value Options still gets 10.
+func TestFactorZeroWhenSet(t *testing.T) {
+	fromDefaults := DefaultOptions()
+	fromDefaults.Factor, fromDefaults.MinDelay = 0, 0
+	for _, tc := range []struct {
+		name string
+		o    Options
+		want time.Duration // delay after a fetch of 1 s
+	}{
+		{"zero value", Options{}, 10 * time.Second},
+		{"FactorSet, 0", Options{FactorSet: true}, 0},
+		{"FactorSet, 2", Options{Factor: 2, FactorSet: true}, 2 * time.Second},
+		{"DefaultOptions", DefaultOptions(), 10 * time.Second},
+		{"DefaultOptions, Factor 0", fromDefaults, 0},
+	} {
+		o := tc.o
+		o.MaxDelay = time.Hour
+		o.EnsureDefaults()
+		if err := o.Validate(); err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if got := politeDelay(&o, Result{Duration: time.Second}, 0); got != tc.want {
+			t.Errorf("%s: delay after a 1 s fetch = %v, want %v (Factor %g)", tc.name, got, tc.want, o.Factor)
+		}
+	}
+}

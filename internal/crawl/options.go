@@ -223,7 +223,7 @@ func (f *NodeFlags) Options(seeds []string) (Options, error) {
 			BodyCap: f.bodyCap, FetchTimeout: f.fetchTimeout, Proxy: proxy,
 		},
 		Frontier: frontier.Options{
-			Workers: f.workers, Factor: f.factor, MinDelay: f.minDelay, MaxDelay: f.maxDelay,
+			Workers: f.workers, Factor: f.factor, FactorSet: true, MinDelay: f.minDelay, MaxDelay: f.maxDelay,
 			MaxCrawlDelay: f.maxCrawlDelay, FailureBackoff: f.failBackoff, MaxFailureBackoff: f.maxFailBackoff,
 		},
 		Extract:          extract.Options{MaxBytes: f.bodyCap},

@@ -1,0 +1,82 @@
+// Command onehost is the narrow-crawl benchmark of issue 24 (part 7):
+// Sextant crawling one host — the wiki mirror of testdata/sites served by
+// Debian's nginx over TLS — at --factor 0 --min-delay 0, as a ratio to a
+// sequential keep-alive fetch loop of the same URLs in the same run
+// (internal/realweb/onehost). Run it from bench/:
+//
+//	cd bench && go run ./cmd/onehost -rounds 5
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"runtime"
+	"runtime/pprof"
+	"runtime/trace"
+	"time"
+
+	"github.com/sextant-crawler/sextant/internal/realweb/onehost"
+)
+
+func main() {
+	var o onehost.Options
+	flag.IntVar(&o.Rounds, "rounds", 5, "rounds of (Sextant, loop), alternating which goes first")
+	flag.IntVar(&o.Workers, "workers", 16, "Sextant workers")
+	flag.DurationVar(&o.DUEFlush, "due-flush", 500*time.Millisecond, "the crawl's DUE merge interval (the CLI's --due-flush)")
+	flag.StringVar(&o.Scheme, "scheme", "https", "https (TLS, h2 offered) or http")
+	flag.BoolVar(&o.Spans, "spans", false, "diagnostic: split each contender's time into server and client parts (wraps the connections, which turns the fetcher's TCP_QUICKACK off)")
+	flag.BoolVar(&o.LazyDone, "lazy-done", false, "diagnostic: the crawl does not fsync frontier completions (crawl.Options.LazyDone)")
+	flag.IntVar(&o.MaxDepth, "max-depth", 0, "limit the crawl to this many hops (0: the whole site)")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole run (crawls and loops) to this file")
+	traceFile := flag.String("trace", "", "write a runtime execution trace of the whole run to this file (go tool trace -pprof=sched|sync|syscall|net)")
+	flag.Parse()
+	if *traceFile != "" {
+		f, err := os.Create(*traceFile)
+		if err == nil {
+			err = trace.Start(f)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "onehost:", err)
+			os.Exit(1)
+		}
+		defer trace.Stop()
+	}
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "onehost:", err)
+			os.Exit(1)
+		}
+		defer pprof.StopCPUProfile()
+	}
+	o.Logf = func(format string, args ...any) { fmt.Printf(format+"\n", args...) }
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	load, _ := os.ReadFile("/proc/loadavg")
+	start := time.Now()
+	rep, err := onehost.Run(ctx, o)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "onehost:", err)
+		pprof.StopCPUProfile()
+		os.Exit(1)
+	}
+	load2, _ := os.ReadFile("/proc/loadavg")
+	fmt.Printf("%s, %d URLs over %s (nginx %s), %d workers, --due-flush %v, %d cores, %s in all; load before %s, after %s\n",
+		time.Now().UTC().Format("2006-01-02 15:04 UTC"), rep.Reachable, rep.Options.Scheme, rep.Nginx, rep.Options.Workers,
+		rep.Options.DUEFlush, runtime.NumCPU(), time.Since(start).Round(time.Second), trim(load), trim(load2))
+	fmt.Printf("median ratio Sextant ÷ sequential keep-alive loop: %.2f (target ≥ 0.7)\n", rep.MedianRatio)
+}
+
+func trim(b []byte) string {
+	s := string(b)
+	if len(s) > 14 {
+		s = s[:14]
+	}
+	return s
+}

@@ -1,0 +1,388 @@
+// Package onehost measures a narrow crawl: Sextant crawling one host
+// served by nginx (internal/realweb) at --factor 0 --min-delay 0, against
+// a sequential keep-alive fetch loop of the same URLs in the same run
+// (issue 24, part 7). One host means one request at a time, so the loop
+// is the ceiling: a crawl that keeps the host busy comes close to it; one
+// whose newly found URLs wait (for the DUE's merge, for a worker) does not.
+//
+// The rounds alternate which contender goes first, so that the load of a
+// shared machine hits both alike; Run reports each round's ratio and the
+// median. Every crawl's fetched set is checked against realweb.Reachable.
+// bench/cmd/onehost is the command; the package's test is the quick
+// version CI runs.
+package onehost
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/sextant-crawler/sextant/extract"
+	"github.com/sextant-crawler/sextant/fetcher"
+	"github.com/sextant-crawler/sextant/frontier"
+	"github.com/sextant-crawler/sextant/internal/crawl"
+	"github.com/sextant-crawler/sextant/internal/fixture"
+	"github.com/sextant-crawler/sextant/internal/realweb"
+)
+
+// ErrInexact: a crawl's fetched set differs from the reference set.
+var ErrInexact = errors.New("onehost: the crawl did not fetch exactly the reachable set")
+
+// Options configures Run. Zero fields get the defaults EnsureDefaults
+// documents.
+type Options struct {
+	// Root is a tree of static sites; default: the wiki mirror of
+	// testdata/sites unpacked into Work.
+	Root string
+	// Host is the site crawled; default fixture.WikiHost.
+	Host string
+	// Scheme is "https" (default: TLS, nginx offering h2) or "http".
+	Scheme string
+	// Work holds nginx's prefix and the crawls' data; default a new
+	// temporary directory, removed at the end.
+	Work string
+	// Rounds of (Sextant, loop); default 3.
+	Rounds int
+	// Workers of the crawl; default 16 (one host: most of them idle).
+	Workers int
+	// DUEFlush is the crawl's DUE merge interval; default 500 ms, the
+	// CLI's --due-flush default.
+	DUEFlush time.Duration
+	// MaxDepth limits the crawl (the quick test); 0 = the whole site.
+	MaxDepth int
+	// LazyDone is the crawl's Options.LazyDone (frontier completions not
+	// fsynced; a diagnostic).
+	LazyDone bool
+	// Spans splits each contender's time into the server's and the
+	// client's part (see spans) by wrapping its connections. The wrapper
+	// is not a *net.TCPConn, so the fetcher's TCP_QUICKACK re-arming is
+	// off in such a run: a diagnostic, not the figure.
+	Spans bool
+	// Logf, if set, receives progress lines.
+	Logf func(format string, args ...any)
+}
+
+// EnsureDefaults sets the defaults documented on each field.
+func (o *Options) EnsureDefaults() {
+	if o.Host == "" {
+		o.Host = fixture.WikiHost
+	}
+	if o.Scheme == "" {
+		o.Scheme = "https"
+	}
+	if o.Rounds == 0 {
+		o.Rounds = 3
+	}
+	if o.Workers == 0 {
+		o.Workers = 16
+	}
+	if o.DUEFlush == 0 {
+		o.DUEFlush = 500 * time.Millisecond
+	}
+	if o.Logf == nil {
+		o.Logf = func(string, ...any) {}
+	}
+}
+
+// Round is one Sextant crawl and one loop over its URLs.
+type Round struct {
+	SextantFirst   bool
+	SextantSeconds float64 // Seed to the end of Run
+	SextantPages   int     // fetches in crawl.log, robots.txt excluded
+	LoopSeconds    float64
+	LoopPages      int
+	Ratio          float64 // Sextant pages/s ÷ loop pages/s
+	// With Options.Spans: seconds the server held each contender's
+	// requests, seconds between a response's end and the next request.
+	SextantServer, SextantClient, LoopServer, LoopClient float64
+	// SextantClient split at the page's crawl log line: processing the
+	// response, then handing the host to the next fetch.
+	SextantProcess, SextantHandover float64
+}
+
+// Report is what Run measured.
+type Report struct {
+	Options   Options
+	Reachable int // URLs in the reference set
+	Nginx     string
+	Rounds    []Round
+	// MedianRatio is the median of the rounds' ratios.
+	MedianRatio float64
+}
+
+// Run starts nginx, then runs the rounds.
+func Run(ctx context.Context, o Options) (*Report, error) {
+	o.EnsureDefaults()
+	if o.Scheme != "http" && o.Scheme != "https" {
+		return nil, fmt.Errorf("onehost: scheme %q: want http or https", o.Scheme)
+	}
+	if o.Work == "" {
+		d, err := os.MkdirTemp("", "sextant-onehost-")
+		if err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(d)
+		o.Work = d
+	}
+	if o.Root == "" {
+		var err error
+		if o.Root, err = unpackMirror(filepath.Join(o.Work, "sites")); err != nil {
+			return nil, err
+		}
+	}
+	nginxDir := filepath.Join(o.Work, "nginx")
+	if err := os.MkdirAll(nginxDir, 0o755); err != nil {
+		return nil, err
+	}
+	n, err := realweb.StartNginx(realweb.NginxOptions{Root: o.Root, Hosts: []string{o.Host}, Dir: nginxDir})
+	if err != nil {
+		return nil, err
+	}
+	defer n.Close()
+	addr := n.HTTP
+	if o.Scheme == "https" {
+		addr = n.HTTPS
+	}
+	seed := o.Scheme + "://" + o.Host + "/"
+	// Over TLS the pages' few absolute http links to the host go to the
+	// TLS port (400, leaves); over plain HTTP the https ones are left out
+	// of scope, since an https URL sent to the plain port would cost the
+	// robots.txt retries of an unreachable origin.
+	schemes := []string{"http", "https"}
+	if o.Scheme == "http" {
+		schemes = []string{"http"}
+	}
+	want, err := realweb.Reachable(o.Root, realweb.ReachOptions{Seed: seed, Schemes: schemes, MaxDepth: o.MaxDepth, Flavor: realweb.NginxStatic})
+	if err != nil {
+		return nil, err
+	}
+	rep := &Report{Options: o, Reachable: len(want), Nginx: addr.String()}
+	var urls []string
+	for i := range o.Rounds {
+		r := Round{SextantFirst: i%2 == 0}
+		loop := func() error {
+			if urls == nil {
+				return nil // the first round's loop runs after its crawl
+			}
+			var sp *spans
+			if o.Spans {
+				sp = &spans{}
+			}
+			r.LoopPages, r.LoopSeconds, err = fetchLoop(ctx, urls, addr, n, sp)
+			if sp != nil {
+				s, c, _ := sp.result()
+				r.LoopServer, r.LoopClient = s.Seconds(), c.Seconds()
+			}
+			return err
+		}
+		if !r.SextantFirst {
+			if err := loop(); err != nil {
+				return rep, err
+			}
+		}
+		var sp *spans
+		if o.Spans {
+			sp = &spans{}
+		}
+		got, secs, err := crawlOnce(ctx, o, n, addr, seed, schemes, filepath.Join(o.Work, fmt.Sprintf("crawl-%d", i)), sp)
+		if err != nil {
+			return rep, err
+		}
+		if sp != nil {
+			s, c, _ := sp.result()
+			r.SextantServer, r.SextantClient = s.Seconds(), c.Seconds()
+			r.SextantProcess, r.SextantHandover = sp.process.Seconds(), sp.handover.Seconds()
+		}
+		if err := check(want, got); err != nil {
+			return rep, err
+		}
+		r.SextantPages, r.SextantSeconds = len(got), secs
+		if urls == nil {
+			urls = got
+		}
+		if r.SextantFirst {
+			if err := loop(); err != nil {
+				return rep, err
+			}
+		}
+		r.Ratio = (float64(r.SextantPages) / r.SextantSeconds) / (float64(r.LoopPages) / r.LoopSeconds)
+		o.Logf("round %d: Sextant %d pages in %.2f s (%.0f pages/s), loop %d in %.2f s (%.0f pages/s): ratio %.2f",
+			i+1, r.SextantPages, r.SextantSeconds, float64(r.SextantPages)/r.SextantSeconds,
+			r.LoopPages, r.LoopSeconds, float64(r.LoopPages)/r.LoopSeconds, r.Ratio)
+		if o.Spans {
+			o.Logf("  spans: Sextant server %.2f s + client %.2f s (%.0f µs per page between a response and the next request); loop server %.2f s + client %.2f s (%.0f µs)",
+				r.SextantServer, r.SextantClient, 1e6*r.SextantClient/float64(r.SextantPages), r.LoopServer, r.LoopClient, 1e6*r.LoopClient/float64(r.LoopPages))
+			o.Logf("  Sextant's client part: processing %.0f µs per page (response end to its crawl log line), hand-over %.0f µs (log line to the next request)",
+				1e6*r.SextantProcess/float64(r.SextantPages), 1e6*r.SextantHandover/float64(r.SextantPages))
+		}
+		rep.Rounds = append(rep.Rounds, r)
+	}
+	ratios := make([]float64, len(rep.Rounds))
+	for i, r := range rep.Rounds {
+		ratios[i] = r.Ratio
+	}
+	sort.Float64s(ratios)
+	rep.MedianRatio = ratios[len(ratios)/2]
+	if len(ratios)%2 == 0 {
+		rep.MedianRatio = (ratios[len(ratios)/2-1] + ratios[len(ratios)/2]) / 2
+	}
+	return rep, nil
+}
+
+// unpackMirror unpacks testdata/sites' wiki mirror into dst.
+func unpackMirror(dst string) (string, error) {
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	root, err := fixture.FindRoot(wd)
+	if err != nil {
+		return "", err
+	}
+	f, err := os.Open(filepath.Join(root, "testdata", "sites", fixture.WikiHost+".tar.gz"))
+	if err != nil {
+		return "", fmt.Errorf("onehost: the wiki mirror fixture: %w", err)
+	}
+	defer f.Close()
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		return "", err
+	}
+	return dst, fixture.Extract(f, dst)
+}
+
+// crawlOnce crawls from seed into dir and returns the fetched URLs in
+// crawl-log order and the seconds from Seed to the end of Run.
+func crawlOnce(ctx context.Context, o Options, n *realweb.Nginx, addr interface{ String() string }, seed string, schemes []string, dir string, sp *spans) ([]string, float64, error) {
+	lf, err := crawl.NewSeedFilter(extract.FilterOptions{Scope: extract.ScopeSameHost, Schemes: schemes, MaxRepeatedSegments: -1}, []string{seed})
+	if err != nil {
+		return nil, 0, err
+	}
+	fo := fetcher.Options{AllowPrivate: true, Resolve: map[string]string{o.Host: addr.String()},
+		TLSConfig: &tls.Config{RootCAs: n.RootCAs}, FetchTimeout: 10 * time.Second}
+	if sp != nil {
+		fo.DialContext = sp.dialer(addr.String())
+	}
+	var clog *crawl.CrawlLog
+	if sp != nil {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, 0, err
+		}
+		f, err := os.OpenFile(filepath.Join(dir, "crawl.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			return nil, 0, err
+		}
+		defer f.Close()
+		clog = crawl.NewCrawlLog(logWriter{w: f, sp: sp})
+	}
+	node, err := crawl.Open(crawl.Options{
+		DataDir: dir, Workers: o.Workers, LazyDone: o.LazyDone, CrawlLog: clog,
+		Fetcher: fo,
+		// --factor 0 --min-delay 0: the host is fetched as fast as the
+		// crawl can hand out its URLs.
+		Frontier:         frontier.Options{Workers: o.Workers, Factor: 0, FactorSet: true, MinDelay: 0},
+		DUEFlushInterval: o.DUEFlush,
+		MaxPagesPerHost:  1 << 30,
+		MaxDepth:         o.MaxDepth,
+		Filter:           lf,
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	start := time.Now()
+	err = node.Seed(ctx, []string{seed})
+	if err == nil {
+		err = node.Run(ctx, true)
+	}
+	secs := time.Since(start).Seconds()
+	if cerr := node.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	es, err := crawl.ReadLogFile(filepath.Join(dir, "crawl.log"))
+	if err != nil {
+		return nil, 0, err
+	}
+	var got []string
+	for _, e := range es {
+		if e.Outcome != crawl.OutcomeRobots {
+			got = append(got, e.URL)
+		}
+	}
+	return got, secs, nil
+}
+
+// check compares the fetched URLs with the reference set.
+func check(want map[string]bool, got []string) error {
+	keys := map[string]bool{}
+	twice := 0
+	for _, s := range got {
+		u, err := url.Parse(s)
+		if err != nil {
+			return fmt.Errorf("onehost: crawl log URL %q: %w", s, err)
+		}
+		k := realweb.Key(u)
+		if keys[k] {
+			twice++
+		}
+		keys[k] = true
+	}
+	missing, extra := realweb.Compare(want, keys)
+	if len(missing)+len(extra)+twice > 0 {
+		slices.Sort(missing)
+		slices.Sort(extra)
+		return fmt.Errorf("%w: %d missing (e.g. %q), %d extra (e.g. %q), %d fetched twice",
+			ErrInexact, len(missing), missing[:min(3, len(missing))], len(extra), extra[:min(3, len(extra))], twice)
+	}
+	return nil
+}
+
+// fetchLoop fetches urls one after the other over one kept-alive
+// connection (net/http, the same TLS roots and address as the crawl),
+// reading each body to its end: the one-host ceiling.
+func fetchLoop(ctx context.Context, urls []string, addr interface{ String() string }, n *realweb.Nginx, sp *spans) (int, float64, error) {
+	var d net.Dialer
+	dial := func(ctx context.Context, network, _ string) (net.Conn, error) {
+		return d.DialContext(ctx, network, addr.String())
+	}
+	if sp != nil {
+		dial = sp.dialer(addr.String())
+	}
+	tr := &http.Transport{
+		DialContext:         dial,
+		TLSClientConfig:     &tls.Config{RootCAs: n.RootCAs},
+		MaxIdleConnsPerHost: 1,
+		DisableCompression:  true,
+	}
+	defer tr.CloseIdleConnections()
+	c := &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	start := time.Now()
+	for _, u := range urls {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+		if err != nil {
+			return 0, 0, err
+		}
+		req.Header.Set("User-Agent", fetcher.DefaultUserAgent)
+		resp, err := c.Do(req)
+		if err != nil {
+			return 0, 0, fmt.Errorf("onehost: loop: %w", err)
+		}
+		_, err = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			return 0, 0, fmt.Errorf("onehost: loop: %s: %w", u, err)
+		}
+	}
+	return len(urls), time.Since(start).Seconds(), nil
+}

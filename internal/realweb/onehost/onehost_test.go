@@ -1,0 +1,29 @@
+package onehost
+
+import (
+	"context"
+	"testing"
+	"time"
+)
+
+// The quick version of bench/cmd/onehost: two rounds of a depth-2 crawl of
+// the wiki mirror over TLS, each exact, each with a loop over the same
+// URLs and a ratio. (Its figure is not asserted: on a shared 2-core
+// machine a quick run is noise; BENCHMARKS.md has the full run.)
+func TestRunQuick(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	rep, err := Run(ctx, Options{Work: t.TempDir(), Rounds: 2, MaxDepth: 2, DUEFlush: 50 * time.Millisecond, Logf: t.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Rounds) != 2 || rep.Reachable < 100 {
+		t.Fatalf("report %+v", rep)
+	}
+	for i, r := range rep.Rounds {
+		if r.SextantPages != rep.Reachable || r.LoopPages != rep.Reachable || !(r.Ratio > 0) || r.SextantFirst != (i == 0) {
+			t.Errorf("round %d: %+v, want %d pages each and a ratio", i+1, r, rep.Reachable)
+		}
+	}
+	t.Logf("median ratio %.2f over %d URLs", rep.MedianRatio, rep.Reachable)
+}
