@@ -20,11 +20,10 @@ import (
 )
 
 // wantTLSProtocol is the protocol the fetcher negotiates with nginx's TLS
-// listeners, which offer h2 and http/1.1 by ALPN. The fetcher speaks
-// HTTP/1.1 only today; when it negotiates h2 (issue 24, part 2) this
-// becomes "HTTP/2.0" and the test proves h2 against a real server (every
-// https request in nginx's access log is checked against it).
-const wantTLSProtocol = "HTTP/1.1"
+// listeners, which offer h2 and http/1.1 by ALPN: every https request in
+// nginx's access log is checked against it, so the test proves h2 against
+// a real server (it was "HTTP/1.1" before the fetcher spoke h2).
+const wantTLSProtocol = "HTTP/2.0"
 
 // TestNginxMirrorCrawl serves the ConTeXt wiki mirror (testdata/sites) with
 // Debian's nginx — TLS with HTTP/2 offered, plain HTTP, on 127.0.0.1 and
