@@ -73,7 +73,10 @@ func mirrorFile(root, host, p string) string {
 }
 
 // mirrorLinks returns the links of an HTML file resolved against base
-// (honouring the first <base href>).
+// (honouring the first <base href>) that a crawler obeying nofollow
+// follows: none if a robots <meta> says nofollow, and no <a>, <area> or
+// <form> whose rel holds nofollow (the mirror's MediaWiki marks its
+// "external" links so, some of them to its own pages).
 func mirrorLinks(t *testing.T, file string, base *url.URL) []*url.URL {
 	t.Helper()
 	fh, err := os.Open(file)
@@ -93,6 +96,12 @@ func mirrorLinks(t *testing.T, file string, base *url.URL) []*url.URL {
 			continue
 		}
 		tok := z.Token()
+		if mirrorNoFollow(tok) {
+			if tok.Data == "meta" {
+				return nil
+			}
+			continue
+		}
 		if tok.Data == "base" && !baseSet {
 			for _, a := range tok.Attr {
 				if a.Key == "href" {
@@ -133,6 +142,29 @@ func mirrorLinks(t *testing.T, file string, base *url.URL) []*url.URL {
 		}
 	}
 	return out
+}
+
+// mirrorNoFollow reports a robots <meta> saying nofollow (or none), or an
+// a, area or form element whose rel holds nofollow.
+func mirrorNoFollow(tok html.Token) bool {
+	attr := func(k string) string {
+		for _, a := range tok.Attr {
+			if a.Key == k {
+				return strings.ToLower(a.Val)
+			}
+		}
+		return ""
+	}
+	switch tok.Data {
+	case "meta":
+		if n := strings.TrimSpace(attr("name")); n == "robots" || n == fetcher.DefaultRobotsToken {
+			ws := strings.FieldsFunc(attr("content"), func(r rune) bool { return r == ',' || r == ' ' })
+			return slices.Contains(ws, "nofollow") || slices.Contains(ws, "none")
+		}
+	case "a", "area", "form":
+		return slices.Contains(strings.Fields(attr("rel")), "nofollow")
+	}
+	return false
 }
 
 // mirrorExpected computes, independently of the crawler, the keys of the
