@@ -42,6 +42,8 @@ func TestNodeFlagsRefuse(t *testing.T) {
 		{[]string{"--deny", ","}, "deny"},
 		{[]string{"--id", "n\x1b[31m0"}, "ID"},
 		{[]string{"--user-agent", "bot\x1b[2J"}, "UserAgent"},
+		{[]string{"--nofollow", "sometimes"}, "--nofollow"},
+		{[]string{"--nofollow", ""}, "--nofollow"},
 	} {
 		fs := flag.NewFlagSet("t", flag.ContinueOnError)
 		fs.SetOutput(io.Discard)
@@ -58,7 +60,8 @@ func TestNodeFlagsRefuse(t *testing.T) {
 		}
 	}
 	// The bounds themselves are accepted.
-	for _, args := range [][]string{{"--workers", "1"}, {"--workers", "4096"}, {"--max-url-length", "1"}, {"--factor", "0.5"}, {"--min-delay", "0"}} {
+	for _, args := range [][]string{{"--workers", "1"}, {"--workers", "4096"}, {"--max-url-length", "1"}, {"--factor", "0.5"}, {"--min-delay", "0"},
+		{"--nofollow", "obey"}, {"--nofollow", "ignore"}} {
 		fs := flag.NewFlagSet("t", flag.ContinueOnError)
 		nf := AddNodeFlags(fs)
 		if err := fs.Parse(append([]string{"--data", t.TempDir()}, args...)); err != nil {
@@ -103,5 +106,24 @@ func TestOptionsValidateRefuses(t *testing.T) {
 	o.EnsureDefaults()
 	if err := o.Validate(); err != nil {
 		t.Errorf("Workers = MaxWorkers: %v", err)
+	}
+}
+
+// --nofollow reaches Options.NoFollow (obey by default).
+func TestNoFollowFlag(t *testing.T) {
+	for args, want := range map[string]string{"": NoFollowObey, "obey": NoFollowObey, "ignore": NoFollowIgnore} {
+		fs := flag.NewFlagSet("t", flag.ContinueOnError)
+		nf := AddNodeFlags(fs)
+		a := []string{"--data", t.TempDir()}
+		if args != "" {
+			a = append(a, "--nofollow", args)
+		}
+		if err := fs.Parse(a); err != nil {
+			t.Fatal(err)
+		}
+		o, err := nf.Options(nil)
+		if err != nil || o.NoFollow != want {
+			t.Errorf("--nofollow %q: NoFollow %q, %v; want %q", args, o.NoFollow, err, want)
+		}
 	}
 }
