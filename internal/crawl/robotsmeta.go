@@ -57,9 +57,11 @@ type pageRobots struct {
 // response u — its X-Robots-Tag and Link headers (any content type) and
 // what extraction found in its body (w.page: robots <meta>, <link
 // rel=canonical>, rel=nofollow links) — records them in e, and under
-// NoFollowObey drops w.links if the page is nofollow. A redirect's target
-// is not a link of a page: directives on a 3xx are not read. A body whose
-// links were not extracted (content seen, not HTML) has only its headers'.
+// NoFollowObey drops w.links if the page is nofollow and they were
+// extracted from it (the URLs a sitemap lists are not a page's links). A
+// redirect's target is not a link of a page: directives on a 3xx are not
+// read. A body whose links were not extracted (content seen, not HTML)
+// has only its headers'.
 func (w *worker) applyRobots(e *LogEntry, u *urlnorm.URL, resp *fetcher.Response) pageRobots {
 	n := w.n
 	p := pageRobots{d: w.page.Robots | extract.HeaderDirectives(resp.Header.Values("X-Robots-Tag"), w.token),
@@ -68,7 +70,7 @@ func (w *worker) applyRobots(e *LogEntry, u *urlnorm.URL, resp *fetcher.Response
 	if e.Canonical = extract.HeaderCanonical(resp.Header.Values("Link"), u); e.Canonical == "" {
 		e.Canonical = w.page.Canonical
 	}
-	if p.d.Has(extract.NoFollow) && n.opts.NoFollow != NoFollowIgnore {
+	if p.d.Has(extract.NoFollow) && n.opts.NoFollow != NoFollowIgnore && w.pageOK {
 		p.dropped += len(w.links)
 		w.links = w.links[:0]
 	}

@@ -61,6 +61,7 @@ type worker struct {
 	ex     *extract.Extractor
 	fc     cache.Cache    // per-worker front cache, nil if none
 	page   extract.Result // the extraction of the page being fetched (robotsmeta.go)
+	pageOK bool           // page is set: w.links are the page's extracted links
 	token  string         // robots token, for X-Robots-Tag
 	local  []due.Entry
 	remote []string
@@ -232,7 +233,7 @@ func (w *worker) fetch(ctx context.Context, l frontier.Lease, u *urlnorm.URL, ru
 	e := LogEntry{Time: time.Now(), Node: n.opts.ID, URL: l.URL, Status: resp.Status, Bytes: resp.Bytes,
 		ContentType: resp.ContentType, Duration: resp.Duration}
 	res := frontier.Result{Duration: resp.Duration, CrawlDelay: rules.CrawlDelay()}
-	w.links, w.page = w.links[:0], extract.Result{}
+	w.links, w.page, w.pageOK = w.links[:0], extract.Result{}, false
 	var outcome *atomic.Uint64
 	switch {
 	case resp.Status >= 300 && resp.Status < 400:
@@ -323,6 +324,7 @@ func (w *worker) extract(base *urlnorm.URL, resp *fetcher.Response) (dup bool, e
 	w.page, err = w.ex.Extract(resp.Body.NewReader(), base, resp.Header.Get("Content-Type"), func(l extract.Link) {
 		w.links = append(w.links, l.Parsed()) // canonical already: no second parse
 	})
+	w.pageOK = true
 	return false, err
 }
 
