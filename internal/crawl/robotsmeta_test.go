@@ -15,6 +15,7 @@ import (
 
 	"github.com/sextant-crawler/sextant/fetcher"
 	"github.com/sextant-crawler/sextant/frontier"
+	"github.com/sextant-crawler/sextant/internal/urlnorm"
 )
 
 // robotsSite is a small site with every kind of robots directive a page
@@ -219,5 +220,26 @@ func TestNoFollowOptionValidated(t *testing.T) {
 	o.Fetcher.UserAgent = "MyBot/2 (+http://example.test/)"
 	if tok := o.extractOptions().RobotsToken; tok != "mybot" {
 		t.Errorf("robots token %q", tok)
+	}
+}
+
+// applyRobots drops only links extracted from the page: URLs another
+// reader put in w.links (a sitemap's entries) stay, whatever the headers
+// say; the directive is recorded either way.
+func TestApplyRobotsDropsOnlyExtractedLinks(t *testing.T) {
+	u, err := urlnorm.Parse("http://a.test/sitemap.xml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp := &fetcher.Response{Header: http.Header{"X-Robots-Tag": {"noindex, nofollow"}}}
+	for _, extracted := range []bool{false, true} {
+		w := &worker{n: &Node{opts: Options{NoFollow: NoFollowObey}}, token: "sextant", pageOK: extracted,
+			links: []*urlnorm.URL{u, u}}
+		var e LogEntry
+		p := w.applyRobots(&e, u, resp)
+		want := map[bool]int{false: 2, true: 0}[extracted]
+		if len(w.links) != want || p.dropped != 2-want || e.Robots != "noindex,nofollow" {
+			t.Errorf("extracted %v: %d links left, %d dropped, robots %q", extracted, len(w.links), p.dropped, e.Robots)
+		}
 	}
 }
