@@ -404,8 +404,9 @@ func (e *Extractor) endTag(tag string, st *tagState) error {
 	}
 	nofollow, canonical := relWords(st.rel)
 	if canonical && tag == "link" && e.res.Canonical == "" && !neverCrawled(st.ref) {
-		if u, err := urlnorm.AppendResolved(nil, e.base, bytesView(st.ref)); err == nil {
-			e.res.Canonical = string(u)
+		var err error
+		if e.buf, err = urlnorm.AppendResolved(e.buf[:0], e.base, bytesView(st.ref)); err == nil {
+			e.res.Canonical = string(e.buf)
 		}
 	}
 	if nofollow && tag != "link" && !e.opts.FollowNoFollow {
