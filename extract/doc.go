@@ -43,6 +43,19 @@
 //
 // IsHTML decides which responses go to the extractor.
 //
+// # Robots directives
+//
+// Result.Robots holds what the document's robots <meta> elements say
+// (name "robots" or Options.RobotsToken, the crawler's own; nofollow,
+// noindex, none; several combine, the most restrictive wins): the caller
+// decides what to do with the links, all of which are emitted.
+// HeaderDirectives reads X-Robots-Tag headers, whose "token: …" parts
+// apply to that crawler only. The links of <a>, <area> and <form>
+// elements whose rel holds nofollow are not emitted (counted in
+// Result.NoFollow) unless Options.FollowNoFollow. Result.Canonical is the
+// first <link rel=canonical> (the link is emitted too); HeaderCanonical
+// reads a Link header's. The XHTML path reads the same elements.
+//
 // # Filtering
 //
 // A Filter applies the crawl's rules to each resolved URL — schemes, URL

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"unsafe"
 
 	"github.com/cespare/xxhash/v2"
@@ -52,6 +53,15 @@ type Options struct {
 	// KeepDuplicates emits every occurrence of a URL; by default each
 	// distinct URL is emitted once per document (the first occurrence).
 	KeepDuplicates bool
+	// RobotsToken is the crawler's robots token (fetcher.Options.
+	// RobotsToken, e.g. "sextant"): a <meta name=TOKEN> is read like
+	// <meta name=robots> (Result.Robots). "" reads only the latter.
+	// Letters, digits, '_' and '-'; matched ASCII case-insensitively.
+	RobotsToken string
+	// FollowNoFollow emits the links of <a>, <area> and <form> elements
+	// whose rel holds "nofollow" like any other. By default they are not
+	// emitted and are counted in Result.NoFollow.
+	FollowNoFollow bool
 }
 
 // EnsureDefaults fills zero fields with their defaults.
@@ -84,6 +94,9 @@ func (o *Options) Validate() error {
 	}
 	if o.MaxTokenBytes < 0 {
 		errs = append(errs, fmt.Errorf("%w: MaxTokenBytes %d < 0", ErrInvalidOptions, o.MaxTokenBytes))
+	}
+	if o.RobotsToken != "" && !isProductToken(o.RobotsToken) {
+		errs = append(errs, fmt.Errorf("%w: RobotsToken %q: want letters, digits, '_' and '-'", ErrInvalidOptions, o.RobotsToken))
 	}
 	return errors.Join(errs...)
 }
@@ -123,6 +136,20 @@ type Result struct {
 	Charset    string     // encoding the document was decoded from
 	Base       string     // base URL in effect at the end (after <base href>)
 	Truncated  Truncation // why extraction stopped early, if it did
+	// Robots holds the directives of the document's robots <meta>
+	// elements (name "robots" or Options.RobotsToken), wherever they are
+	// and however many (combined: the most restrictive wins). The caller
+	// applies NoFollow to every link, including those before the <meta>.
+	Robots Directives
+	// NoFollow counts the links not emitted because their element's rel
+	// holds "nofollow" (distinct URLs that no other link of the document
+	// emitted; every occurrence with KeepDuplicates); 0 with
+	// Options.FollowNoFollow.
+	NoFollow int
+	// Canonical is the target of the first <link rel=canonical href>,
+	// resolved and canonical, or "" (the link is also emitted as any
+	// <link href> is).
+	Canonical string
 }
 
 // Extractor finds links in HTML documents, reusing its buffers between
@@ -130,15 +157,16 @@ type Result struct {
 // It needs no Close.
 type Extractor struct {
 	opts Options
-	buf  []byte              // resolution scratch
-	ubuf []byte              // attribute values with "&amp;" decoded
-	seen map[uint64]struct{} // fingerprints emitted in this document
+	buf  []byte          // resolution scratch
+	ubuf []byte          // attribute values with "&amp;" decoded
+	seen map[uint64]bool // fingerprints of this document: emitted (true) or only in rel=nofollow links
 	cs   charsetReader
 	lim  io.LimitedReader
 	xsrc xmlSource     // the XML path's byte source (xhtml.go)
 	xbr  *bufio.Reader // buffers a transcoded document for xsrc
 	// slowAttrs forces Tokenizer.TagAttr for every tag (tests compare).
 	slowAttrs bool
+	token     string // Options.RobotsToken, lower-case
 
 	// per-document state
 	base    *urlnorm.URL
@@ -154,7 +182,7 @@ func New(opts Options) (*Extractor, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	return &Extractor{opts: opts, seen: make(map[uint64]struct{})}, nil
+	return &Extractor{opts: opts, seen: make(map[uint64]bool), token: strings.ToLower(opts.RobotsToken)}, nil
 }
 
 // Links extracts the links of one document with default options. See
@@ -310,11 +338,17 @@ func asciiEqualFold(b []byte, lower string) bool {
 	return true
 }
 
-// tagState collects what one start tag's attributes say.
+// tagState collects what one start tag's attributes say. The values are
+// views of the tokenizer's buffer (or of e.ubuf), valid until the next
+// token.
 type tagState struct {
-	seen             uint8 // attribute kinds already handled (first one wins)
+	seen             uint16 // attribute kinds already handled (first one wins)
 	httpEquivRefresh bool
-	content          []byte
+	content          []byte // <meta content>
+	name             []byte // <meta name>
+	rel              []byte // rel of a, area, form, link
+	ref              []byte // href or action of a, area, form, link: emitted once rel is known
+	refAttr          string
 }
 
 // tag handles one start tag of interest. Tags whose raw bytes need no
@@ -350,13 +384,47 @@ func (e *Extractor) tag(z *html.Tokenizer, tag string) error {
 			}
 		}
 	}
-	return e.endTag(&st)
+	return e.endTag(tag, &st)
 }
 
-// endTag emits what a tag says once all its attributes are seen: the URL
-// of a <meta http-equiv=refresh>.
-func (e *Extractor) endTag(st *tagState) error {
-	if st.httpEquivRefresh && st.content != nil {
+// endTag emits what a tag says once all its attributes are seen (rel may
+// follow href): the URL of a <meta http-equiv=refresh>, a robots <meta>'s
+// directives, and the href (or action) of a, area, form and link elements
+// with what their rel says (nofollow, canonical).
+func (e *Extractor) endTag(tag string, st *tagState) error {
+	if tag == "meta" {
+		return e.metaTag(st)
+	}
+	if st.refAttr == "" {
+		return nil
+	}
+	if len(st.ref) > e.opts.MaxAttrLen {
+		e.res.TooLong++
+		return nil
+	}
+	nofollow, canonical := relWords(st.rel)
+	if canonical && tag == "link" && e.res.Canonical == "" && !neverCrawled(st.ref) {
+		var err error
+		if e.buf, err = urlnorm.AppendResolved(e.buf[:0], e.base, bytesView(st.ref)); err == nil {
+			e.res.Canonical = string(e.buf)
+		}
+	}
+	if nofollow && tag != "link" && !e.opts.FollowNoFollow {
+		e.skipNoFollow(st.ref)
+		return nil
+	}
+	return e.emit(st.ref, tag, st.refAttr)
+}
+
+// metaTag handles a <meta> once its attributes are seen.
+func (e *Extractor) metaTag(st *tagState) error {
+	if st.content == nil {
+		return nil
+	}
+	if name := bytes.TrimSpace(st.name); asciiEqualFold(name, "robots") || e.token != "" && asciiEqualFold(name, e.token) {
+		e.res.Robots |= directiveWords(st.content)
+	}
+	if st.httpEquivRefresh {
 		if len(st.content) > e.opts.MaxAttrLen {
 			e.res.TooLong++
 			return nil
@@ -383,6 +451,16 @@ func (e *Extractor) attr(st *tagState, tag string, k, v []byte) error {
 	case "content":
 		st.content = v
 		return nil
+	case "name":
+		st.name = v
+		return nil
+	case "rel":
+		st.rel = v
+		return nil
+	}
+	if tag != "base" && (attr == "href" || attr == "action") {
+		st.ref, st.refAttr = v, attr // emitted by endTag, once rel is known
+		return nil
 	}
 	if len(v) > e.opts.MaxAttrLen {
 		e.res.TooLong++
@@ -407,12 +485,14 @@ const (
 	bitData
 	bitHTTPEquiv
 	bitContent
+	bitName
+	bitRel
 )
 
 // attrOf returns the attribute's canonical name and kind bit if (tag, k)
 // carries a link (or is needed to find one), else "". k is compared
 // ASCII case-insensitively.
-func attrOf(tag string, k []byte) (string, uint8) {
+func attrOf(tag string, k []byte) (string, uint16) {
 	if len(k) > len("http-equiv") {
 		return "", 0
 	}
@@ -425,7 +505,14 @@ func attrOf(tag string, k []byte) (string, uint8) {
 	}
 	key := buf[:len(k)]
 	switch tag {
-	case "a", "area", "link", "base":
+	case "a", "area", "link":
+		switch string(key) {
+		case "href":
+			return "href", bitHref
+		case "rel":
+			return "rel", bitRel
+		}
+	case "base":
 		if string(key) == "href" {
 			return "href", bitHref
 		}
@@ -441,8 +528,11 @@ func attrOf(tag string, k []byte) (string, uint8) {
 			return "src", bitSrc
 		}
 	case "form":
-		if string(key) == "action" {
+		switch string(key) {
+		case "action":
 			return "action", bitAction
+		case "rel":
+			return "rel", bitRel
 		}
 	case "object":
 		if string(key) == "data" {
@@ -454,6 +544,8 @@ func attrOf(tag string, k []byte) (string, uint8) {
 			return "http-equiv", bitHTTPEquiv
 		case "content":
 			return "content", bitContent
+		case "name":
+			return "name", bitName
 		}
 	}
 	return "", 0
@@ -496,17 +588,44 @@ func (e *Extractor) emit(ref []byte, tag, attr string) error {
 	}
 	if !e.opts.KeepDuplicates {
 		fp := xxhash.Sum64(e.buf) // == fingerprint.URL of the string
-		if _, dup := e.seen[fp]; dup {
-			e.res.Duplicates++
-			return nil
+		if emitted, ok := e.seen[fp]; ok {
+			if emitted {
+				e.res.Duplicates++
+				return nil
+			}
+			e.res.NoFollow-- // a followed link to it after all
 		}
-		e.seen[fp] = struct{}{}
+		e.seen[fp] = true
 	}
 	e.res.Links++
 	if e.fn != nil {
 		e.fn(Link{URL: string(e.buf), Tag: tag, Attr: attr})
 	}
 	return nil
+}
+
+// skipNoFollow counts a rel=nofollow link's URL, unless the document
+// emitted it already or counted it before (a duplicate).
+func (e *Extractor) skipNoFollow(ref []byte) {
+	if neverCrawled(ref) {
+		e.res.Skipped++
+		return
+	}
+	var err error
+	e.buf, err = urlnorm.AppendResolved(e.buf[:0], e.base, bytesView(ref))
+	if err != nil {
+		e.res.Invalid++
+		return
+	}
+	if !e.opts.KeepDuplicates {
+		fp := xxhash.Sum64(e.buf)
+		if _, ok := e.seen[fp]; ok {
+			e.res.Duplicates++
+			return
+		}
+		e.seen[fp] = false
+	}
+	e.res.NoFollow++
 }
 
 // neverCrawled reports javascript: and data: references, skipped without

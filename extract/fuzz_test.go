@@ -17,6 +17,8 @@ var fuzzDocs = []string{
 	`<form action=""><object data="//h:99999/"><area href="http://[::1]/">`,
 	`<<<a/href=/p>><a href=/a/b/a/b/a/b/a/b>`,
 	`<a href="?a=1&amp;b=2&amp;amp;c" title='&amp;&amp;'><a href=x&amp;y&amp>`,
+	`<meta name=robots content="noindex, nofollow"><META NAME="Sextant" CONTENT=none><link rel="canonical alternate" href="/c?a&amp;b">`,
+	`<a href=/n rel=nofollow><a rel="ugc nofollow" href=/n><a href=/n><area rel=NOFOLLOW href=/m><form rel=nofollow action=/f>`,
 }
 
 // FuzzExtract: the extractor never panics or fails on in-memory input,
@@ -31,7 +33,7 @@ func FuzzExtract(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	opts := Options{MaxLinks: 40, MaxAttrLen: 300, MaxTokenBytes: 2048, MaxBytes: 16 << 10}
+	opts := Options{MaxLinks: 40, MaxAttrLen: 300, MaxTokenBytes: 2048, MaxBytes: 16 << 10, RobotsToken: "sextant"}
 	e, err := New(opts)
 	if err != nil {
 		f.Fatal(err)
@@ -56,6 +58,12 @@ func FuzzExtract(f *testing.F) {
 		}
 		if n != res.Links || n > opts.MaxLinks || res.Bytes > opts.MaxBytes || res.Bytes > int64(len(doc)) {
 			t.Fatalf("limits: %d links emitted, result %+v", n, res)
+		}
+		if res.NoFollow < 0 || res.Robots&^(NoFollow|NoIndex) != 0 {
+			t.Fatalf("result %+v", res)
+		}
+		if c, err := urlnorm.Normalize(res.Canonical); res.Canonical != "" && (err != nil || c != res.Canonical) {
+			t.Fatalf("non-canonical Canonical %q", res.Canonical)
 		}
 		// The raw-attribute fast path must agree with Tokenizer.TagAttr.
 		res2, _ := slow.Extract(bytes.NewReader(doc), base, contentType, func(l Link) { want = append(want, l) })

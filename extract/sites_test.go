@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -86,11 +87,14 @@ func netURLCanonical(base, ref string) (string, bool) {
 
 // TestSitesMirror extracts every page of the real mirror: no errors, every
 // link canonical, and every simple <a href> resolved exactly as net/url
-// (plus hand canonicalisation) resolves it.
+// (plus hand canonicalisation) resolves it. By default the <a> links with
+// rel=nofollow (MediaWiki marks its external links so) are not emitted:
+// Result.NoFollow counts exactly those the tokenizer sees.
 func TestSitesMirror(t *testing.T) {
 	pages, urls := sitePages(t)
-	e, _ := New(Options{KeepDuplicates: true})
-	var links, compared, http int
+	e, _ := New(Options{KeepDuplicates: true, FollowNoFollow: true})
+	obey, _ := New(Options{KeepDuplicates: true})
+	var links, compared, http, nofollow int
 	for i, p := range pages {
 		base := mustURL(t, urls[i])
 		var got []Link
@@ -98,6 +102,12 @@ func TestSitesMirror(t *testing.T) {
 			t.Fatalf("%s: %v", urls[i], err)
 		}
 		links += len(got)
+		res, err := obey.Extract(bytes.NewReader(p), base, "text/html", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		nofollow += res.NoFollow
+		var wantNF int
 		for _, l := range got {
 			if u, err := urlnorm.Parse(l.URL); err != nil || u.String() != l.URL {
 				t.Errorf("%s: non-canonical %q", urls[i], l.URL)
@@ -123,6 +133,13 @@ func TestSitesMirror(t *testing.T) {
 			if tok.Data != "a" {
 				continue
 			}
+			nf := false
+			for _, a := range tok.Attr {
+				if a.Key == "rel" {
+					nf = slices.Contains(strings.Fields(strings.ToLower(a.Val)), "nofollow")
+					break
+				}
+			}
 			for _, a := range tok.Attr {
 				if a.Key != "href" {
 					continue
@@ -144,14 +161,23 @@ func TestSitesMirror(t *testing.T) {
 					}
 				}
 				k++
+				if nf {
+					wantNF++
+				}
 				break
 			}
 		}
 		if k != len(as) {
 			t.Errorf("%s: tokenizer saw %d <a href>, extractor emitted %d", urls[i], k, len(as))
 		}
+		if res.NoFollow != wantNF || res.Links+res.NoFollow != len(got) {
+			t.Errorf("%s: %d rel=nofollow links not emitted (%d emitted), tokenizer saw %d (%d links in all)", urls[i], res.NoFollow, res.Links, wantNF, len(got))
+		}
 	}
-	t.Logf("%d pages, %d links (%d http/https), %d <a href> cross-checked against net/url", len(pages), links, http, compared)
+	t.Logf("%d pages, %d links (%d http/https, %d rel=nofollow), %d <a href> cross-checked against net/url", len(pages), links, http, nofollow, compared)
+	if nofollow == 0 {
+		t.Error("no rel=nofollow link in the mirror")
+	}
 	if compared < 1000 {
 		t.Errorf("only %d references cross-checked", compared)
 	}

@@ -143,7 +143,7 @@ func (e *Extractor) xmlTag(t xml.StartElement) error {
 			return err
 		}
 	}
-	return e.endTag(&st)
+	return e.endTag(tag, &st)
 }
 
 func newXMLDecoder(r io.Reader) *xml.Decoder {

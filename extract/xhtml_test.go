@@ -232,6 +232,7 @@ var xhtmlFuzzDocs = []string{
 	`<html xmlns="http://www.w3.org/1999/xhtml"><p>a < b</p><a href=/x>x</a><script><![CDATA[<a href="/no">]]></script></html>`,
 	`<!DOCTYPE x [<!ENTITY e "v">]><h:html xmlns:h="http://www.w3.org/1999/xhtml"><h:a href="&e;"/></h:html>`,
 	`<a><b><c><d></c></b></a></x></y><a href="/z"/>`,
+	`<html xmlns="http://www.w3.org/1999/xhtml"><meta name="robots" content="noindex"/><meta name="sextant" content="none"/><link rel="canonical" href="/c"/><a rel="nofollow" href="/n"/><a href="/n"/></html>`,
 }
 
 // FuzzXHTML: the XML path never panics or fails on in-memory input,
@@ -245,7 +246,7 @@ func FuzzXHTML(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	opts := Options{MaxLinks: 40, MaxAttrLen: 300, MaxTokenBytes: 2048, MaxBytes: 16 << 10}
+	opts := Options{MaxLinks: 40, MaxAttrLen: 300, MaxTokenBytes: 2048, MaxBytes: 16 << 10, RobotsToken: "sextant"}
 	e, err := New(opts)
 	if err != nil {
 		f.Fatal(err)
@@ -274,6 +275,12 @@ func FuzzXHTML(f *testing.F) {
 		}
 		if n != res.Links || n > opts.MaxLinks || res.Bytes > opts.MaxBytes || res.Bytes > int64(len(doc)) {
 			t.Fatalf("limits: %d links emitted, result %+v", n, res)
+		}
+		if res.NoFollow < 0 || res.Robots&^(NoFollow|NoIndex) != 0 {
+			t.Fatalf("result %+v", res)
+		}
+		if c, err := urlnorm.Normalize(res.Canonical); res.Canonical != "" && (err != nil || c != res.Canonical) {
+			t.Fatalf("non-canonical Canonical %q", res.Canonical)
 		}
 		if len(e.xsrc.tok) > opts.MaxTokenBytes {
 			t.Fatalf("token buffer %d > MaxTokenBytes", len(e.xsrc.tok))

@@ -30,9 +30,10 @@ var (
 	mBytes         = desc("fetched_bytes_total", "Body bytes fetched (decoded).", "node")
 	mFetchWire     = desc("fetch_wire_bytes_total", "Body bytes read from the network (compressed).", "node")
 	mFetchSeconds  = desc("fetch_seconds_total", "Time spent in fetches, summed over workers.", "node")
-	mLinks         = desc("links_total", "Links extracted, by fate (found, filtered, local, remote).", "node", "kind")
+	mLinks         = desc("links_total", "Links extracted, by fate (found, filtered, local, remote; nofollow: not followed for a nofollow directive, not in found).", "node", "kind")
 	mNewURLs       = desc("new_urls_total", "URLs found new by the DUE and queued.", "node")
 	mContentDups   = desc("content_duplicates_total", "Pages whose content was seen before.", "node")
+	mRobotsPages   = desc("robots_directive_pages_total", "Pages whose robots <meta> or X-Robots-Tag holds the directive (nofollow, noindex).", "node", "directive")
 	mFrontier      = desc("frontier_urls", "URLs waiting in the frontier (leases excluded).", "node")
 	mInFlight      = desc("frontier_in_flight", "Fetches in flight (frontier leases).", "node")
 	mHosts         = desc("frontier_hosts", "Hosts with queued URLs, by state (active, ready, waiting).", "node", "state")
@@ -64,7 +65,7 @@ var (
 // Describe implements prometheus.Collector.
 func (c *statsCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{mFetches, mRobotsDenied, mRobotsFetches, mPrivate, mBytes, mFetchWire, mFetchSeconds,
-		mLinks, mNewURLs, mContentDups, mFrontier, mInFlight, mHosts, mPolite, mDUEEntries, mDUEBytes, mDUEBuffer,
+		mLinks, mNewURLs, mContentDups, mRobotsPages, mFrontier, mInFlight, mHosts, mPolite, mDUEEntries, mDUEBytes, mDUEBuffer,
 		mDUEMerges, mDUEMergeSecs, mCacheHits, mCacheMisses, mSplitDisc, mSplitSupp, mSplitSent,
 		mSplitRecv, mWireBytes, mRawBytes, mStreamErrs, mSpoolBatches, mSpoolURLs, mBuffered, mDone,
 		mNetFailures, mTLSHandshakes, mHTTP2, mConnsOpen} {
@@ -96,8 +97,11 @@ func (c *statsCollector) Collect(ch chan<- prometheus.Metric) {
 	counter(mLinks, float64(st.LinksFiltered), "filtered")
 	counter(mLinks, float64(st.LinksLocal), "local")
 	counter(mLinks, float64(st.LinksRemote), "remote")
+	counter(mLinks, float64(st.LinksNoFollow), "nofollow")
 	counter(mNewURLs, float64(st.NewURLs))
 	counter(mContentDups, float64(st.ContentDuplicates))
+	counter(mRobotsPages, float64(st.PagesNoFollow), "nofollow")
+	counter(mRobotsPages, float64(st.PagesNoIndex), "noindex")
 	gauge(mFrontier, float64(st.Frontier.Queued))
 	gauge(mInFlight, float64(st.Frontier.InFlight))
 	gauge(mHosts, float64(st.Frontier.ActiveHosts), "active")

@@ -62,3 +62,31 @@ func TestMetricsNet(t *testing.T) {
 		}
 	}
 }
+
+// Pages with robots directives and links not followed are exported.
+func TestMetricsRobotsDirectives(t *testing.T) {
+	reg := newMetricsRegistry(&statsCollector{node: func() crawl.Stats {
+		return crawl.Stats{ID: "n1", PagesNoFollow: 3, PagesNoIndex: 2, LinksNoFollow: 9}
+	}})
+	fams, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{}
+	for _, f := range fams {
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "directive" || l.GetName() == "kind" && l.GetValue() == "nofollow" {
+					got[f.GetName()+"/"+l.GetValue()] = m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	want := map[string]float64{"sextant_robots_directive_pages_total/nofollow": 3, "sextant_robots_directive_pages_total/noindex": 2,
+		"sextant_links_total/nofollow": 9}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s = %v, want %v (all: %v)", k, got[k], v, got)
+		}
+	}
+}

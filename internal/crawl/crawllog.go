@@ -30,14 +30,24 @@ type LogEntry struct {
 	// cluster member's log; 0 elsewhere). A line is written while the node
 	// acts on that view, so the view's owner of the URL's host is the node.
 	Epoch uint64
+	// Robots holds the robots directives of a fetched page (its robots
+	// <meta> and X-Robots-Tag headers) as extract.Directives.String
+	// writes them: "noindex", "nofollow" or "noindex,nofollow"; "" if
+	// none. Canonical is the canonical URL the page declares (a Link
+	// header's rel=canonical, else its <link rel=canonical>), or "".
+	Robots    string
+	Canonical string
 }
 
 // CrawlLog appends one line per fetch to a file, Heritrix-style:
 //
-//	TIME NODE STATUS BYTES DURATION_MS LINKS OUTCOME URL CONTENT-TYPE NOTE [EPOCH]
+//	TIME NODE STATUS BYTES DURATION_MS LINKS OUTCOME URL CONTENT-TYPE NOTE [EPOCH] [robots=R] [canonical=C]
 //
 // EPOCH, the membership epoch (LogEntry.Epoch), is written by cluster
 // members only (SetEpochSource); lines without it parse with Epoch 0.
+// The keyed fields robots= and canonical= (LogEntry.Robots, Canonical)
+// are written, in that order, only when not empty, so a line without
+// them is byte for byte what earlier versions wrote, and their logs parse.
 //
 // Each text field is escaped and capped (see appendField and the Log…
 // bounds): an empty field is "-", a space is written '_', other control
@@ -79,6 +89,12 @@ const (
 	// minLogURLLength is the least URL bound (room for a scheme, a host
 	// and the ellipsis).
 	minLogURLLength = 32
+)
+
+// Keys of the optional keyed fields, in the order they are written.
+const (
+	logKeyRobots    = "robots="
+	logKeyCanonical = "canonical="
 )
 
 // maxLogLine is the longest line a LogReader parses: the widest line Write
@@ -261,6 +277,14 @@ func (l *CrawlLog) Write(e LogEntry) error {
 	if e.Epoch != 0 {
 		b = append(b, ' ')
 		b = strconv.AppendUint(b, e.Epoch, 10)
+	}
+	if e.Robots != "" {
+		b = append(b, " "+logKeyRobots...)
+		b = appendField(b, e.Robots, LogShortLength)
+	}
+	if e.Canonical != "" {
+		b = append(b, " "+logKeyCanonical...)
+		b = appendField(b, e.Canonical, l.maxURL)
 	}
 	b = append(b, '\n')
 	l.buf = b

@@ -314,17 +314,20 @@ func escapeRef(s string) string {
 // ending with LogEllipsis; the line is one line of at most maxLogLine bytes
 // without control bytes.
 func FuzzCrawlLogRoundTrip(f *testing.F) {
-	f.Add("http://a.sim.test/x", "n1", "ok", "text/html; charset=utf-8", "", 200, int64(1234), int64(12e6), 7, uint64(0), int64(1763780645006), 0)
-	f.Add("http://a.sim.test/r", "", "redirect", "", "http://b.sim.test/\r\n\x00", 301, int64(0), int64(-1), 0, uint64(3), int64(0), 40)
-	f.Add(strings.Repeat("é", 40), "-", "a b", "\t", "…", -5, int64(-1), int64(1), -1, uint64(1<<63), int64(253402300799999), -1)
-	f.Fuzz(func(t *testing.T, url, node, outcome, ctype, note string, status int, bytes, dur int64, links int, epoch uint64, ms int64, maxURL int) {
+	f.Add("http://a.sim.test/x", "n1", "ok", "text/html; charset=utf-8", "", 200, int64(1234), int64(12e6), 7, uint64(0), int64(1763780645006), 0, "", "")
+	f.Add("http://a.sim.test/r", "", "redirect", "", "http://b.sim.test/\r\n\x00", 301, int64(0), int64(-1), 0, uint64(3), int64(0), 40, "", "")
+	f.Add(strings.Repeat("é", 40), "-", "a b", "\t", "…", -5, int64(-1), int64(1), -1, uint64(1<<63), int64(253402300799999), -1, "", "")
+	f.Add("http://a.sim.test/x", "n1", "ok", "text/html", "", 200, int64(1), int64(1), 1, uint64(0), int64(1), 0, "noindex,nofollow", "http://a.sim.test/c")
+	f.Add("http://a.sim.test/x", "n1", "ok", "text/html", "", 200, int64(1), int64(1), 1, uint64(7), int64(1), 0, "-", "robots=x y=z 5")
+	f.Add("x", "n1", "ok", "text/html", "", 200, int64(1), int64(1), 1, uint64(0), int64(1), 0, "", "http://a.sim.test/"+strings.Repeat("c", 3000))
+	f.Fuzz(func(t *testing.T, url, node, outcome, ctype, note string, status int, bytes, dur int64, links int, epoch uint64, ms int64, maxURL int, robots, canonical string) {
 		ms %= 253402300800000 // years 1970–9999: the time field has four digits
 		if ms < 0 {
 			ms = -ms
 		}
 		in := LogEntry{Time: time.UnixMilli(ms).Add(time.Duration(ms%1e6) * time.Nanosecond), Node: node, URL: url,
 			Status: status, Outcome: outcome, Bytes: bytes, ContentType: ctype, Duration: time.Duration(dur),
-			Links: links, Note: note, Epoch: epoch}
+			Links: links, Note: note, Epoch: epoch, Robots: robots, Canonical: canonical}
 		var buf strings.Builder
 		l := NewCrawlLog(&buf)
 		l.SetMaxURLLength(maxURL % (2 * MaxLogURLLength))
@@ -348,6 +351,7 @@ func FuzzCrawlLogRoundTrip(f *testing.F) {
 		want.Time = time.UnixMilli(ms).UTC()
 		want.Duration = time.Duration(dur).Truncate(time.Millisecond)
 		want.Node, want.URL, want.Outcome, want.ContentType, want.Note = got.Node, got.URL, got.Outcome, got.ContentType, got.Note
+		want.Robots, want.Canonical = got.Robots, got.Canonical
 		if got != want {
 			t.Fatalf("%q:\n got %+v\nwant %+v", line, got, want)
 		}
@@ -358,9 +362,10 @@ func FuzzCrawlLogRoundTrip(f *testing.F) {
 			{"NODE", node, got.Node, LogShortLength}, {"OUTCOME", outcome, got.Outcome, LogShortLength},
 			{"URL", url, got.URL, l.maxURL}, {"CONTENT-TYPE", ctype, got.ContentType, LogContentTypeLength},
 			{"NOTE", note, got.Note, l.maxURL + LogNoteSlack},
+			{"robots=", robots, got.Robots, LogShortLength}, {"canonical=", canonical, got.Canonical, l.maxURL},
 		} {
 			esc := escapeRef(c.in)
-			if esc == "-" {
+			if esc == "-" && !strings.HasSuffix(c.name, "=") {
 				esc = "" // "-" is how the log writes an empty field
 			}
 			switch {
@@ -411,5 +416,51 @@ func TestCrawlLogReopenCutsTornLine(t *testing.T) {
 	b, _ := os.ReadFile(path)
 	if strings.Count(string(b), "\n") != 3 || !strings.HasSuffix(string(b), "\n") {
 		t.Errorf("log after 3 runs and a reopen:\n%s", b)
+	}
+}
+
+// The keyed fields robots= and canonical=: written only when set (a line
+// without them is what earlier versions wrote), after EPOCH, in a fixed
+// order; lines of every earlier form still parse.
+func TestCrawlLogRobotsFields(t *testing.T) {
+	at := time.Date(2026, 11, 22, 3, 4, 5, 0, time.UTC)
+	base := LogEntry{Time: at, Node: "n1", URL: "http://a.sim.test/p", Status: 200, Outcome: "ok", ContentType: "text/html"}
+	const old = "2026-11-22T03:04:05.000Z n1 200 0 0 0 ok http://a.sim.test/p text/html -"
+	for _, tc := range []struct {
+		robots, canonical string
+		epoch             uint64
+		line              string
+	}{
+		{"", "", 0, old},
+		{"", "", 4, old + " 4"},
+		{"noindex", "", 0, old + " robots=noindex"},
+		{"", "http://a.sim.test/c", 0, old + " canonical=http://a.sim.test/c"},
+		{"noindex,nofollow", "http://a.sim.test/c?x=1 2", 9, old + " 9 robots=noindex,nofollow canonical=http://a.sim.test/c?x=1_2"},
+	} {
+		var buf strings.Builder
+		l := NewCrawlLog(&buf)
+		e := base
+		e.Robots, e.Canonical, e.Epoch = tc.robots, tc.canonical, tc.epoch
+		if err := l.Write(e); err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.TrimSuffix(buf.String(), "\n"); got != tc.line {
+			t.Errorf("wrote %q, want %q", got, tc.line)
+		}
+		got, err := ParseLogLine(tc.line)
+		want := e
+		want.Canonical = strings.ReplaceAll(want.Canonical, " ", "_")
+		if err != nil || got != want {
+			t.Errorf("ParseLogLine(%q) = %+v, %v; want %+v", tc.line, got, err, want)
+		}
+	}
+	for _, s := range []string{
+		old + " robots=", old + " canonical=", old + " robots=nofollow robots=noindex",
+		old + " canonical=http://a/ robots=noindex", old + " robots=noindex 4", old + " other=x",
+		old + " robots=noindex canonical=http://a/ x", old + " 4 5",
+	} {
+		if _, err := ParseLogLine(s); err == nil {
+			t.Errorf("ParseLogLine(%q) succeeded", s)
+		}
 	}
 }

@@ -20,7 +20,7 @@ var ErrBadLogLine = errors.New("crawl: malformed crawl log line")
 // A torn line (from a kill mid-write) fails to parse.
 func ParseLogLine(line string) (LogEntry, error) {
 	f := strings.Split(strings.TrimRight(line, "\n"), " ")
-	if len(f) != 10 && len(f) != 11 {
+	if len(f) < 10 || len(f) > 13 {
 		return LogEntry{}, fmt.Errorf("%w: %d fields in %.200q", ErrBadLogLine, len(f), line)
 	}
 	var e LogEntry
@@ -44,10 +44,26 @@ func ParseLogLine(line string) (LogEntry, error) {
 	}
 	e.Status, e.Bytes, e.Duration, e.Links = st, by, time.Duration(ms)*time.Millisecond, ln
 	e.Outcome, e.URL, e.ContentType, e.Note = undash(f[6]), undash(f[7]), undash(f[8]), undash(f[9])
-	if len(f) == 11 {
-		if e.Epoch, err = strconv.ParseUint(f[10], 10, 64); err != nil || e.Epoch == 0 {
-			return e, fmt.Errorf("%w: epoch %q", ErrBadLogLine, f[10])
+	rest := f[10:]
+	if len(rest) > 0 && !strings.Contains(rest[0], "=") {
+		if e.Epoch, err = strconv.ParseUint(rest[0], 10, 64); err != nil || e.Epoch == 0 {
+			return e, fmt.Errorf("%w: epoch %q", ErrBadLogLine, rest[0])
 		}
+		rest = rest[1:]
+	}
+	for _, k := range []struct {
+		key string
+		v   *string
+	}{{logKeyRobots, &e.Robots}, {logKeyCanonical, &e.Canonical}} {
+		if len(rest) > 0 && strings.HasPrefix(rest[0], k.key) {
+			if *k.v = rest[0][len(k.key):]; *k.v == "" {
+				return e, fmt.Errorf("%w: empty %s", ErrBadLogLine, k.key)
+			}
+			rest = rest[1:]
+		}
+	}
+	if len(rest) > 0 {
+		return e, fmt.Errorf("%w: unexpected field %.200q", ErrBadLogLine, rest[0])
 	}
 	return e, nil
 }

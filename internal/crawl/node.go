@@ -149,6 +149,14 @@ type Options struct {
 	// across hosts), and may exceed it otherwise. URLs received from peers
 	// (hostsplit carries no depth) start again at depth 0.
 	MaxDepth int
+	// NoFollow is NoFollowObey (default) or NoFollowIgnore: whether the
+	// nofollow robots directives of pages (robots <meta>, X-Robots-Tag)
+	// and links (rel=nofollow) are obeyed. Either way the directives are
+	// recorded in crawl.log (LogEntry.Robots) and counted; noindex is only
+	// recorded. The robots <meta> named after the crawler is the one named
+	// Extract.RobotsToken, by default Fetcher's RobotsToken (so it follows
+	// the User-Agent).
+	NoFollow string
 	// Filter and Splitter: see their types.
 	Filter   LinkFilter
 	Splitter Splitter
@@ -214,6 +222,9 @@ func (o *Options) EnsureDefaults() {
 	if o.ContentSeenSize == 0 {
 		o.ContentSeenSize = DefaultContentSeenSize
 	}
+	if o.NoFollow == "" {
+		o.NoFollow = NoFollowObey
+	}
 	if !o.LazyDone {
 		o.Frontier.SyncDone = true
 	}
@@ -269,6 +280,13 @@ func (o *Options) Validate() error {
 	}
 	if o.MaxPagesPerHost > 0 && o.SoftPagesPerHost > o.MaxPagesPerHost {
 		errs = append(errs, fmt.Errorf("%w: SoftPagesPerHost %d > MaxPagesPerHost %d", ErrInvalidOptions, o.SoftPagesPerHost, o.MaxPagesPerHost))
+	}
+	if err := validateNoFollow(o.NoFollow); err != nil {
+		errs = append(errs, err)
+	}
+	eo := o.extractOptions()
+	if err := eo.Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("%w: %w", ErrInvalidOptions, err))
 	}
 	return errors.Join(errs...)
 }
@@ -637,6 +655,11 @@ type Stats struct {
 	LookupFailures                                          uint64 // PolitenessKey "ip": names that did not resolve
 	PrivateRefused                                          uint64 // URLs not fetched: their host is at a private address (guard on)
 	FetchTime                                               time.Duration
+	// PagesNoFollow and PagesNoIndex count 2xx pages with the directive
+	// (robots <meta> or X-Robots-Tag); LinksNoFollow the links not
+	// followed because of nofollow, page-level or rel=nofollow (not in
+	// LinksFound; 0 under NoFollowIgnore).
+	PagesNoFollow, PagesNoIndex, LinksNoFollow uint64
 
 	Frontier frontier.Stats
 	DUE      due.Stats
@@ -668,6 +691,7 @@ func (n *Node) Stats() Stats {
 		seen = n.contentSeen.Len()
 	}
 	return Stats{ContentSeen: seen,
+		PagesNoFollow: m.PagesNoFollow.Load(), PagesNoIndex: m.PagesNoIndex.Load(), LinksNoFollow: m.LinksNoFollow.Load(),
 		ID: n.opts.ID, Elapsed: time.Since(n.started),
 		Fetches: m.Fetches.Load(), FetchOK: m.FetchOK.Load(), FetchRedirect: m.FetchRedirect.Load(),
 		FetchHTTPErr: m.FetchHTTPErr.Load(), FetchErr: m.FetchErr.Load(), FetchesRequeued: m.FetchesRequeued.Load(),

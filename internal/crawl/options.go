@@ -33,7 +33,7 @@ type NodeFlags struct {
 	fs *flag.FlagSet
 
 	data, id, userAgent, cacheAlgo, scope string
-	politenessKey                         string
+	politenessKey, noFollow               string
 	workers, cachePerWorker, maxPages     int
 	softPages, contentSeen                int
 	maxDepth                              int
@@ -97,7 +97,8 @@ func AddNodeFlags(fs *flag.FlagSet) *NodeFlags {
 	fs.IntVar(&f.maxURLLen, "max-url-length", 2048, "longest URL crawled, in bytes")
 	fs.IntVar(&f.maxRepeated, "max-repeated-segments", 3, "reject paths repeating a segment more often (-1 = no limit)")
 	fs.Int64Var(&f.bodyCap, "body-cap", 16<<20, "most body bytes fetched and searched for links")
-	fs.StringVar(&f.userAgent, "user-agent", fetcher.DefaultUserAgent, "User-Agent header (keep a contact URL in it)")
+	fs.StringVar(&f.userAgent, "user-agent", fetcher.DefaultUserAgent, "User-Agent header (keep a contact URL in it); its first product token is the robots token, matched in robots.txt, <meta name=TOKEN> and X-Robots-Tag")
+	fs.StringVar(&f.noFollow, "nofollow", NoFollowObey, "obey: a page whose <meta name=robots> (or the crawler's own meta) or X-Robots-Tag says nofollow has none of its links followed, and rel=nofollow links are not followed; ignore: follow them anyway (directives still recorded in crawl.log and counted)")
 	fs.DurationVar(&f.fetchTimeout, "fetch-timeout", 60*time.Second, "bound on one whole fetch, body included")
 	fs.StringVar(&f.proxy, "proxy", "env", "HTTP(S) proxy: env (HTTPS_PROXY, HTTP_PROXY and NO_PROXY, never for loopback targets), none, or http://HOST:PORT for every request (https by CONNECT); --resolve hosts go direct; the private-address guard judges the target, not the proxy")
 	fs.DurationVar(&f.dueFlush, "due-flush", 500*time.Millisecond, "DUE merge interval")
@@ -177,6 +178,9 @@ func (f *NodeFlags) Options(seeds []string) (Options, error) {
 	case f.maxPages > 0 && soft > f.maxPages:
 		bad("--soft-pages-per-host %d > --max-pages-per-host %d", soft, f.maxPages)
 	}
+	if err := validateNoFollow(f.noFollow); err != nil {
+		bad("--nofollow %q: want %s or %s", f.noFollow, NoFollowObey, NoFollowIgnore)
+	}
 	if f.contentSeen < 0 {
 		bad("--content-seen-size %d < 0", f.contentSeen)
 	}
@@ -236,6 +240,7 @@ func (f *NodeFlags) Options(seeds []string) (Options, error) {
 		MaxPagesPerHost:  f.maxPages,
 		SoftPagesPerHost: soft,
 		MaxDepth:         f.maxDepth,
+		NoFollow:         f.noFollow,
 		PolitenessKey:    f.politenessKey,
 		Filter:           lf,
 	}

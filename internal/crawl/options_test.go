@@ -45,6 +45,8 @@ func TestNodeFlagsRefuse(t *testing.T) {
 		{[]string{"--user-agent", "bot\x1b[2J"}, "UserAgent"},
 		{[]string{"--proxy", "proxy.example:3128"}, "--proxy"},
 		{[]string{"--proxy", "ftp://proxy.example"}, "--proxy"},
+		{[]string{"--nofollow", "sometimes"}, "--nofollow"},
+		{[]string{"--nofollow", ""}, "--nofollow"},
 	} {
 		fs := flag.NewFlagSet("t", flag.ContinueOnError)
 		fs.SetOutput(io.Discard)
@@ -143,6 +145,25 @@ func TestProxyFlag(t *testing.T) {
 		}
 		if got != tc.want {
 			t.Errorf("%q: proxy %q, want %q", tc.args, got, tc.want)
+		}
+	}
+}
+
+// --nofollow reaches Options.NoFollow (obey by default).
+func TestNoFollowFlag(t *testing.T) {
+	for args, want := range map[string]string{"": NoFollowObey, "obey": NoFollowObey, "ignore": NoFollowIgnore} {
+		fs := flag.NewFlagSet("t", flag.ContinueOnError)
+		nf := AddNodeFlags(fs)
+		a := []string{"--data", t.TempDir()}
+		if args != "" {
+			a = append(a, "--nofollow", args)
+		}
+		if err := fs.Parse(a); err != nil {
+			t.Fatal(err)
+		}
+		o, err := nf.Options(nil)
+		if err != nil || o.NoFollow != want {
+			t.Errorf("--nofollow %q: NoFollow %q, %v; want %q", args, o.NoFollow, err, want)
 		}
 	}
 }

@@ -52,13 +52,17 @@ type Metrics struct {
 	// FetchesRequeued counts fetches begun but not completed (cut short by
 	// the stop or by a fatal error): not logged, their URLs requeued.
 	FetchesRequeued atomic.Uint64
+	robotsMetrics   // robotsmeta.go
 }
 
 type worker struct {
 	n      *Node
 	id     int
 	ex     *extract.Extractor
-	fc     cache.Cache // per-worker front cache, nil if none
+	fc     cache.Cache    // per-worker front cache, nil if none
+	page   extract.Result // the extraction of the page being fetched (robotsmeta.go)
+	pageOK bool           // page is set: w.links are the page's extracted links
+	token  string         // robots token, for X-Robots-Tag
 	local  []due.Entry
 	remote []string
 	obsL   []uint64 // the page's local fingerprints, for FrontObserverBatch
@@ -68,11 +72,12 @@ type worker struct {
 }
 
 func (n *Node) newWorker(id int) *worker {
-	ex, err := extract.New(n.opts.Extract)
+	eo := n.opts.extractOptions()
+	ex, err := extract.New(eo)
 	if err != nil {
 		panic(err) // options were validated in Open
 	}
-	w := &worker{n: n, id: id, ex: ex, sniff: make([]byte, 512)}
+	w := &worker{n: n, id: id, ex: ex, sniff: make([]byte, 512), token: eo.RobotsToken}
 	switch {
 	case n.shared != nil:
 		w.fc = n.shared
@@ -231,7 +236,7 @@ func (w *worker) fetch(ctx context.Context, l frontier.Lease, u *urlnorm.URL, ru
 	e := LogEntry{Time: time.Now(), Node: n.opts.ID, URL: l.URL, Status: resp.Status, Bytes: resp.Bytes,
 		ContentType: resp.ContentType, Duration: resp.Duration}
 	res := frontier.Result{Duration: resp.Duration, CrawlDelay: rules.CrawlDelay()}
-	w.links = w.links[:0]
+	w.links, w.page, w.pageOK = w.links[:0], extract.Result{}, false
 	var outcome *atomic.Uint64
 	switch {
 	case resp.Status >= 300 && resp.Status < 400:
@@ -255,6 +260,10 @@ func (w *worker) fetch(ctx context.Context, l frontier.Lease, u *urlnorm.URL, ru
 		e.Outcome = OutcomeHTTPErr
 		res.Failed = resp.Status >= 500
 	}
+	var pr pageRobots
+	if e.Outcome == OutcomeOK {
+		pr = w.applyRobots(&e, u, resp)
+	}
 	if resp.Truncated {
 		e.Note = "truncated " + e.Note
 	}
@@ -264,7 +273,11 @@ func (w *worker) fetch(ctx context.Context, l frontier.Lease, u *urlnorm.URL, ru
 	} else if err := w.route(ctx, w.links, d); err != nil {
 		return res, err
 	}
-	return res, w.logFetch(e, outcome, resp.Duration, resp.Bytes)
+	if err := w.logFetch(e, outcome, resp.Duration, resp.Bytes); err != nil {
+		return res, err
+	}
+	pr.count(&n.metrics)
+	return res, nil
 }
 
 // logFetch writes a completed fetch's crawl log line and only then counts
@@ -311,9 +324,10 @@ func (w *worker) extract(base *urlnorm.URL, resp *fetcher.Response) (dup bool, e
 			return true, nil
 		}
 	}
-	_, err = w.ex.Extract(resp.Body.NewReader(), base, resp.Header.Get("Content-Type"), func(l extract.Link) {
+	w.page, err = w.ex.Extract(resp.Body.NewReader(), base, resp.Header.Get("Content-Type"), func(l extract.Link) {
 		w.links = append(w.links, l.Parsed()) // canonical already: no second parse
 	})
+	w.pageOK = true
 	return false, err
 }
 

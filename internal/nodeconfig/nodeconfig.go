@@ -161,6 +161,10 @@ type Config struct {
 	MaxRepeatedSegments int `json:"max_repeated_segments,omitempty"`
 	// UserAgent is sent with every request (default the fetcher's).
 	UserAgent string `json:"user_agent,omitempty"`
+	// NoFollow is "obey" (default) or "ignore": whether pages' nofollow
+	// robots directives and rel=nofollow links are obeyed (crawl.Options.
+	// NoFollow, --nofollow).
+	NoFollow string `json:"nofollow,omitempty"`
 	// FetchTimeout bounds one whole fetch (default 60 s).
 	FetchTimeout *Duration `json:"fetch_timeout,omitempty"`
 	// BodyCap is the most body bytes fetched and searched for links
@@ -365,6 +369,9 @@ func (c *Config) Validate() error {
 	}
 	if !httpguts.ValidHeaderFieldValue(c.UserAgent) {
 		bad("user_agent %q: control characters are not allowed in a header", c.UserAgent)
+	}
+	if c.NoFollow != "" && c.NoFollow != crawl.NoFollowObey && c.NoFollow != crawl.NoFollowIgnore {
+		bad("nofollow %q: want %s or %s", c.NoFollow, crawl.NoFollowObey, crawl.NoFollowIgnore)
 	}
 	if c.MaxRepeatedSegments < -1 {
 		bad("max_repeated_segments %d: want ≥ 0, or -1 for no limit", c.MaxRepeatedSegments)
@@ -606,6 +613,7 @@ func (c *Config) nodeOptions(lf crawl.LinkFilter, resolve map[string]string) cra
 		Fetcher: fo, Frontier: fr,
 		CacheAlgo: algo, CachePerWorker: size,
 		MaxPagesPerHost: maxPages,
+		NoFollow:        c.NoFollow,
 		Filter:          lf,
 		Extract:         extract.Options{MaxBytes: c.BodyCap},
 	}

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sextant-crawler/sextant/internal/crawl"
 )
 
 const good = `{
@@ -206,6 +208,7 @@ func TestValidateRefusesLikeTheFlags(t *testing.T) {
 		{`{"id":"a","user_agent":"bot\u001b[2J",` + base + `}`, "user_agent"},
 		{`{"id":"a\u001b[31m","members":[{"id":"a\u001b[31m","addr":"a:1"}],"data_dir":"d","tls":{"ca":"c","cert":"c","key":"k"},"seeds":["http://a.test/"]}`, "control"},
 		{`{"id":"a","body_cap":-1,` + base + `}`, "body_cap"},
+		{`{"id":"a","nofollow":"sometimes",` + base + `}`, "nofollow"},
 	} {
 		c, err := Parse([]byte(tc.json))
 		if err != nil {
@@ -254,5 +257,24 @@ func TestSeedList(t *testing.T) {
 	c = &Config{Seeds: []string{"mailto:x@y.test"}}
 	if _, err := c.SeedList(); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "seeds[0]") {
 		t.Errorf("no valid seed: %v", err)
+	}
+}
+
+// nofollow reaches the node's options: obey unless "ignore".
+func TestNoFollowOption(t *testing.T) {
+	base := `"members":[{"id":"a","addr":"a:1"}],"data_dir":"d","tls":{"ca":"c","cert":"c","key":"k"},"seeds":["http://a.test/"]`
+	for in, want := range map[string]string{``: crawl.NoFollowObey, `"nofollow":"obey",`: crawl.NoFollowObey, `"nofollow":"ignore",`: crawl.NoFollowIgnore} {
+		c, err := Parse([]byte(`{"id":"a",` + in + base + `}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Validate(); err != nil {
+			t.Fatalf("%s: %v", in, err)
+		}
+		o := c.nodeOptions(nil, nil)
+		o.EnsureDefaults()
+		if o.NoFollow != want {
+			t.Errorf("%s: NoFollow %q, want %q", in, o.NoFollow, want)
+		}
 	}
 }

@@ -6,10 +6,12 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"golang.org/x/net/html"
 
+	"github.com/sextant-crawler/sextant/fetcher"
 	"github.com/sextant-crawler/sextant/simweb"
 )
 
@@ -100,7 +102,10 @@ func file(root, host, p string, fl Flavor) string {
 }
 
 // links returns the links of an HTML file resolved against base
-// (honouring the first <base href>).
+// (honouring the first <base href>) that a crawler obeying nofollow
+// follows: none if a robots <meta> says nofollow, and no <a>, <area> or
+// <form> whose rel holds nofollow (the mirror's MediaWiki marks its
+// "external" links so, some of them to its own pages).
 func links(file string, base *url.URL) ([]*url.URL, error) {
 	fh, err := os.Open(file)
 	if err != nil {
@@ -119,6 +124,12 @@ func links(file string, base *url.URL) ([]*url.URL, error) {
 			continue
 		}
 		tok := z.Token()
+		if noFollow(tok) {
+			if tok.Data == "meta" {
+				return nil, nil
+			}
+			continue
+		}
 		if tok.Data == "base" && !baseSet {
 			for _, a := range tok.Attr {
 				if a.Key == "href" {
@@ -159,6 +170,29 @@ func links(file string, base *url.URL) ([]*url.URL, error) {
 		}
 	}
 	return out, nil
+}
+
+// noFollow reports a robots <meta> saying nofollow (or none), or an a,
+// area or form element whose rel holds nofollow.
+func noFollow(tok html.Token) bool {
+	attr := func(k string) string {
+		for _, a := range tok.Attr {
+			if a.Key == k {
+				return strings.ToLower(a.Val)
+			}
+		}
+		return ""
+	}
+	switch tok.Data {
+	case "meta":
+		if n := strings.TrimSpace(attr("name")); n == "robots" || n == fetcher.DefaultRobotsToken {
+			ws := strings.FieldsFunc(attr("content"), func(r rune) bool { return r == ',' || r == ' ' })
+			return slices.Contains(ws, "nofollow") || slices.Contains(ws, "none")
+		}
+	case "a", "area", "form":
+		return slices.Contains(strings.Fields(attr("rel")), "nofollow")
+	}
+	return false
 }
 
 // Reachable computes, independently of the crawler (net/url and

@@ -137,6 +137,11 @@ type Report struct {
 	DUEBytesPerURL    float64 `json:"due_disk_bytes_per_url"`
 	PerNode           []Node  `json:"per_node"`
 
+	// Pages whose robots <meta> or X-Robots-Tag says nofollow or noindex,
+	// and links not followed because of nofollow (page-level or rel).
+	PagesNoFollow uint64 `json:"pages_nofollow"`
+	PagesNoIndex  uint64 `json:"pages_noindex"`
+	LinksNoFollow uint64 `json:"links_not_followed_nofollow"`
 	// Net: TLS, HTTP/2 and DNS: handshakes and failures by kind.
 	Net NetStats `json:"net"`
 }
@@ -269,6 +274,9 @@ func Build(kind string, in []Input, elapsed time.Duration) *Report {
 		r.NewURLs += st.NewURLs
 		r.BudgetDropped += st.BudgetDropped
 		r.ContentDuplicates += st.ContentDuplicates
+		r.PagesNoFollow += st.PagesNoFollow
+		r.PagesNoIndex += st.PagesNoIndex
+		r.LinksNoFollow += st.LinksNoFollow
 		r.FrontierQueued += st.Frontier.Queued
 		hits, misses = hits+st.CacheHits, misses+st.CacheMisses
 		local, remote = local+st.LinksLocal, remote+st.LinksRemote
@@ -325,6 +333,10 @@ func (r *Report) WriteText(w io.Writer, title string, extra ...string) {
 		r.PagesPerSecond, r.BytesPerSecond/(1<<20), float64(r.Bytes)/(1<<20))
 	fmt.Fprintf(w, "links           %d found, %d filtered, %.1f%% local, %.1f%% to peers; %d new URLs, %d dropped by the per-host budget, %d content duplicates\n",
 		r.LinksFound, r.LinksFiltered, 100*r.LocalShare, 100*(1-r.LocalShare), r.NewURLs, r.BudgetDropped, r.ContentDuplicates)
+	if r.PagesNoFollow+r.PagesNoIndex+r.LinksNoFollow > 0 {
+		fmt.Fprintf(w, "robots meta     %d pages nofollow, %d noindex (robots <meta>, X-Robots-Tag); %d links not followed for nofollow (page or rel)\n",
+			r.PagesNoFollow, r.PagesNoIndex, r.LinksNoFollow)
+	}
 	if r.FrontCacheShared {
 		fmt.Fprintf(w, "front caches    %.1f%% hit rate (one shared by the workers of each node, %d entries per worker, before the DUE)\n",
 			100*r.FrontCacheHit, r.FrontCacheSize)

@@ -149,3 +149,26 @@ func TestProgress(t *testing.T) {
 		t.Errorf("lines: %q, want %q", got, want)
 	}
 }
+
+// Pages with robots directives and links not followed are summed and
+// shown; the line is absent when there were none.
+func TestRobotsDirectiveCounts(t *testing.T) {
+	a, b := stats("a", 10), stats("b", 10)
+	a.PagesNoFollow, a.PagesNoIndex, a.LinksNoFollow = 2, 1, 7
+	b.PagesNoFollow, b.LinksNoFollow = 1, 3
+	r := Build(KindCrawl, []Input{{Stats: a}, {Stats: b}}, time.Second)
+	var buf bytes.Buffer
+	r.WriteText(&buf, "crawl")
+	if r.PagesNoFollow != 3 || r.PagesNoIndex != 1 || r.LinksNoFollow != 10 ||
+		!strings.Contains(buf.String(), "robots meta     3 pages nofollow, 1 noindex (robots <meta>, X-Robots-Tag); 10 links not followed") {
+		t.Errorf("report %+v, text:\n%s", r, buf.String())
+	}
+	if raw, _ := json.Marshal(r); !strings.Contains(string(raw), `"pages_nofollow":3,"pages_noindex":1,"links_not_followed_nofollow":10`) {
+		t.Errorf("JSON: %s", raw)
+	}
+	buf.Reset()
+	Build(KindCrawl, []Input{{Stats: stats("c", 10)}}, time.Second).WriteText(&buf, "crawl")
+	if strings.Contains(buf.String(), "robots meta") {
+		t.Errorf("robots line without directives:\n%s", buf.String())
+	}
+}
