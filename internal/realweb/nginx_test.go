@@ -33,9 +33,8 @@ const wantTLSProtocol = "HTTP/2.0"
 //   - https://wiki.contextgarden.net/ through [::1], every name resolved
 //     to nginx's TLS port, the CA trusted through fetcher.Options.TLSConfig:
 //     10,315 URLs (nofollow obeyed; 10,347 with --nofollow ignore), of
-//     which 19 are http ones that the pages name
-//     absolutely: sent to the TLS port, nginx answers 400, so they are
-//     leaves). The pages' absolute https links to their own host — the
+//     which 19 are http ones that the pages name absolutely (sent to the
+//     TLS port, nginx answers 400, so they are leaves). The pages' absolute https links to their own host — the
 //     rel=canonical of every page, index.php history and diff links —
 //     are on the crawl's origin here.
 //   - http://wiki.contextgarden.net/ through 127.0.0.1, http links only,
