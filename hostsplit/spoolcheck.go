@@ -154,7 +154,7 @@ func InspectSpool(dir string, lim Limits, scan bool) (rep SpoolReport, err error
 			rep.ArchivedBatches++
 			rep.ArchivedURLs += len(e.urls)
 		}
-		if e.tag == 's' || e.tag == 'a' {
+		if e.tag == 's' { // archives of a rebuilt spool lie beyond (archiveBase)
 			maxSeq[e.peer] = max(maxSeq[e.peer], e.seq)
 		}
 	}, func(k []byte, err error) { problem("entry %q: %v", k, err) })
@@ -243,6 +243,10 @@ func parseEntry(k, v []byte, lim Limits) (spoolEntry, error) {
 	return e, nil
 }
 
+// archiveBase numbers the archived batches a rebuilt spool keeps: batch
+// sequence numbers of its new epoch stay far below.
+const archiveBase = 1 << 62
+
 // RebuildReport is what RebuildSpool did.
 type RebuildReport struct {
 	Opened                        bool // the old spool opened (else nothing was salvaged)
@@ -255,12 +259,19 @@ type RebuildReport struct {
 
 // RebuildSpool moves the spool in dir aside (to dir.damaged, replacing an
 // older one) and writes a new spool in dir, under a new epoch, holding
-// what the old one still yields: its membership view and metadata, the
-// applied marks of its senders, its archives and its pending batches
-// (renumbered per peer, archives first, so that later acknowledgements do
-// not overwrite archived batches). Batches it lost are not known here: the
-// caller re-derives them (internal/crawl fetches again the pages whose
-// links they held).
+// what the old one still yields: its membership view and metadata, its
+// pending batches (renumbered 1, 2… per peer: a peer's applied count then
+// meets this node's sent count again, for termination) and its archives
+// (renumbered from archiveBase, out of the way of the acknowledgements to
+// come). Batches it lost are not known here: the caller re-derives them
+// (internal/crawl fetches again the pages whose links they held).
+//
+// The applied marks of the senders are dropped: one that lost writes would
+// make the receiver take its sender's next batch for a gap and refuse it
+// for ever. Without marks, batches a sender re-sends are applied again
+// (the Local sink takes repeats), and the cluster's termination waits
+// until every sender that had sent this node a batch sends one more (its
+// applied count is unknown until then).
 func RebuildSpool(dir string, lim Limits) (RebuildReport, error) {
 	var rep RebuildReport
 	var entries []spoolEntry
@@ -291,29 +302,20 @@ func RebuildSpool(dir string, lim Limits) (RebuildReport, error) {
 		return rep, err
 	}
 	b := st.db.NewBatch()
-	last := map[NodeID]uint64{}
-	next := func(id NodeID) uint64 { last[id]++; return last[id] }
-	// Archives first (their old order kept), then pending batches: entries
-	// come in key order, 'a' before 's'.
-	for _, tag := range []byte{'a', 's'} {
-		for _, e := range entries {
-			if e.tag != tag {
-				continue
-			}
-			seq := next(e.peer)
-			if tag == 'a' {
-				_ = b.Set(archiveKey(e.peer, seq), e.val, nil)
-				rep.ArchivedBatches++
-				rep.ArchivedURLs += len(e.urls)
-			} else {
-				_ = b.Set(spoolKey(e.peer, seq), e.val, nil)
-				rep.PendingBatches++
-				rep.PendingURLs += len(e.urls)
-			}
-		}
-	}
-	for _, e := range entries {
-		if e.tag == 'm' || e.tag == 'r' {
+	last, archived := map[NodeID]uint64{}, map[NodeID]uint64{}
+	for _, e := range entries { // in key order: each peer's batches in seq order
+		switch e.tag {
+		case 'a':
+			archived[e.peer]++
+			_ = b.Set(archiveKey(e.peer, archiveBase+archived[e.peer]), e.val, nil)
+			rep.ArchivedBatches++
+			rep.ArchivedURLs += len(e.urls)
+		case 's':
+			last[e.peer]++
+			_ = b.Set(spoolKey(e.peer, last[e.peer]), e.val, nil)
+			rep.PendingBatches++
+			rep.PendingURLs += len(e.urls)
+		case 'm':
 			_ = b.Set(e.key, e.val, nil)
 		}
 	}

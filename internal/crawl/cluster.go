@@ -230,6 +230,10 @@ func StartMember(o MemberOptions) (*Member, error) {
 	clientTLS.VerifyConnection = knownVerifier(known)
 	serverTLS := o.TLS.ServerConfig(nil)
 	serverTLS.VerifyConnection = knownVerifier(known)
+	// The spool is checked before the splitter opens it (check.go).
+	if _, err := inspectSpool(o.Node.DataDir, !o.Node.SkipOpenCheck); err != nil {
+		return nil, err
+	}
 	sp, err := hostsplit.New(hostsplit.Options{
 		Self: m.self, Members: o.Members, Epoch: o.Epoch, Joining: o.Joining,
 		DataDir:   filepath.Join(o.Node.DataDir, "spool"),
@@ -270,6 +274,9 @@ func StartMember(o MemberOptions) (*Member, error) {
 		m.gf.close()
 		sp.Close()
 		return nil, err
+	}
+	if err := m.saveSpoolMark(); err != nil {
+		return fail(err)
 	}
 	if err := m.initElastic(o); err != nil {
 		return fail(err)
@@ -422,7 +429,24 @@ func (m *Member) Close() error {
 	}
 	<-m.done
 	m.gf.close()
-	return errors.Join(m.Split.Close(), m.Node.Close())
+	err := m.Split.Close()
+	if err == nil {
+		// The spool at rest: its mark for the next open's check.
+		var rep hostsplit.SpoolReport
+		if rep, err = hostsplit.InspectSpool(filepath.Join(m.Node.opts.DataDir, spoolDir), hostsplit.Limits{}, false); err == nil && len(rep.Problems) == 0 {
+			err = writeSpoolMark(m.Node.opts.DataDir, rep.Mark)
+		}
+	}
+	return errors.Join(err, m.Node.Close())
+}
+
+// saveSpoolMark records the open spool's mark (see check.go).
+func (m *Member) saveSpoolMark() error {
+	mark, err := m.Split.Mark()
+	if err != nil {
+		return err
+	}
+	return writeSpoolMark(m.Node.opts.DataDir, mark)
 }
 
 // Addr is the gRPC listen address.
