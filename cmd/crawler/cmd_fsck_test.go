@@ -67,3 +67,32 @@ func TestFsckRepairCLI(t *testing.T) {
 		t.Fatalf("crawl after repair: exit %d: %s %s", code, out, errOut)
 	}
 }
+
+// Issue 23: fsck checks a cluster member's spool. A demo's node dir is
+// sound; without its spool, fsck exits 1 naming it, --repair rebuilds it,
+// and fsck then passes.
+func TestFsckMemberSpoolCLI(t *testing.T) {
+	dir := t.TempDir()
+	if code, out, errOut := runCLI(t, "demo", "--nodes", "2", "--hosts", "6", "--pages", "120", "--no-pathologies", "--workers", "4", "--data", dir, "--progress", "0", "--status", "off"); code != 0 {
+		t.Fatalf("demo: exit %d: %s %s", code, out, errOut)
+	}
+	node := filepath.Join(dir, "node-0")
+	code, out, errOut := runCLI(t, "fsck", "--data", node)
+	if code != 0 || !strings.Contains(out, "spool (cluster member)") || !strings.Contains(out, "ok: no store would lose URLs") {
+		t.Fatalf("fsck of a sound member: exit %d: %s %s", code, out, errOut)
+	}
+	if err := os.RemoveAll(filepath.Join(node, "spool")); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut = runCLI(t, "fsck", "--data", node)
+	if code != 1 || !strings.Contains(out, "DAMAGED  spool") || !strings.Contains(out, filepath.Join(node, "spool")+" missing") {
+		t.Fatalf("fsck of a member without its spool: exit %d: %s %s", code, out, errOut)
+	}
+	code, out, errOut = runCLI(t, "fsck", "--data", node, "--repair")
+	if code != 0 || !strings.Contains(out, "repaired: spool rebuilt under a new epoch") {
+		t.Fatalf("fsck --repair: exit %d: %s %s", code, out, errOut)
+	}
+	if code, out, errOut := runCLI(t, "fsck", "--data", node); code != 0 {
+		t.Fatalf("fsck after repair: exit %d: %s %s", code, out, errOut)
+	}
+}

@@ -17,13 +17,15 @@ import (
 )
 
 // clusterCorruptionMatrix damages a member's spool, the store only a cluster
-// member has.
+// member has, and its frontier, which also holds URLs its peers sent.
 func clusterCorruptionMatrix() []corruptionCase {
 	return []corruptionCase{
 		{"spool", "spool/*.log", damTruncate, true}, // pebble WAL: the newest batches
 		{"spool", "spool/*.log", damScribble, true},
 		{"spool", "spool/MANIFEST-*", damDelete, true},
 		{"spool", "spool", damDelete, false},
+		{"frontier", "frontier/*.log", damTruncate, true},
+		{"frontier", "frontier", damDelete, false},
 	}
 }
 
@@ -82,12 +84,13 @@ func runCluster(t *testing.T, ms []*Member, seeds []string, timeout time.Duratio
 
 // Issue 23: a cluster member's spool holds the links of pages its crawl
 // log records as done until their owner acknowledges them; a damaged spool
-// must never lose them silently. A 3-node cluster is stopped part-way
-// (the member with the most work left last, so that its spool holds batches
-// its peers never acknowledged); for each case a copy of the three data
-// dirs has its spool damaged, then the cluster restarts. That member must
-// refuse to start (ErrDamaged naming the spool); Repair rebuilds it, and the cluster then ends with
-// the union of the crawl logs equal to the oracle's set.
+// must never lose them silently. A 3-node cluster is stopped part-way, its
+// splitters first, as a kill would (the victim is the member whose spool
+// then holds the most batches its peers never received); for each case a copy of the three data
+// dirs has a store of that member damaged, then the cluster restarts.
+// Either it resumes, or that member refuses to start (ErrDamaged naming
+// the store) and Repair rebuilds it; the cluster then ends with the union
+// of the crawl logs equal to the oracle's set.
 func TestCorruptionMatrixCluster(t *testing.T) {
 	web, srv, oracle := corruptionWeb(t)
 	base := t.TempDir()
@@ -201,16 +204,16 @@ func TestCorruptionMatrixCluster(t *testing.T) {
 				} else {
 					r.refused, r.err = true, err.Error()
 					t.Logf("refused: %v", err)
-					if !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), "spool") || !strings.HasPrefix(err.Error(), victim) {
+					if !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), c.store) || !strings.HasPrefix(err.Error(), victim) {
 						t.Fatalf("refusal is not the victim's ErrDamaged naming the spool: %v", err)
 					}
 					rep, rerr := Repair(corruptionOptions(t, dir0, srv, web))
-					if rerr != nil || !rep.Rebuilt || rep.Spool == nil {
+					if rerr != nil || !rep.Rebuilt || (rep.Spool == nil) == (c.store == "spool") {
 						t.Fatalf("repair after %v: %+v, %v", err, rep, rerr)
 					}
 					r.repaired = true
 					t.Logf("repair: %d URLs queued (%d from the old frontier, %d from crawl.log); spool: %+v",
-						rep.Admitted, rep.FromFrontier, rep.FromLog, *rep.Spool)
+						rep.Admitted, rep.FromFrontier, rep.FromLog, rep.Spool)
 					if ms, err = startCorruptionCluster(t, root, pki, srv, web); err != nil {
 						t.Fatalf("start after repair: %v", err)
 					}
