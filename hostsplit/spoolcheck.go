@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"slices"
 
@@ -23,9 +24,15 @@ import (
 // SpoolMark is the part of a spool that only grows: its epoch (drawn once)
 // and, per peer, the last batch sequence number assigned. A mark taken
 // earlier is a lower bound of a spool's mark; a spool below it lost writes.
+//
+// Applied (the (epoch, seq) last applied per sender) does not count for
+// Covers: it is what RebuildSpool restores when the mark is Clean, taken
+// after Close, so exact while the spool is at rest.
 type SpoolMark struct {
-	Epoch uint64            `json:"epoch"`
-	Last  map[NodeID]uint64 `json:"last,omitempty"`
+	Epoch   uint64               `json:"epoch"`
+	Last    map[NodeID]uint64    `json:"last,omitempty"`
+	Applied map[NodeID][2]uint64 `json:"applied,omitempty"`
+	Clean   bool                 `json:"clean,omitempty"`
 }
 
 // Covers reports whether m is at or beyond every position of earlier, and
@@ -69,10 +76,30 @@ func (s *Splitter) Mark() (SpoolMark, error) {
 	err := s.withStore(func(st *store) error {
 		m.Epoch = st.epoch
 		var err error
-		m.Last, err = readLasts(st.db)
+		if m.Last, err = readLasts(st.db); err == nil {
+			m.Applied, err = readApplied(st.db)
+		}
 		return err
 	})
 	return m, err
+}
+
+// readApplied reads the "r" keys.
+func readApplied(db *pebble.DB) (map[NodeID][2]uint64, error) {
+	it, err := db.NewIter(&pebble.IterOptions{LowerBound: []byte("r"), UpperBound: []byte("s")})
+	if err != nil {
+		return nil, fmt.Errorf("hostsplit: spool scan: %w", err)
+	}
+	defer it.Close()
+	out := map[NodeID][2]uint64{}
+	for it.First(); it.Valid(); it.Next() {
+		k, v := it.Key(), it.Value()
+		if len(k) < 3 || k[len(k)-1] != 0 || len(v) != 16 {
+			return nil, fmt.Errorf("hostsplit: spool entry %q corrupt", k)
+		}
+		out[NodeID(k[1:len(k)-1])] = [2]uint64{binary.BigEndian.Uint64(v), binary.BigEndian.Uint64(v[8:])}
+	}
+	return out, it.Error()
 }
 
 // readLasts reads the "n" keys.
@@ -139,6 +166,9 @@ func InspectSpool(dir string, lim Limits, scan bool) (rep SpoolReport, err error
 		c.Close()
 	}
 	if rep.Mark.Last, err = readLasts(db); err != nil {
+		problem("%v", err)
+	}
+	if rep.Mark.Applied, err = readApplied(db); err != nil {
 		problem("%v", err)
 	}
 	if !scan {
@@ -253,6 +283,7 @@ type RebuildReport struct {
 	PendingBatches, PendingURLs   int  // re-spooled for their peer
 	ArchivedBatches, ArchivedURLs int  // kept in the new archive
 	Skipped                       int  // entries that did not decode
+	Applied                       int  // senders' applied marks restored
 	ReadErr                       error
 	Mark                          SpoolMark // the new spool's
 }
@@ -266,13 +297,16 @@ type RebuildReport struct {
 // come). Batches it lost are not known here: the caller re-derives them
 // (internal/crawl fetches again the pages whose links they held).
 //
-// The applied marks of the senders are dropped: one that lost writes would
-// make the receiver take its sender's next batch for a gap and refuse it
-// for ever. Without marks, batches a sender re-sends are applied again
-// (the Local sink takes repeats), and the cluster's termination waits
-// until every sender that had sent this node a batch sends one more (its
-// applied count is unknown until then).
-func RebuildSpool(dir string, lim Limits) (RebuildReport, error) {
+// The senders' applied marks come from prior when it is Clean (taken at a
+// clean stop: exact, since nothing was applied after), or from the old
+// spool for a sender whose salvaged mark is newer. Without a clean prior
+// they are dropped: one that lost writes would make the receiver take its
+// sender's next batch for a gap and refuse it for ever. Without marks,
+// batches a sender re-sends are applied again (the Local sink takes
+// repeats), and the cluster's termination waits until every sender that
+// had sent this node a batch sends one more (its applied count is unknown
+// until then).
+func RebuildSpool(dir string, lim Limits, prior *SpoolMark) (RebuildReport, error) {
 	var rep RebuildReport
 	var entries []spoolEntry
 	if db, err := openReadOnly(dir); err == nil {
@@ -318,6 +352,22 @@ func RebuildSpool(dir string, lim Limits) (RebuildReport, error) {
 		case 'm':
 			_ = b.Set(e.key, e.val, nil)
 		}
+	}
+	if prior != nil && prior.Clean {
+		applied := maps.Clone(prior.Applied)
+		for _, e := range entries {
+			if e.tag != 'r' {
+				continue
+			}
+			ep, seq := binary.BigEndian.Uint64(e.val), binary.BigEndian.Uint64(e.val[8:])
+			if a, ok := applied[e.peer]; !ok || (a[0] == ep && a[1] < seq) {
+				applied[e.peer] = [2]uint64{ep, seq}
+			}
+		}
+		for id, a := range applied {
+			_ = b.Set(peerKey('r', id), binary.BigEndian.AppendUint64(binary.BigEndian.AppendUint64(nil, a[0]), a[1]), nil)
+		}
+		rep.Applied = len(applied)
 	}
 	for id, seq := range last {
 		_ = b.Set(peerKey('n', id), binary.BigEndian.AppendUint64(nil, seq), nil)

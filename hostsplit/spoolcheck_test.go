@@ -96,7 +96,7 @@ func TestSpoolMarkShowsLostWrites(t *testing.T) {
 func TestRebuildSpoolKeepsWhatIsLeft(t *testing.T) {
 	dir := t.TempDir()
 	old := fillSpool(t, dir, 20, 12)
-	rep, err := RebuildSpool(dir, Limits{})
+	rep, err := RebuildSpool(dir, Limits{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +121,8 @@ func TestRebuildSpoolKeepsWhatIsLeft(t *testing.T) {
 	if err != nil || last != 8 || len(pending) != 8 || pending[1] != 3 || pending[8] != 3 {
 		t.Fatalf("peer state after rebuild: last %d pending %v, %v", last, pending, err)
 	}
-	// A stale applied mark would refuse the sender's next batch as a gap.
+	// Without a clean mark, an applied mark may be stale: it would refuse
+	// the sender's next batch as a gap.
 	if ep, seq, err := st.applied("c"); err != nil || ep != 0 || seq != 0 {
 		t.Fatalf("applied mark kept: %d %d %v", ep, seq, err)
 	}
@@ -159,7 +160,7 @@ func TestRebuildSpoolUnreadable(t *testing.T) {
 	if rep, err := InspectSpool(dir, Limits{}, false); err != nil || len(rep.Problems) == 0 {
 		t.Fatalf("a spool with a scribbled MANIFEST passes: %+v, %v", rep, err)
 	}
-	rep, err := RebuildSpool(dir, Limits{})
+	rep, err := RebuildSpool(dir, Limits{}, nil)
 	if err != nil || rep.Opened || rep.Mark.Epoch == 0 {
 		t.Fatalf("rebuild: %+v, %v", rep, err)
 	}
@@ -183,4 +184,26 @@ func FuzzParseSpoolEntry(f *testing.F) {
 			t.Fatalf("batch key %q accepted", k)
 		}
 	})
+}
+
+// A clean mark's applied marks are restored, the old spool's own where it
+// is newer for the same epoch.
+func TestRebuildSpoolRestoresCleanApplied(t *testing.T) {
+	dir := t.TempDir()
+	fillSpool(t, dir, 3, 0) // applied: c at (7, 3)
+	prior := &SpoolMark{Clean: true, Applied: map[NodeID][2]uint64{"c": {7, 2}, "d": {9, 5}}}
+	rep, err := RebuildSpool(dir, Limits{}, prior)
+	if err != nil || rep.Applied != 2 {
+		t.Fatalf("rebuild: %+v, %v", rep, err)
+	}
+	st, err := openStore(dir, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.close()
+	for id, want := range map[NodeID][2]uint64{"c": {7, 3}, "d": {9, 5}} {
+		if ep, seq, err := st.applied(id); err != nil || ep != want[0] || seq != want[1] {
+			t.Errorf("applied %s: (%d, %d) %v, want %v", id, ep, seq, err, want)
+		}
+	}
 }

@@ -125,7 +125,9 @@ func checkSeqs(dataDir string, fr *frontier.Frontier, info due.Info, scan bool) 
 // and the peers then drop the next batches as resends: so the spool is
 // checked before the splitter opens it, against the mark (epoch, last
 // sequence per peer) written at the last open and at every clean close.
-// Marks only grow: a spool below its mark lost writes. Damage right after
+// Marks only grow: a spool below its mark lost writes. A clean stop's mark
+// also records what each peer's batches were applied up to, which a
+// rebuilt spool restores (hostsplit.RebuildSpool). Damage right after
 // a kill -9 beyond the mark written at open is not seen (as for the DUE's
 // buffer log); the scan still finds blocks that fail their checksums and
 // entries that do not decode.

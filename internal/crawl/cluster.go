@@ -434,6 +434,7 @@ func (m *Member) Close() error {
 		// The spool at rest: its mark for the next open's check.
 		var rep hostsplit.SpoolReport
 		if rep, err = hostsplit.InspectSpool(filepath.Join(m.Node.opts.DataDir, spoolDir), hostsplit.Limits{}, false); err == nil && len(rep.Problems) == 0 {
+			rep.Mark.Clean = true
 			err = writeSpoolMark(m.Node.opts.DataDir, rep.Mark)
 		}
 	}

@@ -291,7 +291,11 @@ func Repair(opts Options) (RepairReport, error) {
 		// The batches the spool lost are re-derived like the rest: every
 		// page of crawl.log is fetched again and its links routed again
 		// (the peers' DUEs drop what they know).
-		sr, err := hostsplit.RebuildSpool(filepath.Join(dir, spoolDir), hostsplit.Limits{})
+		var prior *hostsplit.SpoolMark
+		if m, ok, err := readSpoolMark(dir); err == nil && ok {
+			prior = &m // a clean stop's: the senders' applied marks
+		}
+		sr, err := hostsplit.RebuildSpool(filepath.Join(dir, spoolDir), hostsplit.Limits{}, prior)
 		if err == nil {
 			err = writeSpoolMark(dir, sr.Mark)
 		}

@@ -212,8 +212,11 @@ func TestCorruptionMatrixCluster(t *testing.T) {
 						t.Fatalf("repair after %v: %+v, %v", err, rep, rerr)
 					}
 					r.repaired = true
-					t.Logf("repair: %d URLs queued (%d from the old frontier, %d from crawl.log); spool: %+v",
-						rep.Admitted, rep.FromFrontier, rep.FromLog, rep.Spool)
+					t.Logf("repair: %d URLs queued (%d from the old frontier, %d from crawl.log)", rep.Admitted, rep.FromFrontier, rep.FromLog)
+					if sp := rep.Spool; sp != nil {
+						t.Logf("spool rebuilt: opened %v, %d batches (%d URLs) to send, %d archived, %d skipped, %d applied marks restored; read error: %v",
+							sp.Opened, sp.PendingBatches, sp.PendingURLs, sp.ArchivedBatches, sp.Skipped, sp.Applied, sp.ReadErr)
+					}
 					if ms, err = startCorruptionCluster(t, root, pki, srv, web); err != nil {
 						t.Fatalf("start after repair: %v", err)
 					}

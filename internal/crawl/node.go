@@ -185,8 +185,8 @@ type Options struct {
 	Identity      Identity
 	ForceIdentity bool
 	// SkipOpenCheck skips the part of Open's cross-check that reads every
-	// frontier key (and every entry of a member's spool): about 0.6 s per
-	// 10⁶ queued URLs (docs/bench/open-check.md). The cheap checks still
+	// frontier key (and every entry of a member's spool): 0.2–0.5 s per
+	// 10⁶ queued URLs, 4.9 s at 10⁷ (docs/bench/open-check.md). The cheap checks still
 	// run (missing stores, the frontier's and the DUE's batch sequence
 	// numbers, the spool's mark), but a frontier that lost an sstable or
 	// holds a block failing its checksum is then found mid-crawl, or by
