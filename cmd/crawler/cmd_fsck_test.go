@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/sextant-crawler/sextant/internal/crawl"
 )
 
 // Issue 23, defect 4: a --data made by a crawl of another web is refused
@@ -68,15 +70,24 @@ func TestFsckRepairCLI(t *testing.T) {
 	}
 }
 
-// Issue 23: fsck checks a cluster member's spool. A demo's node dir is
-// sound; without its spool, fsck exits 1 naming it, --repair rebuilds it,
-// and fsck then passes.
+// Issue 23: fsck checks a cluster member's spool. A member's data dir (a
+// one-node cluster, opened and closed) is sound; without its spool, fsck
+// exits 1 naming it, --repair rebuilds it, and fsck then passes.
 func TestFsckMemberSpoolCLI(t *testing.T) {
-	dir := t.TempDir()
-	if code, out, errOut := runCLI(t, "demo", "--nodes", "2", "--hosts", "6", "--pages", "120", "--no-pathologies", "--workers", "4", "--data", dir, "--progress", "0", "--status", "off"); code != 0 {
-		t.Fatalf("demo: exit %d: %s %s", code, out, errOut)
+	root := t.TempDir()
+	members, seats, err := crawl.LoopbackCluster(filepath.Join(root, "pki"), 1)
+	if err != nil {
+		t.Fatal(err)
 	}
-	node := filepath.Join(dir, "node-0")
+	node := filepath.Join(root, seats[0].ID)
+	m, err := crawl.StartMember(crawl.MemberOptions{Node: crawl.Options{DataDir: node, Workers: 1},
+		Self: seats[0].ID, Members: members, TLS: seats[0].TLS, Listener: seats[0].Listener})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
 	code, out, errOut := runCLI(t, "fsck", "--data", node)
 	if code != 0 || !strings.Contains(out, "spool (cluster member)") || !strings.Contains(out, "ok: no store would lose URLs") {
 		t.Fatalf("fsck of a sound member: exit %d: %s %s", code, out, errOut)
