@@ -38,9 +38,10 @@ Give the crawl's own node flags (--max-pages-per-host, --politeness-key…):
 the rebuilt frontier applies them.
 
 Limit: after a kill -9 (not a clean stop), the newest URLs in the DUE's
-buffer log (due/*.log) and the newest spool batches are recorded nowhere
-else yet: damage to those tails cannot be told from a write the kill cut
-short, and is cut off without a word. --due-fsync makes the DUE's log
+buffer log (due/*.log) and the spool batches of the last 2 seconds (since
+spool.mark was last refreshed) are recorded nowhere else yet: damage to
+those tails cannot be told from a write the kill cut short, and is cut
+off without a word. --due-fsync makes the DUE's log
 durable at each batch; after a disk error, a restore from backup or a
 crawl with --skip-check, run fsck before resuming.`)
 	nf := crawl.AddNodeFlags(f.FlagSet)

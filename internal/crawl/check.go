@@ -124,13 +124,13 @@ func checkSeqs(dataDir string, fr *frontier.Frontier, info due.Info, scan bool) 
 // A spool that lost writes keeps its epoch with sequence numbers behind,
 // and the peers then drop the next batches as resends: so the spool is
 // checked before the splitter opens it, against the mark (epoch, last
-// sequence per peer) written at the last open and at every clean close.
-// Marks only grow: a spool below its mark lost writes. A clean stop's mark
-// also records what each peer's batches were applied up to, which a
-// rebuilt spool restores (hostsplit.RebuildSpool). Damage right after
-// a kill -9 beyond the mark written at open is not seen (as for the DUE's
-// buffer log); the scan still finds blocks that fail their checksums and
-// entries that do not decode.
+// sequence per peer) written at open, every spoolMarkEvery while running
+// and at every clean close. Marks only grow: a spool below its mark lost
+// writes. A clean stop's mark also records what each peer's batches were
+// applied up to, which a rebuilt spool restores (hostsplit.RebuildSpool).
+// After a kill -9, damage that takes only the batches spooled since the
+// last refresh is not seen (as for the DUE's buffer log); the scan still
+// finds blocks that fail their checksums and entries that do not decode.
 const (
 	spoolDir      = "spool"
 	spoolMarkFile = "spool.mark"

@@ -92,6 +92,8 @@ type Member struct {
 	seeds    []string
 	reseeded atomic.Uint64
 	resent   atomic.Uint64 // URLs re-sent for lost members (hostsplit.ResendLost)
+
+	markStop, markDone chan struct{} // the spool-mark loop (markLoop)
 }
 
 // sinkRef lets the splitter deliver to the node opened after it.
@@ -306,6 +308,8 @@ func StartMember(o MemberOptions) (*Member, error) {
 	if o.Services != nil {
 		o.Services(m.srv)
 	}
+	m.markStop, m.markDone = make(chan struct{}), make(chan struct{})
+	go m.markLoop()
 	go func() {
 		defer close(m.done)
 		_ = m.srv.Serve(m.lis)
@@ -429,6 +433,8 @@ func (m *Member) Close() error {
 	}
 	<-m.done
 	m.gf.close()
+	close(m.markStop)
+	<-m.markDone
 	err := m.Split.Close()
 	if err == nil {
 		// The spool at rest: its mark for the next open's check.
@@ -439,6 +445,30 @@ func (m *Member) Close() error {
 		}
 	}
 	return errors.Join(err, m.Node.Close())
+}
+
+// spoolMarkEvery is how often a running member refreshes its spool mark:
+// after a kill -9, damage to the spool is seen unless it lost only the
+// batches of the last interval.
+var spoolMarkEvery = 2 * time.Second
+
+// markLoop refreshes the spool mark until markStop is closed. Every value
+// it reads is durable (the splitter syncs each write of a batch and its
+// sequence number), so the mark is a lower bound of the spool at any kill.
+func (m *Member) markLoop() {
+	defer close(m.markDone)
+	t := time.NewTicker(spoolMarkEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-m.markStop:
+			return
+		case <-t.C:
+		}
+		if err := m.saveSpoolMark(); err != nil {
+			m.Node.opts.Logf("crawl: spool mark: %v", err)
+		}
+	}
 }
 
 // saveSpoolMark records the open spool's mark (see check.go).

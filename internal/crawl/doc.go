@@ -49,10 +49,10 @@
 // buffer log holds nothing: damage to a log tail cannot be told from a
 // crash mid-write, and is cut off. After a kill -9 the log does hold the
 // last links found, and damage to it then loses them unnoticed (as a power
-// failure does without Options.DUEFsync). Likewise a spool's batches
-// written after the mark of the last open, if a kill -9 is followed by
-// damage to the spool's WAL tail. fsck's help and the README's known
-// limits say so.
+// failure does without Options.DUEFsync). Likewise the spool's batches of
+// the last seconds before a kill -9 (since its mark's last refresh), if
+// the kill is followed by damage to the spool's WAL tail. fsck's help and
+// the README's known limits say so.
 //
 // Repair (`crawler fsck --repair`) rebuilds rather than patches: it reads
 // what the old stores still hold (the frontier's queue, the DUE's pending

@@ -260,3 +260,71 @@ func TestCorruptionMatrixCluster(t *testing.T) {
 	fmt.Fprintf(&b, "%d cases: %d refused and repaired, %d resumed as they were; %d URLs lost in all", len(results), refused, len(results)-refused, lost)
 	t.Logf("cluster corruption matrix (base: %d fetched of %d in the 3 crawl logs; twice = fetched more than once over both runs):\n%s", len(baseCount), oracle.Size(), b.String())
 }
+
+// A running member refreshes spool.mark (markLoop), so that after a kill -9
+// only the batches of the last interval can be lost unseen; Close writes a
+// clean mark with the senders' applied marks.
+func TestSpoolMarkRefreshedWhileRunning(t *testing.T) {
+	defer func(d time.Duration) { spoolMarkEvery = d }(spoolMarkEvery)
+	spoolMarkEvery = 20 * time.Millisecond
+	root := t.TempDir()
+	members, seats, err := LoopbackCluster(filepath.Join(root, "pki"), 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ms []*Member
+	for _, s := range seats {
+		m, err := StartMember(MemberOptions{Node: Options{DataDir: filepath.Join(root, s.ID), Workers: 1},
+			Self: s.ID, Members: members, TLS: s.TLS, Listener: s.Listener})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ms = append(ms, m)
+	}
+	// URLs on hosts node-1 owns, routed by node-0.
+	var remote []string
+	for i := 0; len(remote) < 5; i++ {
+		u := fmt.Sprintf("http://h%d.example/", i)
+		if owner, _ := ms[0].Split.Ring().OwnerOfURL(u); owner == "node-1" {
+			remote = append(remote, u)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := ms[0].Split.Route(ctx, remote); err != nil {
+		t.Fatal(err)
+	}
+	if err := ms[0].Split.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	dir0 := filepath.Join(root, "node-0")
+	for {
+		mark, ok, err := readSpoolMark(dir0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok && mark.Last["node-1"] >= 1 {
+			if mark.Clean {
+				t.Fatal("a running member's mark says clean")
+			}
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("the mark of a running member was not refreshed: %+v", mark)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	// Wait for node-1 to apply the batch, then stop both.
+	for ctx.Err() == nil && ms[1].Split.Stats().Total.ReceivedURLs < uint64(len(remote)) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	for _, m := range ms {
+		if err := m.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mark, ok, err := readSpoolMark(filepath.Join(root, "node-1"))
+	if err != nil || !ok || !mark.Clean || mark.Applied["node-0"][1] < 1 {
+		t.Fatalf("node-1's mark after Close: %+v, %v, %v", mark, ok, err)
+	}
+}
