@@ -18,15 +18,30 @@ import (
 
 // clusterCorruptionMatrix damages a member's spool, the store only a cluster
 // member has, and its frontier, which also holds URLs its peers sent.
-func clusterCorruptionMatrix() []corruptionCase {
-	return []corruptionCase{
-		{"spool", "spool/*.log", damTruncate, true}, // pebble WAL: the newest batches
-		{"spool", "spool/*.log", damScribble, true},
-		{"spool", "spool/MANIFEST-*", damDelete, true},
-		{"spool", "spool", damDelete, false},
-		{"frontier", "frontier/*.log", damTruncate, true},
-		{"frontier", "frontier", damDelete, false},
+//
+// A killed case is damaged as after a kill -9: the victim's spool.mark is
+// the one its last refresh wrote (not a clean stop's: no applied marks).
+func clusterCorruptionMatrix() []clusterCase {
+	return []clusterCase{
+		{corruptionCase{"spool", "spool/*.log", damTruncate, true}, false}, // pebble WAL: the newest batches
+		{corruptionCase{"spool", "spool/*.log", damScribble, true}, false},
+		{corruptionCase{"spool", "spool/MANIFEST-*", damDelete, true}, false},
+		{corruptionCase{"frontier", "frontier", damDelete, false}, false},
+		{corruptionCase{"spool", "spool/*.log", damTruncate, true}, true},
+		{corruptionCase{"spool", "spool", damDelete, false}, true},
 	}
+}
+
+type clusterCase struct {
+	corruptionCase
+	killed bool
+}
+
+func (c clusterCase) name() string {
+	if c.killed {
+		return c.corruptionCase.name() + "/killed"
+	}
+	return c.corruptionCase.name()
 }
 
 // startCorruptionCluster starts a 3-member cluster on the data dirs under
@@ -160,7 +175,7 @@ func TestCorruptionMatrixCluster(t *testing.T) {
 	}
 
 	type result struct {
-		c                 corruptionCase
+		c                 clusterCase
 		refused, repaired bool
 		lost, twice       int
 		err               string
@@ -191,6 +206,16 @@ func TestCorruptionMatrixCluster(t *testing.T) {
 				target := filepath.Join(dir0, c.path)
 				if strings.Contains(c.path, "*") {
 					target = pickFile(t, dir0, c.path, c.pick)
+				}
+				if c.killed {
+					mark, ok, err := readSpoolMark(dir0)
+					if err != nil || !ok {
+						t.Fatalf("%s's spool mark: %v", victim, err)
+					}
+					mark.Clean, mark.Applied = false, nil
+					if err := writeSpoolMark(dir0, mark); err != nil {
+						t.Fatal(err)
+					}
 				}
 				damage(t, target, c.kind, rand.New(rand.NewPCG(uint64(i), 23)))
 				pki := filepath.Join(root, "pki")
@@ -249,9 +274,13 @@ func TestCorruptionMatrixCluster(t *testing.T) {
 	cwg.Wait()
 	var b strings.Builder
 	refused, lost := 0, 0
-	fmt.Fprintf(&b, "%-20s %-8s %-8s %-8s %5s %6s  %s\n", "victim's case", "damage", "refused", "repaired", "lost", "twice", "error")
+	fmt.Fprintf(&b, "%-20s %-8s %-7s %-8s %-8s %5s %6s  %s\n", "victim's case", "damage", "after", "refused", "repaired", "lost", "twice", "error")
 	for _, r := range results {
-		fmt.Fprintf(&b, "%-20s %-8s %-8v %-8v %5d %6d  %.110s\n", r.c.path, r.c.kind, r.refused, r.repaired, r.lost, r.twice, r.err)
+		after := "stop"
+		if r.c.killed {
+			after = "kill"
+		}
+		fmt.Fprintf(&b, "%-20s %-8s %-7s %-8v %-8v %5d %6d  %.110s\n", r.c.path, r.c.kind, after, r.refused, r.repaired, r.lost, r.twice, r.err)
 		if r.refused {
 			refused++
 		}
