@@ -35,7 +35,8 @@ links once more); a damaged spool is rebuilt under a new epoch with the
 batches it still holds (the lost ones are re-derived by those fetches).
 The old stores are kept as frontier.damaged, due.damaged, spool.damaged.
 Give the crawl's own node flags (--max-pages-per-host, --politeness-key…):
-the rebuilt frontier applies them.
+the rebuilt frontier applies them (--skip-check does not apply: fsck reads
+everything).
 
 Limit: after a kill -9 (not a clean stop), the newest URLs in the DUE's
 buffer log (due/*.log) and the spool batches of the last 2 seconds (since
