@@ -31,6 +31,7 @@ type cmdEnv struct {
 	stderr io.Writer
 
 	forceIdentity bool // node --force, for runNodeConfig
+	skipCheck     bool // node --skip-check, for runNodeConfig
 }
 
 var commands = map[string]*command{}

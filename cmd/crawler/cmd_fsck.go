@@ -24,13 +24,27 @@ Checks a stopped node's data directory: every store opens, the frontier has
 applied every batch of new URLs the DUE delivered and none it never
 committed, every frontier entry and DUE run block passes its checksum and
 the frontier's stored count matches its entries; the crawl log is parsed.
-It prints each problem and exits 1 if one of them would lose URLs (a crawl
-refuses such a directory). --repair then rebuilds the frontier and the
-DUE: the URLs the old stores still hold are queued again, and so is every
-URL of the crawl log (fetched again, to find their links once more); the
-old stores are kept as frontier.damaged and due.damaged. Give the crawl's
-own node flags (--max-pages-per-host, --politeness-key…): the rebuilt
-frontier applies them.`)
+A cluster member's spool (DIR/spool: links for peers not yet acknowledged,
+and the archive of those that were) is read whole and compared with
+DIR/spool.mark, which records how far it had got at the last open and
+clean stop. It prints each problem and exits 1 if one of them would lose
+URLs (a crawl or node refuses such a directory). --repair then rebuilds
+the frontier and the DUE: the URLs the old stores still hold are queued
+again, and so is every URL of the crawl log (fetched again, to find their
+links once more); a damaged spool is rebuilt under a new epoch with the
+batches it still holds (the lost ones are re-derived by those fetches).
+The old stores are kept as frontier.damaged, due.damaged, spool.damaged.
+Give the crawl's own node flags (--max-pages-per-host, --politeness-key…):
+the rebuilt frontier applies them (--skip-check does not apply: fsck reads
+everything).
+
+Limit: after a kill -9 (not a clean stop), the newest URLs in the DUE's
+buffer log (due/*.log) and the spool batches of the last 2 seconds (since
+spool.mark was last refreshed) are recorded nowhere else yet: damage to
+those tails cannot be told from a write the kill cut short, and is cut
+off without a word. --due-fsync makes the DUE's log
+durable at each batch; after a disk error, a restore from backup or a
+crawl with --skip-check, run fsck before resuming.`)
 	nf := crawl.AddNodeFlags(f.FlagSet)
 	repair := f.Bool("repair", false, "rebuild the frontier and the DUE if a check fails")
 	if err := f.parse(args); err != nil {
@@ -61,6 +75,10 @@ frontier applies them.`)
 		fmt.Fprintf(env.stdout, "repaired: frontier and DUE rebuilt with %d URLs (%d from the old frontier, %d from the old DUE, %d fetched before per crawl.log: fetched again)\n",
 			rep.Admitted, rep.FromFrontier, rep.FromDUE, rep.FromLog)
 	}
+	if sp := rep.Spool; sp != nil {
+		fmt.Fprintf(env.stdout, "repaired: spool rebuilt under a new epoch: %d batches (%d URLs) still to send, %d archived (%d URLs), %d entries unreadable\n",
+			sp.PendingBatches, sp.PendingURLs, sp.ArchivedBatches, sp.ArchivedURLs, sp.Skipped)
+	}
 	return nil
 }
 
@@ -74,6 +92,10 @@ func printCheck(env *cmdEnv, r crawl.CheckReport) {
 	}
 	fmt.Fprintf(env.stdout, "frontier: %d URLs stored, DUE batches applied up to %d; DUE: delivered up to %d, %d pending, %d fingerprints in %d runs; crawl.log: %d URLs fetched, %d bad lines; %d queued URLs were fetched before (will be fetched again)\n",
 		r.Queued, r.FrontierApplied, r.DUE.Delivered, r.DUE.Pending, r.DUE.Entries, r.DUE.Runs, r.Fetched, r.BadLogLines, r.Refetch)
+	if r.Member {
+		fmt.Fprintf(env.stdout, "spool (cluster member): %d batches (%d URLs) not yet acknowledged, %d archived (%d URLs)\n",
+			r.Spool.PendingBatches, r.Spool.PendingURLs, r.Spool.ArchivedBatches, r.Spool.ArchivedURLs)
+	}
 	if r.OK() {
 		fmt.Fprintln(env.stdout, "ok: no store would lose URLs")
 	}

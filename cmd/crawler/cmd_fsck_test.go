@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/sextant-crawler/sextant/internal/crawl"
 )
 
 // Issue 23, defect 4: a --data made by a crawl of another web is refused
@@ -65,5 +67,43 @@ func TestFsckRepairCLI(t *testing.T) {
 	}
 	if code, out, errOut := runCLI(t, crawlArgs...); code != 0 {
 		t.Fatalf("crawl after repair: exit %d: %s %s", code, out, errOut)
+	}
+}
+
+// Issue 23: fsck checks a cluster member's spool. A member's data dir (a
+// one-node cluster, opened and closed) is sound; without its spool, fsck
+// exits 1 naming it, --repair rebuilds it, and fsck then passes.
+func TestFsckMemberSpoolCLI(t *testing.T) {
+	root := t.TempDir()
+	members, seats, err := crawl.LoopbackCluster(filepath.Join(root, "pki"), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	node := filepath.Join(root, seats[0].ID)
+	m, err := crawl.StartMember(crawl.MemberOptions{Node: crawl.Options{DataDir: node, Workers: 1},
+		Self: seats[0].ID, Members: members, TLS: seats[0].TLS, Listener: seats[0].Listener})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runCLI(t, "fsck", "--data", node)
+	if code != 0 || !strings.Contains(out, "spool (cluster member)") || !strings.Contains(out, "ok: no store would lose URLs") {
+		t.Fatalf("fsck of a sound member: exit %d: %s %s", code, out, errOut)
+	}
+	if err := os.RemoveAll(filepath.Join(node, "spool")); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut = runCLI(t, "fsck", "--data", node)
+	if code != 1 || !strings.Contains(out, "DAMAGED  spool") || !strings.Contains(out, filepath.Join(node, "spool")+" missing") {
+		t.Fatalf("fsck of a member without its spool: exit %d: %s %s", code, out, errOut)
+	}
+	code, out, errOut = runCLI(t, "fsck", "--data", node, "--repair")
+	if code != 0 || !strings.Contains(out, "repaired: spool rebuilt under a new epoch") {
+		t.Fatalf("fsck --repair: exit %d: %s %s", code, out, errOut)
+	}
+	if code, out, errOut := runCLI(t, "fsck", "--data", node); code != 0 {
+		t.Fatalf("fsck after repair: exit %d: %s %s", code, out, errOut)
 	}
 }

@@ -92,6 +92,8 @@ type Member struct {
 	seeds    []string
 	reseeded atomic.Uint64
 	resent   atomic.Uint64 // URLs re-sent for lost members (hostsplit.ResendLost)
+
+	markStop, markDone chan struct{} // the spool-mark loop (markLoop)
 }
 
 // sinkRef lets the splitter deliver to the node opened after it.
@@ -230,6 +232,10 @@ func StartMember(o MemberOptions) (*Member, error) {
 	clientTLS.VerifyConnection = knownVerifier(known)
 	serverTLS := o.TLS.ServerConfig(nil)
 	serverTLS.VerifyConnection = knownVerifier(known)
+	// The spool is checked before the splitter opens it (check.go).
+	if _, err := inspectSpool(o.Node.DataDir, !o.Node.SkipOpenCheck); err != nil {
+		return nil, err
+	}
 	sp, err := hostsplit.New(hostsplit.Options{
 		Self: m.self, Members: o.Members, Epoch: o.Epoch, Joining: o.Joining,
 		DataDir:   filepath.Join(o.Node.DataDir, "spool"),
@@ -271,6 +277,9 @@ func StartMember(o MemberOptions) (*Member, error) {
 		sp.Close()
 		return nil, err
 	}
+	if err := m.saveSpoolMark(); err != nil {
+		return fail(err)
+	}
 	if err := m.initElastic(o); err != nil {
 		return fail(err)
 	}
@@ -299,6 +308,8 @@ func StartMember(o MemberOptions) (*Member, error) {
 	if o.Services != nil {
 		o.Services(m.srv)
 	}
+	m.markStop, m.markDone = make(chan struct{}), make(chan struct{})
+	go m.markLoop()
 	go func() {
 		defer close(m.done)
 		_ = m.srv.Serve(m.lis)
@@ -422,7 +433,51 @@ func (m *Member) Close() error {
 	}
 	<-m.done
 	m.gf.close()
-	return errors.Join(m.Split.Close(), m.Node.Close())
+	close(m.markStop)
+	<-m.markDone
+	err := m.Split.Close()
+	if err == nil {
+		// The spool at rest: its mark for the next open's check.
+		var rep hostsplit.SpoolReport
+		if rep, err = hostsplit.InspectSpool(filepath.Join(m.Node.opts.DataDir, spoolDir), hostsplit.Limits{}, false); err == nil && len(rep.Problems) == 0 {
+			rep.Mark.Clean = true
+			err = writeSpoolMark(m.Node.opts.DataDir, rep.Mark)
+		}
+	}
+	return errors.Join(err, m.Node.Close())
+}
+
+// spoolMarkEvery is how often a running member refreshes its spool mark:
+// after a kill -9, damage to the spool is seen unless it lost only the
+// batches of the last interval.
+var spoolMarkEvery = 2 * time.Second
+
+// markLoop refreshes the spool mark until markStop is closed. Every value
+// it reads is durable (the splitter syncs each write of a batch and its
+// sequence number), so the mark is a lower bound of the spool at any kill.
+func (m *Member) markLoop() {
+	defer close(m.markDone)
+	t := time.NewTicker(spoolMarkEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-m.markStop:
+			return
+		case <-t.C:
+		}
+		if err := m.saveSpoolMark(); err != nil {
+			m.Node.opts.Logf("crawl: spool mark: %v", err)
+		}
+	}
+}
+
+// saveSpoolMark records the open spool's mark (see check.go).
+func (m *Member) saveSpoolMark() error {
+	mark, err := m.Split.Mark()
+	if err != nil {
+		return err
+	}
+	return writeSpoolMark(m.Node.opts.DataDir, mark)
 }
 
 // Addr is the gRPC listen address.

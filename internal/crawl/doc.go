@@ -28,13 +28,31 @@
 //     its seen-set, so its new batches would be ignored as applied;
 //   - a frontier whose keys do not match its stored count or whose blocks
 //     fail their checksums (one scan of every key: pebble opens a store
-//     that lost its manifest marker or an sstable's data).
+//     that lost its manifest marker or an sstable's data). The scan costs
+//     0.2–0.5 s per 10⁶ queued URLs (docs/bench/open-check.md);
+//     Options.SkipOpenCheck (`--skip-check`) leaves it to fsck, the checks
+//     above still run.
+//
+// A cluster member's directory also holds its splitter's spool: the links
+// of pages its crawl log records as done, until their owner acknowledges
+// them (then archived, for a peer lost with its disk). A spool that lost
+// writes keeps its epoch with its sequence numbers behind, and the peers
+// then take its next batches for resends (dropped) or gaps (refused for
+// ever): the cluster loses URLs or wedges. StartMember checks the spool
+// before the splitter opens it (check.go) and refuses one that is missing
+// from a crawled-in directory, does not open, holds entries that do not
+// decode, or is below spool.mark: the spool's epoch and last sequence
+// number per peer, written at every open and clean close. Marks only
+// grow, so a spool below its mark lost writes.
 //
 // Close merges the DUE's buffer into the frontier, so that at rest the
 // buffer log holds nothing: damage to a log tail cannot be told from a
 // crash mid-write, and is cut off. After a kill -9 the log does hold the
 // last links found, and damage to it then loses them unnoticed (as a power
-// failure does without Options.DUEFsync).
+// failure does without Options.DUEFsync). Likewise the spool's batches of
+// the last seconds before a kill -9 (since its mark's last refresh), if
+// the kill is followed by damage to the spool's WAL tail. fsck's help and
+// the README's known limits say so.
 //
 // Repair (`crawler fsck --repair`) rebuilds rather than patches: it reads
 // what the old stores still hold (the frontier's queue, the DUE's pending
@@ -43,8 +61,14 @@
 // again because their links are known nowhere else: the fetched set is
 // re-crawled once (counted, logged), and no URL is lost. Their link depth
 // is not in the log: they restart at depth 0, so under MaxDepth a rebuilt
-// crawl may go deeper than the first one. A cluster member's spool is not
-// checked.
+// crawl may go deeper than the first one. A member's damaged spool is
+// rebuilt under a new epoch with the batches it still holds
+// (hostsplit.RebuildSpool); the batches it lost are re-derived by those
+// same fetches, whose links are routed again. A member's frontier holds
+// URLs its peers sent too: those that only a peer's page links to, and that
+// were queued but not fetched when the frontier was lost, are not re-derived
+// (the peers keep them in their archives, re-sent only for a member removed
+// with `crawler cluster remove --lost`).
 //
 // IDENTITY (identity.go) records the kind of run (crawl, node, demo), the
 // node and a digest of the seeds (and simweb config): Open refuses a

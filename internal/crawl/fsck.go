@@ -11,12 +11,13 @@ import (
 
 	"github.com/sextant-crawler/sextant/due"
 	"github.com/sextant-crawler/sextant/frontier"
+	"github.com/sextant-crawler/sextant/hostsplit"
 	"github.com/sextant-crawler/sextant/internal/fingerprint"
 )
 
 // Finding is one problem Check found in a data directory.
 type Finding struct {
-	Store   string // frontier, DUE, crawl.log, directory
+	Store   string // frontier, DUE, crawl.log, spool, directory
 	Problem string
 	// Fatal findings make Open refuse the directory (or would lose URLs);
 	// Repair fixes them by a rebuild. The others are reported only.
@@ -32,6 +33,20 @@ type CheckReport struct {
 	Fetched         int      // distinct URLs in the crawl log (robots.txt excluded)
 	BadLogLines     int      // crawl log lines that do not parse
 	Refetch         int      // queued URLs the crawl log shows fetched: they will be fetched again
+	// Member: the directory is a cluster member's (it has a spool, see
+	// check.go); Spool is what the spool check found.
+	Member bool
+	Spool  hostsplit.SpoolReport
+}
+
+// spoolDamaged reports whether a fatal finding is the spool's.
+func (r CheckReport) spoolDamaged() bool {
+	for _, f := range r.Findings {
+		if f.Fatal && f.Store == "spool" {
+			return true
+		}
+	}
+	return false
 }
 
 // OK reports whether no finding is fatal.
@@ -91,6 +106,11 @@ func Check(opts Options) (CheckReport, error) {
 	if ds.due.Exists {
 		r.checkDUE(opts)
 	}
+	if r.Member = isMember(dir); r.Member {
+		if r.Spool, err = inspectSpool(dir, true); err != nil {
+			r.add("spool", true, "%v", err)
+		}
+	}
 	return r, nil
 }
 
@@ -103,7 +123,7 @@ func (r *CheckReport) checkFrontier(opts Options, ds dirState, fetched map[strin
 	}
 	defer fr.Close()
 	if r.FrontierApplied, err = fr.Applied(dueSource); err == nil {
-		err = checkSeqs(opts.DataDir, fr, ds.due)
+		err = checkSeqs(opts.DataDir, fr, ds.due, false) // the scan below reads every key
 	}
 	if err != nil {
 		r.add("frontier", true, "%v", err)
@@ -173,13 +193,17 @@ type RepairReport struct {
 	// before: fetched again, to re-discover their links).
 	FromFrontier, FromDUE, FromLog int
 	Admitted                       int // new frontier's URLs after the rebuild
+	// Spool is set when a member's damaged spool was rebuilt.
+	Spool *hostsplit.RebuildReport
 }
 
 // Repair checks opts.DataDir (Check) and, if a finding is fatal, rebuilds
 // the frontier and the DUE (see the package doc, "Data safety"). The old
 // stores are kept as frontier.damaged and due.damaged until the next
-// repair. opts should be the crawl's own (the host budget and the
-// politeness key apply to the rebuilt frontier). Counts go to opts.Logf.
+// repair; a cluster member's damaged spool is rebuilt too (see
+// hostsplit.RebuildSpool) and the old one kept as spool.damaged. opts
+// should be the crawl's own (the host budget and the politeness key apply
+// to the rebuilt frontier). Counts go to opts.Logf.
 func Repair(opts Options) (RepairReport, error) {
 	opts.EnsureDefaults()
 	var rep RepairReport
@@ -263,6 +287,28 @@ func Repair(opts Options) (RepairReport, error) {
 		return rep, fmt.Errorf("crawl: repair: %w", err)
 	}
 	rep.Rebuilt = true
+	if rep.Check.spoolDamaged() {
+		// The batches the spool lost are re-derived like the rest: every
+		// page of crawl.log is fetched again and its links routed again
+		// (the peers' DUEs drop what they know).
+		var prior *hostsplit.SpoolMark
+		if m, ok, err := readSpoolMark(dir); err == nil && ok {
+			prior = &m // a clean stop's: the senders' applied marks
+		}
+		sr, err := hostsplit.RebuildSpool(filepath.Join(dir, spoolDir), hostsplit.Limits{}, prior)
+		if err == nil {
+			err = writeSpoolMark(dir, sr.Mark)
+		}
+		if err != nil {
+			return rep, fmt.Errorf("crawl: repair: %w", err)
+		}
+		rep.Spool = &sr
+		if sr.ReadErr != nil || sr.Skipped > 0 {
+			opts.Logf("crawl: repair: old spool read in part (%d entries skipped): %v", sr.Skipped, sr.ReadErr)
+		}
+		opts.Logf("crawl: repair: rebuilt the spool of %s under a new epoch: %d batches (%d URLs) still to send, %d archived (%d URLs); the old one is %s.damaged",
+			dir, sr.PendingBatches, sr.PendingURLs, sr.ArchivedBatches, sr.ArchivedURLs, spoolDir)
+	}
 	opts.Logf("crawl: repair: rebuilt frontier and DUE of %s: %d URLs queued (%d from the old frontier, %d from the old DUE, %d fetched before per crawl.log, to be fetched again)",
 		dir, rep.Admitted, rep.FromFrontier, rep.FromDUE, rep.FromLog)
 	return rep, nil

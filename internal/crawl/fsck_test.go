@@ -179,36 +179,8 @@ func corruptionMatrix() []corruptionCase {
 // damaged store; then Repair rebuilds and a second resume must complete
 // with the oracle's set. Every case ends with 0 URLs lost.
 func TestCorruptionMatrix(t *testing.T) {
-	// Half the small web's pages per host: 24 crawls must fit in CI.
-	cfg := simweb.SmallConfig()
-	cfg.PagesPerHost, cfg.MaxPagesPerHost = 30, 100
-	cfg.StallTime, cfg.SlowLatency = 10*time.Millisecond, 2*time.Millisecond // a stalling host's pages are fetched one by one
-	web, err := simweb.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := simweb.Start(web, simweb.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Close() })
-	// A trap host's budget of URLs, fetched one at a time, sets the
-	// crawl's length: 150 (the largest real host has 135).
-	const budget = 150
-	oracle, err := web.Oracle(web.Seeds(), simweb.Rules{BodyCap: 1 << 20, MaxPagesPerHost: budget})
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts := func(dir string) Options {
-		o := testNodeOptions(t, dir, srv, web.Domain())
-		o.MaxPagesPerHost = budget
-		o.Workers = 8
-		o.Frontier.MemTableSize = 32 << 10                 // sstables as well as a WAL
-		o.Fetcher.RobotsRetryDelay = 10 * time.Millisecond // an unreachable host's robots.txt: 3 attempts
-		// Politeness is not under test: keep its delays tiny.
-		o.Frontier.Factor, o.Frontier.MaxDelay, o.Frontier.MaxCrawlDelay = 0.01, 5*time.Millisecond, 5*time.Millisecond
-		return o
-	}
+	web, srv, oracle := corruptionWeb(t)
+	opts := func(dir string) Options { return corruptionOptions(t, dir, srv, web) }
 	base := t.TempDir()
 	start := time.Now()
 	n, err := Open(opts(base))
@@ -330,6 +302,46 @@ func TestCorruptionMatrix(t *testing.T) {
 	}
 	fmt.Fprintf(&b, "%d cases: %d refused and repaired, %d resumed as they were; %d URLs lost in all", ran, refused, ran-refused, lost)
 	t.Logf("corruption matrix (base: %d fetched of %d; twice = fetched more than once over both runs):\n%s", len(baseCount), oracle.Size(), b.String())
+}
+
+// corruptionBudget is the host budget of the corruption matrices: a trap
+// host's budget of URLs, fetched one at a time, sets the crawl's length:
+// 150 (the largest real host has 135).
+const corruptionBudget = 150
+
+// corruptionWeb is the web of the corruption matrices, with its oracle:
+// half the small web's pages per host, so that the many crawls fit in CI.
+func corruptionWeb(t *testing.T) (*simweb.Web, *simweb.Server, *simweb.OracleResult) {
+	t.Helper()
+	cfg := simweb.SmallConfig()
+	cfg.PagesPerHost, cfg.MaxPagesPerHost = 30, 100
+	cfg.StallTime, cfg.SlowLatency = 10*time.Millisecond, 2*time.Millisecond // a stalling host's pages are fetched one by one
+	web, err := simweb.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := simweb.Start(web, simweb.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	oracle, err := web.Oracle(web.Seeds(), simweb.Rules{BodyCap: 1 << 20, MaxPagesPerHost: corruptionBudget})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return web, srv, oracle
+}
+
+// corruptionOptions are a node's options in the corruption matrices.
+func corruptionOptions(t *testing.T, dir string, srv *simweb.Server, web *simweb.Web) Options {
+	o := testNodeOptions(t, dir, srv, web.Domain())
+	o.MaxPagesPerHost = corruptionBudget
+	o.Workers = 8
+	o.Frontier.MemTableSize = 32 << 10                 // sstables as well as a WAL
+	o.Fetcher.RobotsRetryDelay = 10 * time.Millisecond // an unreachable host's robots.txt: 3 attempts
+	// Politeness is not under test: keep its delays tiny.
+	o.Frontier.Factor, o.Frontier.MaxDelay, o.Frontier.MaxCrawlDelay = 0.01, 5*time.Millisecond, 5*time.Millisecond
+	return o
 }
 
 func maps2(m map[string]int) map[string]int {
