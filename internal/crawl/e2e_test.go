@@ -82,7 +82,7 @@ func smallWeb(t *testing.T, bodyCap int64) (*simweb.Web, *simweb.Server, *simweb
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { srv.Close() })
-	oracle, err := web.Oracle(web.Seeds(), simweb.Rules{BodyCap: bodyCap})
+	oracle, err := web.Oracle(web.Seeds(), simweb.Rules{BodyCap: bodyCap, Sitemaps: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -195,7 +195,7 @@ func TestCorruptionMatrix(t *testing.T) {
 	// A trap host's budget of URLs, fetched one at a time, sets the
 	// crawl's length: 150 (the largest real host has 135).
 	const budget = 150
-	oracle, err := web.Oracle(web.Seeds(), simweb.Rules{BodyCap: 1 << 20, MaxPagesPerHost: budget})
+	oracle, err := web.Oracle(web.Seeds(), simweb.Rules{BodyCap: 1 << 20, MaxPagesPerHost: budget, Sitemaps: true})
 	if err != nil {
 		t.Fatal(err)
 	}
