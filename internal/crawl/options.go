@@ -34,6 +34,7 @@ type NodeFlags struct {
 
 	data, id, userAgent, cacheAlgo, scope string
 	politenessKey                         string
+	sitemaps                              string
 	workers, cachePerWorker, maxPages     int
 	softPages, contentSeen                int
 	maxDepth                              int
@@ -100,6 +101,7 @@ func AddNodeFlags(fs *flag.FlagSet) *NodeFlags {
 	fs.DurationVar(&f.fetchTimeout, "fetch-timeout", 60*time.Second, "bound on one whole fetch, body included")
 	fs.DurationVar(&f.dueFlush, "due-flush", 500*time.Millisecond, "DUE merge interval")
 	fs.BoolVar(&f.dueFsync, "due-fsync", false, "fsync the DUE's log before each batch of discovered URLs is acknowledged (survives power loss; slower). Default: written to the OS first (survives kill -9), fsynced before every merge")
+	fs.StringVar(&f.sitemaps, "sitemaps", SitemapsOn, "read sitemaps: on (robots.txt Sitemap: lines, else /sitemap.xml, once per host; the URLs they list are crawled under the same scope and rules) or off")
 	return f
 }
 
@@ -231,6 +233,7 @@ func (f *NodeFlags) Options(seeds []string) (Options, error) {
 		SoftPagesPerHost: soft,
 		MaxDepth:         f.maxDepth,
 		PolitenessKey:    f.politenessKey,
+		Sitemaps:         f.sitemaps,
 		Filter:           lf,
 	}
 	if len(errs) > 0 {
