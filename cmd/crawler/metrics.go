@@ -54,6 +54,8 @@ var (
 	mSpoolBatches  = desc("spool_batches", "Batches spooled for a peer, not yet acknowledged.", "node", "peer")
 	mSpoolURLs     = desc("spool_urls", "URLs spooled for a peer, not yet acknowledged.", "node", "peer")
 	mBuffered      = desc("splitter_buffered_urls", "URLs for a peer buffered in memory, not yet spooled.", "node", "peer")
+	mSitemaps      = desc("sitemap_fetches_total", "Sitemap files fetched (also in sextant_fetches_total).", "node")
+	mSitemapURLs   = desc("sitemap_urls_total", "Sitemap entries by fate (found, admitted, filtered: out of scope; dropped_location_rule, dropped_invalid, dropped_over_limit; index_child, index_too_deep).", "node", "fate")
 	mDone          = desc("crawl_terminated", "1 once the whole cluster's crawl has terminated.", "node")
 )
 
@@ -62,7 +64,7 @@ func (c *statsCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{mFetches, mRobotsDenied, mRobotsFetches, mPrivate, mBytes, mFetchWire, mFetchSeconds,
 		mLinks, mNewURLs, mContentDups, mFrontier, mInFlight, mHosts, mPolite, mDUEEntries, mDUEBytes, mDUEBuffer,
 		mDUEMerges, mDUEMergeSecs, mCacheHits, mCacheMisses, mSplitDisc, mSplitSupp, mSplitSent,
-		mSplitRecv, mWireBytes, mRawBytes, mStreamErrs, mSpoolBatches, mSpoolURLs, mBuffered, mDone} {
+		mSplitRecv, mWireBytes, mRawBytes, mStreamErrs, mSpoolBatches, mSpoolURLs, mBuffered, mSitemaps, mSitemapURLs, mDone} {
 		ch <- d
 	}
 }
@@ -92,6 +94,15 @@ func (c *statsCollector) Collect(ch chan<- prometheus.Metric) {
 	counter(mLinks, float64(st.LinksLocal), "local")
 	counter(mLinks, float64(st.LinksRemote), "remote")
 	counter(mNewURLs, float64(st.NewURLs))
+	counter(mSitemaps, float64(st.Sitemap.Fetches))
+	for _, f := range []struct {
+		fate string
+		v    uint64
+	}{{"found", st.Sitemap.Found}, {"admitted", st.Sitemap.Admitted}, {"filtered", st.Sitemap.Filtered},
+		{"dropped_location_rule", st.Sitemap.OutOfPath}, {"dropped_invalid", st.Sitemap.Invalid},
+		{"dropped_over_limit", st.Sitemap.OverLimit}, {"index_child", st.Sitemap.Children}, {"index_too_deep", st.Sitemap.TooDeep}} {
+		counter(mSitemapURLs, float64(f.v), f.fate)
+	}
 	counter(mContentDups, float64(st.ContentDuplicates))
 	gauge(mFrontier, float64(st.Frontier.Queued))
 	gauge(mInFlight, float64(st.Frontier.InFlight))

@@ -100,21 +100,40 @@ func IsSitemapNote(note string) bool {
 
 // SitemapStats count a node's sitemap work.
 type SitemapStats struct {
-	Origins    uint64 // origins whose sitemaps were discovered this run
-	Discovered uint64 // sitemap URLs offered to the DUE path (from robots.txt, probes, indexes)
-	Fetches    uint64 // sitemap fetches logged (any outcome)
-	Failed     uint64 // 2xx sitemaps not parsed whole (malformed, too large, truncated)
+	Origins    uint64 `json:"origins"`    // origins whose sitemaps were discovered this run
+	Discovered uint64 `json:"discovered"` // sitemap URLs offered to the DUE path (from robots.txt, probes, indexes)
+	Fetches    uint64 `json:"fetches"`    // sitemap fetches logged (any outcome)
+	Failed     uint64 `json:"failed"`     // 2xx sitemaps not parsed whole (malformed, too large, truncated)
 	// Page entries: Found = valid entries within the location rule and
 	// the per-file limit; of them Admitted were routed (→ DUE/peers) and
 	// Filtered fell outside the crawl's scope/filters.
-	Found, Admitted, Filtered uint64
+	Found    uint64 `json:"urls_found"`
+	Admitted uint64 `json:"urls_admitted"`
+	Filtered uint64 `json:"urls_filtered"`
 	// Entries dropped by the sitemap rules.
-	OutOfPath uint64 // against the location rule (another host, above the sitemap's directory)
-	Invalid   uint64 // not an absolute http(s) URL, or longer than the crawl's limit
-	OverLimit uint64 // beyond 50,000 per file
+	OutOfPath uint64 `json:"dropped_location_rule"` // another host, or above the sitemap's directory
+	Invalid   uint64 `json:"dropped_invalid"`       // not an absolute http(s) URL, or longer than the crawl's limit
+	OverLimit uint64 `json:"dropped_over_limit"`    // beyond 50,000 per file
 	// Index children: routed as sitemaps, or not followed (an index listed
 	// by an index).
-	Children, TooDeep uint64
+	Children uint64 `json:"index_children"`
+	TooDeep  uint64 `json:"index_too_deep"`
+}
+
+// Add adds o's counts to s (a cluster's sum).
+func (s *SitemapStats) Add(o SitemapStats) {
+	s.Origins += o.Origins
+	s.Discovered += o.Discovered
+	s.Fetches += o.Fetches
+	s.Failed += o.Failed
+	s.Found += o.Found
+	s.Admitted += o.Admitted
+	s.Filtered += o.Filtered
+	s.OutOfPath += o.OutOfPath
+	s.Invalid += o.Invalid
+	s.OverLimit += o.OverLimit
+	s.Children += o.Children
+	s.TooDeep += o.TooDeep
 }
 
 type sitemapMetrics struct {
