@@ -14,6 +14,7 @@ import (
 
 	"github.com/sextant-crawler/sextant/fetcher"
 	"github.com/sextant-crawler/sextant/frontier"
+	"github.com/sextant-crawler/sextant/simweb"
 )
 
 // sitemapSite serves a.test and b.test for TestSitemapsCrawled and counts
@@ -186,6 +187,60 @@ func TestSitemapsCrawled(t *testing.T) {
 	defer site.mu.Unlock()
 	if after := fmt.Sprint(site.hits); after != before || st.Fetches != 0 {
 		t.Errorf("the second run fetched %d URLs:\n%s\nwas\n%s", st.Fetches, after, before)
+	}
+}
+
+// TestSitemapWebMatchesOracle: simweb's sitemap layouts (robots.txt
+// Sitemap: lines, the /sitemap.xml probe, an index of gzip, text and nested
+// sitemaps, a text sitemap over 50,000 URLs) read whole (the default body
+// cap) are crawled exactly as the oracle says: the sitemap-only pages, and
+// nothing beyond the limit, too deep or against the location rule. The
+// web has no pathologies, so that the crawl is quick; the presets' webs
+// (all pathologies, sitemaps on) are crawled by the other e2e tests.
+func TestSitemapWebMatchesOracle(t *testing.T) {
+	cfg := simweb.SmallConfig()
+	cfg.NoPathologies, cfg.SitemapShare = true, 0.5
+	web, err := simweb.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := simweb.Start(web, simweb.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	oracle, err := web.Oracle(web.Seeds(), simweb.Rules{Sitemaps: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	opts := testNodeOptions(t, dir, srv, web.Domain())
+	opts.Fetcher.BodyCap = 0 // the default, 16 MiB: the 50,000-URL text sitemap is read whole
+	n, err := Open(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := crawlToEnd(t, n, web.Seeds(), 2*time.Minute)
+	got, dups := fetchedURLs(t, filepath.Join(dir, "crawl.log"))
+	if len(dups) > 0 {
+		t.Errorf("%d URLs fetched twice, e.g. %v", len(dups), dups[:min(5, len(dups))])
+	}
+	if err := oracle.Check(got); err != nil {
+		t.Errorf("fetched set differs from the oracle's (%d fetched, oracle %d): %v", len(got), oracle.Size(), err)
+	}
+	only := 0
+	for _, u := range oracle.Fetched {
+		if strings.Contains(u, "/only/") {
+			only++
+		}
+	}
+	sm := st.Sitemap
+	t.Logf("%d fetched, oracle %d (%d sitemap files, %d sitemap-only pages); sitemap stats %+v", len(got), oracle.Size(), oracle.SitemapFiles, only, sm)
+	if only == 0 || oracle.SitemapFiles == 0 {
+		t.Fatalf("the oracle has %d sitemap files and %d sitemap-only pages: the web has no sitemaps", oracle.SitemapFiles, only)
+	}
+	if sm.Fetches != uint64(oracle.SitemapFiles) || sm.OverLimit != 1 || sm.TooDeep == 0 || sm.OutOfPath == 0 || sm.Invalid == 0 || sm.Failed != 0 {
+		t.Errorf("sitemap stats %+v: want %d fetches, 1 over the limit, some too deep, out of path and invalid, none failed", sm, oracle.SitemapFiles)
 	}
 }
 
