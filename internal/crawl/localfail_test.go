@@ -98,7 +98,10 @@ func TestRobotsOutageLosesNothing(t *testing.T) {
 		}
 		return srv.DialContext(ctx, network, addr)
 	}
-	opts.Fetcher.RobotsAttempts = 3
+	// Two refusals of the host, then up to two of a host its robots.txt
+	// redirects to (the hop is refused while that host's first dials are
+	// refused too, if the crawl has not reached it yet), then success.
+	opts.Fetcher.RobotsAttempts = 5
 	opts.Fetcher.RobotsRetryDelay = 100 * time.Millisecond
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()

@@ -171,6 +171,14 @@ func mirrorExpected(t *testing.T, root, host string, maxDepth int) map[string]bo
 			}
 		}
 	}
+	// The crawler reads sitemaps: with no Sitemap: line in robots.txt it
+	// probes /sitemap.xml, one hop from the home page. This reference
+	// reads no sitemap, so the mirror must have none (the probe is a 404).
+	if b, _ := os.ReadFile(filepath.Join(root, host, "robots.txt")); mirrorFile(root, host, "/sitemap.xml") != "" ||
+		strings.Contains(strings.ToLower(string(b)), "sitemap") {
+		t.Fatalf("the mirror %s has sitemaps: this reference does not read them", host)
+	}
+	seen[strings.ToLower(host)+"/sitemap.xml"] = true // depth 1: within any limit
 	return seen
 }
 
