@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/sextant-crawler/sextant/cache"
 	"github.com/sextant-crawler/sextant/due"
 	"github.com/sextant-crawler/sextant/fetcher"
 	"github.com/sextant-crawler/sextant/internal/fingerprint"
@@ -30,9 +31,9 @@ import (
 // without it (urlFP), so that a URL discovered both as a page and as a
 // sitemap is admitted once, as whichever came first.
 //
-// Which origins were probed is remembered in memory only: after a restart
-// each origin's sitemap URLs are offered once more and the DUE drops them
-// as seen (one DUE candidate per origin per run).
+// Which origins were probed is remembered in memory only, in a bounded
+// set: after a restart (or once the set forgot an origin) the origin's
+// sitemap URLs are offered once more and the DUE drops them as seen.
 //
 // A fetched sitemap is parsed with package sitemap (gzip by magic, the
 // 50,000-URL and 50 MB limits, RulePath against its own URL, URLs longer
@@ -150,25 +151,26 @@ func (m *sitemapMetrics) stats() SitemapStats {
 		Children: m.children.Load(), TooDeep: m.tooDeep.Load()}
 }
 
+// sitemapProbedSize bounds the origins a node remembers having offered
+// the sitemaps of (CLOCK, about 9 bytes each): a forgotten origin's
+// sitemap URLs are offered again and the DUE drops them, as after a
+// restart, so the bound costs a DUE candidate, never a fetch.
+const sitemapProbedSize = 1 << 18
+
 // sitemapState is a node's: the origins probed this run and the counters.
 type sitemapState struct {
-	mu     sync.Mutex
-	probed map[string]struct{}
+	once   sync.Once
+	probed *cache.Shared // fingerprints of origins
 	m      sitemapMetrics
 }
 
-// firstVisit reports whether origin is seen for the first time this run.
+// firstVisit reports whether origin is seen for the first time this run
+// (or was forgotten since).
 func (s *sitemapState) firstVisit(origin string) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if _, ok := s.probed[origin]; ok {
-		return false
-	}
-	if s.probed == nil {
-		s.probed = map[string]struct{}{}
-	}
-	s.probed[origin] = struct{}{}
-	return true
+	s.once.Do(func() {
+		s.probed, _ = cache.NewShared(cache.AlgoClock, sitemapProbedSize, 0) // valid constant options
+	})
+	return !s.probed.Seen(fingerprint.URL(origin))
 }
 
 // validateSitemaps checks Options.Sitemaps.
