@@ -49,8 +49,11 @@ const (
 	SitemapsOn  = "on"
 	SitemapsOff = "off"
 
-	// NoteSitemap begins the crawl log note of every sitemap fetch.
-	NoteSitemap = "sitemap"
+	// NoteSitemap begins the crawl log note of a sitemap fetch,
+	// NoteSitemapListed that of a sitemap an index listed (whose own
+	// children are not followed). Repair re-queues them as sitemaps.
+	NoteSitemap       = "sitemap"
+	NoteSitemapListed = "sitemap-listed"
 
 	markSitemap      = "#sextant-sitemap"
 	markSitemapChild = "#sextant-sitemap-child"
@@ -95,8 +98,31 @@ func urlFP(s string) uint64 {
 
 // IsSitemapNote reports whether a crawl log note (as written or as read
 // back, spaces escaped) is a sitemap fetch's.
-func IsSitemapNote(note string) bool {
-	return note == NoteSitemap || strings.HasPrefix(note, NoteSitemap+" ") || strings.HasPrefix(note, NoteSitemap+"_")
+func IsSitemapNote(note string) bool { return sitemapLevelOfNote(note) != smPage }
+
+// sitemapLevelOfNote is the sitemap level a crawl log note records.
+func sitemapLevelOfNote(note string) uint8 {
+	first := note
+	if i := strings.IndexAny(note, " _"); i >= 0 {
+		first = note[:i]
+	}
+	switch first {
+	case NoteSitemap:
+		return smRoot
+	case NoteSitemapListed:
+		return smChild
+	}
+	return smPage
+}
+
+// queuedForm is the URL of a crawl log line as the frontier would hold it:
+// a sitemap's with its mark, so that a rebuilt frontier fetches it again
+// as a sitemap (its entries are known nowhere else).
+func queuedForm(e LogEntry) string {
+	if level := sitemapLevelOfNote(e.Note); level != smPage {
+		return withSitemapMark(e.URL, level)
+	}
+	return e.URL
 }
 
 // SitemapStats count a node's sitemap work.
@@ -334,10 +360,14 @@ func (w *worker) readSitemap(ctx context.Context, base string, depth uint16, res
 	return b.String(), nil
 }
 
-// sitemapNote marks the crawl log note of a sitemap fetch.
-func sitemapNote(note string) string {
-	if note == "" {
-		return NoteSitemap
+// sitemapNote marks the crawl log note of a fetch of a sitemap at level.
+func sitemapNote(level uint8, note string) string {
+	p := NoteSitemap
+	if level == smChild {
+		p = NoteSitemapListed
 	}
-	return NoteSitemap + " " + note
+	if note == "" {
+		return p
+	}
+	return p + " " + note
 }

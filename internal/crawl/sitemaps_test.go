@@ -262,7 +262,16 @@ func TestSitemapMark(t *testing.T) {
 			t.Errorf("%q: mark does not round-trip or changes the fingerprint", c.in)
 		}
 	}
-	if !IsSitemapNote("sitemap_kind=urlset") || !IsSitemapNote("sitemap") || IsSitemapNote("sitemaps") {
-		t.Error("IsSitemapNote")
+	for note, level := range map[string]uint8{"sitemap_kind=urlset": smRoot, "sitemap": smRoot, "sitemaps": smPage,
+		"sitemap-listed truncated": smChild, "sitemap-listed": smChild, "": smPage, "truncated": smPage} {
+		if got := sitemapLevelOfNote(note); got != level || IsSitemapNote(note) != (level != smPage) {
+			t.Errorf("note %q: level %d, want %d", note, got, level)
+		}
+		if level != smPage && sitemapLevelOfNote(sitemapNote(level, "kind=urlset")) != level {
+			t.Errorf("sitemapNote(%d) does not round-trip", level)
+		}
+		if q := queuedForm(LogEntry{URL: "http://a/s.xml", Note: note}); level != smPage && q != withSitemapMark("http://a/s.xml", level) || level == smPage && q != "http://a/s.xml" {
+			t.Errorf("queuedForm with note %q: %s", note, q)
+		}
 	}
 }

@@ -279,7 +279,7 @@ func (w *worker) fetch(ctx context.Context, l frontier.Lease, u *urlnorm.URL, ru
 func (w *worker) logFetch(e LogEntry, outcome *atomic.Uint64, d time.Duration, bytes int64) error {
 	m := &w.n.metrics
 	if w.sm != smPage {
-		e.Note = sitemapNote(e.Note)
+		e.Note = sitemapNote(w.sm, e.Note)
 	}
 	if err := w.logLine(e); err != nil {
 		return err
