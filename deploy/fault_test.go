@@ -279,7 +279,7 @@ func TestFaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	oracle, err := web.Oracle(web.Seeds(), simweb.Rules{})
+	oracle, err := web.Oracle(web.Seeds(), simweb.Rules{Sitemaps: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -138,8 +138,8 @@ type Config struct {
 	// SitemapShare is the share of Normal hosts that serve sitemaps
 	// (robots.txt Sitemap: lines, /sitemap.xml, an index of gzip and text
 	// sitemaps) listing pages that no link reaches; a share > 0 gives at
-	// least one host. Default 0: none, in every preset (the webs are then
-	// what they were before sitemaps). See sitemaps.go and Rules.Sitemaps.
+	// least one host. Default 0: none; the presets turn it on (a crawler
+	// reads sitemaps by default). See sitemaps.go and Rules.Sitemaps.
 	SitemapShare float64
 }
 
@@ -147,7 +147,7 @@ type Config struct {
 // 29 000 reachable URLs in all, every pathology on a few hosts, latencies small enough
 // that a crawl finishes in about a minute.
 func DefaultConfig() Config {
-	c := Config{Seed: 1}
+	c := Config{Seed: 1, SitemapShare: 0.1}
 	c.EnsureDefaults()
 	return c
 }
@@ -159,7 +159,7 @@ func SmallConfig() Config {
 		Seed: 7, Hosts: 30, PagesPerHost: 60, MaxPagesPerHost: 200, SlowHostPages: 15,
 		LatencyMedian: 500 * time.Microsecond, SlowLatency: 20 * time.Millisecond,
 		StallTime: 500 * time.Millisecond, CrawlDelay: 200 * time.Millisecond,
-		HugeMax: 8 << 20, BombSize: 64 << 20,
+		HugeMax: 8 << 20, BombSize: 64 << 20, SitemapShare: 0.2,
 		Shares: map[Pathology]float64{},
 	}
 	for _, p := range Pathologies() {

@@ -47,7 +47,7 @@
 // point to /orphan/ pages: in comments, scripts and textareas, in the bodies
 // of 3xx/4xx/5xx responses and of text/plain pages.
 //
-// Config.SitemapShare (off in every preset) gives some Normal hosts
+// Config.SitemapShare (on in the presets) gives some Normal hosts
 // sitemaps (sitemaps.org): Sitemap: lines in robots.txt, /sitemap.xml, an
 // index of gzip and text sitemaps, listing articles and "sitemap-only"
 // pages no link reaches, plus entries a correct crawler drops (another

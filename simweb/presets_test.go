@@ -38,14 +38,25 @@ func presetDigest(t *testing.T, c Config, oracle bool) string {
 	return fmt.Sprintf("%x", d.Sum(nil))[:16]
 }
 
-// The presets serve and expect what they did before sitemaps were added
-// (digests taken on the code before Config.SitemapShare existed).
+// With SitemapShare 0 the presets serve and expect what they did before
+// sitemaps were added (digests taken on the code before Config.SitemapShare
+// existed); as they are (sitemaps on, the crawler's default since it reads
+// them) their digests are the golden values below, changed deliberately
+// when the presets turned SitemapShare on.
 func TestPresetsUnchanged(t *testing.T) {
 	const smallDigest = "678ec82b1e7f2134"
-	if got := presetDigest(t, SmallConfig(), true); got != smallDigest {
+	small, def := SmallConfig(), DefaultConfig()
+	small.SitemapShare, def.SitemapShare = 0, 0
+	if got := presetDigest(t, small, true); got != smallDigest {
+		t.Errorf("SmallConfig without sitemaps: digest %s changed", got)
+	}
+	if got := presetDigest(t, def, false); got != "2fb0f61f5efd794b" {
+		t.Errorf("DefaultConfig without sitemaps: digest %s changed", got)
+	}
+	if got := presetDigest(t, SmallConfig(), true); got != "8574fb99df7da35d" {
 		t.Errorf("SmallConfig digest %s changed", got)
 	}
-	if got := presetDigest(t, DefaultConfig(), false); got != "2fb0f61f5efd794b" {
+	if got := presetDigest(t, DefaultConfig(), false); got != "4ed07f35a415aaef" {
 		t.Errorf("DefaultConfig digest %s changed", got)
 	}
 	if got := presetDigest(t, sitemapConfig(), true); got == smallDigest {

@@ -57,7 +57,7 @@ func TestCrawlSigintResumes(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer srv.Close()
-	oracle, err := web.Oracle(web.Seeds(), simweb.Rules{BodyCap: bodyCap})
+	oracle, err := web.Oracle(web.Seeds(), simweb.Rules{BodyCap: bodyCap, Sitemaps: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -37,7 +37,7 @@ type simwebOracle struct {
 // --max-url-length maxURLLen).
 func oracleRules(o crawl.Options, maxURLLen int) simweb.Rules {
 	r := simweb.Rules{UserAgent: o.Fetcher.RobotsToken, MaxURLLength: maxURLLen, BodyCap: o.Fetcher.BodyCap,
-		MaxPagesPerHost: o.MaxPagesPerHost, MaxDepth: o.MaxDepth}
+		MaxPagesPerHost: o.MaxPagesPerHost, MaxDepth: o.MaxDepth, Sitemaps: o.Sitemaps != crawl.SitemapsOff}
 	if r.MaxPagesPerHost == 0 { // unbounded (the oracle's 0 means its default)
 		r.MaxPagesPerHost = math.MaxInt32
 	}

@@ -55,6 +55,8 @@ var (
 	mSpoolBatches  = desc("spool_batches", "Batches spooled for a peer, not yet acknowledged.", "node", "peer")
 	mSpoolURLs     = desc("spool_urls", "URLs spooled for a peer, not yet acknowledged.", "node", "peer")
 	mBuffered      = desc("splitter_buffered_urls", "URLs for a peer buffered in memory, not yet spooled.", "node", "peer")
+	mSitemaps      = desc("sitemap_fetches_total", "Sitemap files fetched (also in sextant_fetches_total).", "node")
+	mSitemapURLs   = desc("sitemap_urls_total", "Sitemap entries by fate (found, admitted, filtered: out of scope; dropped_location_rule, dropped_invalid, dropped_over_limit; index_child, index_too_deep).", "node", "fate")
 	mDone          = desc("crawl_terminated", "1 once the whole cluster's crawl has terminated.", "node")
 	mNetFailures   = desc("fetch_net_failures_total", "TLS and DNS failures by kind (robots.txt requests included): unknown_authority, hostname, expired, bad_certificate, handshake, not_tls, tls_timeout, dns_not_found, dns_timeout, dns_other.", "node", "kind")
 	mTLSHandshakes = desc("tls_handshakes_total", "Completed TLS handshakes, by whether they resumed a session.", "node", "resumed")
@@ -67,7 +69,7 @@ func (c *statsCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{mFetches, mRobotsDenied, mRobotsFetches, mPrivate, mBytes, mFetchWire, mFetchSeconds,
 		mLinks, mNewURLs, mContentDups, mRobotsPages, mFrontier, mInFlight, mHosts, mPolite, mDUEEntries, mDUEBytes, mDUEBuffer,
 		mDUEMerges, mDUEMergeSecs, mCacheHits, mCacheMisses, mSplitDisc, mSplitSupp, mSplitSent,
-		mSplitRecv, mWireBytes, mRawBytes, mStreamErrs, mSpoolBatches, mSpoolURLs, mBuffered, mDone,
+		mSplitRecv, mWireBytes, mRawBytes, mStreamErrs, mSpoolBatches, mSpoolURLs, mBuffered, mSitemaps, mSitemapURLs, mDone,
 		mNetFailures, mTLSHandshakes, mHTTP2, mConnsOpen} {
 		ch <- d
 	}
@@ -99,6 +101,15 @@ func (c *statsCollector) Collect(ch chan<- prometheus.Metric) {
 	counter(mLinks, float64(st.LinksRemote), "remote")
 	counter(mLinks, float64(st.LinksNoFollow), "nofollow")
 	counter(mNewURLs, float64(st.NewURLs))
+	counter(mSitemaps, float64(st.Sitemap.Fetches))
+	for _, f := range []struct {
+		fate string
+		v    uint64
+	}{{"found", st.Sitemap.Found}, {"admitted", st.Sitemap.Admitted}, {"filtered", st.Sitemap.Filtered},
+		{"dropped_location_rule", st.Sitemap.OutOfPath}, {"dropped_invalid", st.Sitemap.Invalid},
+		{"dropped_over_limit", st.Sitemap.OverLimit}, {"index_child", st.Sitemap.Children}, {"index_too_deep", st.Sitemap.TooDeep}} {
+		counter(mSitemapURLs, float64(f.v), f.fate)
+	}
 	counter(mContentDups, float64(st.ContentDuplicates))
 	counter(mRobotsPages, float64(st.PagesNoFollow), "nofollow")
 	counter(mRobotsPages, float64(st.PagesNoIndex), "noindex")

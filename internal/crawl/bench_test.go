@@ -123,7 +123,7 @@ func BenchmarkCrawlVsCeiling(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer srv.Close()
-	oracle, err := web.Oracle(web.Seeds(), simweb.Rules{})
+	oracle, err := web.Oracle(web.Seeds(), simweb.Rules{Sitemaps: true})
 	if err != nil {
 		b.Fatal(err)
 	}

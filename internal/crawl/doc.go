@@ -4,6 +4,11 @@
 // whose local share passes the front cache into the DUE, which feeds new URLs
 // back to the frontier (Mercator's loop, Broder, Najork & Wiener, WWW 2003).
 //
+// Sitemaps (sitemaps.go) travel the same loop as marked URLs of their
+// host: a worker offers an origin's robots.txt Sitemap: lines (or
+// /sitemap.xml) when it first fetches there, and parses rather than
+// extracts a sitemap it fetches.
+//
 // A Node is one member of a cluster (a cluster of one for a single-node
 // crawl). It owns its goroutines: Run returns when the crawl ends or its
 // context is cancelled, and Close waits for everything it started.

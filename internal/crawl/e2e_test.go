@@ -70,7 +70,8 @@ func fetchedURLs(t *testing.T, logs ...string) (set []string, dups []string) {
 }
 
 // smallWeb serves simweb.SmallConfig on loopback until the test ends and
-// returns it with its oracle for the given body cap.
+// returns it with its oracle for the given body cap (sitemaps read, as the
+// crawler does by default).
 func smallWeb(t *testing.T, bodyCap int64) (*simweb.Web, *simweb.Server, *simweb.OracleResult) {
 	t.Helper()
 	web, err := simweb.New(simweb.SmallConfig())
@@ -82,9 +83,12 @@ func smallWeb(t *testing.T, bodyCap int64) (*simweb.Web, *simweb.Server, *simweb
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { srv.Close() })
-	oracle, err := web.Oracle(web.Seeds(), simweb.Rules{BodyCap: bodyCap})
+	oracle, err := web.Oracle(web.Seeds(), simweb.Rules{BodyCap: bodyCap, Sitemaps: true})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if oracle.SitemapFiles == 0 {
+		t.Fatal("SmallConfig serves no sitemaps: the e2e tests would not check them")
 	}
 	return web, srv, oracle
 }

@@ -22,7 +22,6 @@ import (
 	"github.com/sextant-crawler/sextant/due"
 	"github.com/sextant-crawler/sextant/frontier"
 	"github.com/sextant-crawler/sextant/hostsplit"
-	"github.com/sextant-crawler/sextant/internal/fingerprint"
 	"github.com/sextant-crawler/sextant/internal/tlsutil"
 	pb "github.com/sextant-crawler/sextant/proto"
 )
@@ -631,7 +630,7 @@ func readSeenIn(path string) ([]string, error) {
 func (n *Node) addSeen(urls []string) error {
 	es := make([]due.Entry, 0, len(urls))
 	for _, u := range urls {
-		es = append(es, due.Entry{FP: fingerprint.URL(u), URL: u, SeenOnly: true})
+		es = append(es, due.Entry{FP: urlFP(u), URL: u, SeenOnly: true})
 	}
 	n.metrics.Received.Add(uint64(len(urls)))
 	return n.due.AddBatch(es)

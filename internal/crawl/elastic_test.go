@@ -132,7 +132,7 @@ func movedShare(web *simweb.Web, a, b hostsplit.View) float64 {
 // elasticTrapBudget cluster-wide), and that no URL was fetched twice.
 func (c *elasticCluster) checkUnion(maxRepeats int) {
 	t := c.t
-	oracle, err := c.web.Oracle(c.web.Seeds(), simweb.Rules{BodyCap: 1 << 20})
+	oracle, err := c.web.Oracle(c.web.Seeds(), simweb.Rules{BodyCap: 1 << 20, Sitemaps: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -356,7 +356,7 @@ func TestElasticLostNode(t *testing.T) {
 			}
 		}
 	}
-	oracle, err := c.web.Oracle(c.web.Seeds(), simweb.Rules{BodyCap: 1 << 20})
+	oracle, err := c.web.Oracle(c.web.Seeds(), simweb.Rules{BodyCap: 1 << 20, Sitemaps: true})
 	if err != nil {
 		t.Fatal(err)
 	}

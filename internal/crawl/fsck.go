@@ -12,7 +12,6 @@ import (
 	"github.com/sextant-crawler/sextant/due"
 	"github.com/sextant-crawler/sextant/frontier"
 	"github.com/sextant-crawler/sextant/hostsplit"
-	"github.com/sextant-crawler/sextant/internal/fingerprint"
 )
 
 // Finding is one problem Check found in a data directory.
@@ -177,7 +176,7 @@ func readFetched(path string) (map[string]bool, int, error) {
 			continue
 		}
 		if e.Outcome != OutcomeRobots && e.URL != "" {
-			set[e.URL] = true
+			set[queuedForm(e)] = true // a sitemap keeps its mark (sitemaps.go)
 		}
 	}
 	return set, bad, sc.Err()
@@ -219,7 +218,7 @@ func Repair(opts Options) (RepairReport, error) {
 			return false
 		}
 		seen[url] = true
-		entries = append(entries, due.Entry{FP: fingerprint.URL(url), URL: url, Depth: depth})
+		entries = append(entries, due.Entry{FP: urlFP(url), URL: url, Depth: depth})
 		return true
 	}
 	// Whatever the old stores still hold: URLs received from peers are

@@ -325,7 +325,7 @@ func corruptionWeb(t *testing.T) (*simweb.Web, *simweb.Server, *simweb.OracleRes
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { srv.Close() })
-	oracle, err := web.Oracle(web.Seeds(), simweb.Rules{BodyCap: 1 << 20, MaxPagesPerHost: corruptionBudget})
+	oracle, err := web.Oracle(web.Seeds(), simweb.Rules{BodyCap: 1 << 20, MaxPagesPerHost: corruptionBudget, Sitemaps: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,7 +20,6 @@ import (
 	"github.com/sextant-crawler/sextant/extract"
 	"github.com/sextant-crawler/sextant/fetcher"
 	"github.com/sextant-crawler/sextant/frontier"
-	"github.com/sextant-crawler/sextant/internal/fingerprint"
 	"github.com/sextant-crawler/sextant/internal/termsafe"
 	"github.com/sextant-crawler/sextant/internal/urlnorm"
 	"github.com/sextant-crawler/sextant/internal/warc"
@@ -201,6 +200,10 @@ type Options struct {
 	// `crawler fsck`, instead of at Open: run fsck after anything worse
 	// than a crash (a disk error, a restore from backup).
 	SkipOpenCheck bool
+	// Sitemaps is SitemapsOn (default: read robots.txt's Sitemap: lines,
+	// probe /sitemap.xml and crawl what sitemaps list; see sitemaps.go) or
+	// SitemapsOff.
+	Sitemaps string
 
 	rebuilding bool // Repair: the stores are empty on purpose
 }
@@ -212,6 +215,9 @@ func (o *Options) EnsureDefaults() {
 	}
 	if o.PolitenessKey == "" {
 		o.PolitenessKey = PolitenessHost
+	}
+	if o.Sitemaps == "" {
+		o.Sitemaps = SitemapsOn
 	}
 	if o.Workers == 0 {
 		o.Workers = 64
@@ -284,6 +290,9 @@ func (o *Options) Validate() error {
 	if o.PolitenessKey != PolitenessHost && o.PolitenessKey != PolitenessIP {
 		errs = append(errs, fmt.Errorf("%w: PolitenessKey %q: want %q or %q", ErrInvalidOptions, o.PolitenessKey, PolitenessHost, PolitenessIP))
 	}
+	if err := validateSitemaps(o.Sitemaps); err != nil {
+		errs = append(errs, err)
+	}
 	if o.MaxDepth < 0 || o.MaxDepth >= math.MaxUint16 {
 		errs = append(errs, fmt.Errorf("%w: MaxDepth %d out of [0, %d)", ErrInvalidOptions, o.MaxDepth, math.MaxUint16))
 	}
@@ -317,6 +326,7 @@ type Node struct {
 	busy    atomic.Int64 // workers holding a lease
 	limit   fetchLimit   // Options.MaxFetches
 	metrics Metrics
+	sm      sitemapState
 	started time.Time
 }
 
@@ -462,7 +472,7 @@ func (n *Node) Seed(ctx context.Context, seeds []string) error {
 func (n *Node) Deliver(ctx context.Context, urls []string) error {
 	es := make([]due.Entry, 0, len(urls))
 	for _, u := range urls {
-		es = append(es, due.Entry{FP: fingerprint.URL(u), URL: u})
+		es = append(es, due.Entry{FP: urlFP(u), URL: u}) // a sitemap's mark is not part of its fingerprint
 	}
 	n.metrics.Received.Add(uint64(len(urls)))
 	return n.due.AddBatch(es)
@@ -673,6 +683,7 @@ type Stats struct {
 	Frontier frontier.Stats
 	DUE      due.Stats
 	Fetcher  fetcher.Stats
+	Sitemap  SitemapStats
 }
 
 // CacheHitRate is the front caches' hit rate over local links, or 0.
@@ -712,7 +723,7 @@ func (n *Node) Stats() Stats {
 		WARCRecords: m.WARCRecords.Load(), WARCErrors: m.WARCErrors.Load(),
 		BudgetDropped: fs.BudgetDropped, Received: m.Received.Load(), LookupFailures: m.LookupFailures.Load(), PrivateRefused: m.PrivateRefused.Load(),
 		FetchTime: time.Duration(m.FetchNanos.Load()),
-		Frontier:  fs, DUE: n.due.Stats(), Fetcher: n.ft.Stats(),
+		Frontier:  fs, DUE: n.due.Stats(), Fetcher: n.ft.Stats(), Sitemap: n.sm.m.stats(),
 	}
 }
 

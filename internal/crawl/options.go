@@ -33,7 +33,7 @@ type NodeFlags struct {
 	fs *flag.FlagSet
 
 	data, id, userAgent, cacheAlgo, scope string
-	politenessKey, noFollow               string
+	politenessKey, noFollow, sitemaps     string
 	workers, cachePerWorker, maxPages     int
 	softPages, contentSeen                int
 	maxDepth                              int
@@ -105,6 +105,7 @@ func AddNodeFlags(fs *flag.FlagSet) *NodeFlags {
 	fs.DurationVar(&f.dueFlush, "due-flush", 500*time.Millisecond, "DUE merge interval")
 	fs.BoolVar(&f.skipCheck, "skip-check", false, "open without reading every frontier key (and spool entry) to verify it: 0.2-0.5 s per million queued URLs saved; a damaged block is then found mid-crawl or by 'crawler fsck' instead (the cheap cross-checks still run)")
 	fs.BoolVar(&f.dueFsync, "due-fsync", false, "fsync the DUE's log before each batch of discovered URLs is acknowledged (survives power loss; slower). Default: written to the OS first (survives kill -9), fsynced before every merge")
+	fs.StringVar(&f.sitemaps, "sitemaps", SitemapsOn, "read sitemaps: on (robots.txt Sitemap: lines, else /sitemap.xml, once per host; the URLs they list are crawled under the same scope and rules) or off")
 	return f
 }
 
@@ -245,6 +246,7 @@ func (f *NodeFlags) Options(seeds []string) (Options, error) {
 		MaxDepth:         f.maxDepth,
 		NoFollow:         f.noFollow,
 		PolitenessKey:    f.politenessKey,
+		Sitemaps:         f.sitemaps,
 		Filter:           lf,
 	}
 	if len(errs) > 0 {

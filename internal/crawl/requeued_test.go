@@ -80,6 +80,7 @@ func (w *hangWeb) options(dir string) Options {
 		Frontier:         frontier.Options{MinDelay: 0, MaxDelay: 10 * time.Millisecond},
 		DUEFlushInterval: 20 * time.Millisecond,
 		ContentSeenSize:  -1,
+		Sitemaps:         SitemapsOff, // the test counts fetches exactly: no /sitemap.xml probes
 	}
 }
 

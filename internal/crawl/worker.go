@@ -69,6 +69,7 @@ type worker struct {
 	obsR   []uint64 // the page's remote fingerprints, for RemoteObserverBatch
 	links  []*urlnorm.URL
 	sniff  []byte
+	sm     uint8 // the leased URL's sitemap level (sitemaps.go)
 }
 
 func (n *Node) newWorker(id int) *worker {
@@ -127,6 +128,7 @@ func (w *worker) loop(ctx context.Context) error {
 // error is fatal to the node (storage failure); fetch failures are logged.
 func (w *worker) process(ctx context.Context, l frontier.Lease) (frontier.Result, error) {
 	n := w.n
+	l.URL, w.sm = splitSitemapMark(l.URL)
 	u, err := urlnorm.Parse(l.URL)
 	if err != nil { // cannot happen for URLs that passed the DUE
 		return frontier.Result{}, w.logLine(LogEntry{Time: time.Now(), Node: n.opts.ID, URL: l.URL, Status: -1, Outcome: OutcomeError, Note: err.Error()})
@@ -179,6 +181,9 @@ func (w *worker) process(ctx context.Context, l frontier.Lease) (frontier.Result
 			n.metrics.RobotsDisallowed.Add(1)
 		}
 		return frontier.Result{CrawlDelay: rules.CrawlDelay()}, nil
+	}
+	if err := w.discoverSitemaps(ctx, scheme, host, l.Depth, rules); err != nil {
+		return frontier.Result{}, err
 	}
 	if !n.beginFetch() {
 		return frontier.Result{}, errFetchLimit
@@ -242,7 +247,7 @@ func (w *worker) fetch(ctx context.Context, l frontier.Lease, u *urlnorm.URL, ru
 	case resp.Status >= 300 && resp.Status < 400:
 		outcome = &n.metrics.FetchRedirect
 		e.Outcome, e.Note = OutcomeRedirect, resp.Location
-		if resp.Location != "" {
+		if resp.Location != "" && w.sm == smPage { // a sitemap's redirect is not followed
 			if c, err := urlnorm.Parse(resp.Location); err == nil {
 				w.links = append(w.links, c)
 			}
@@ -250,7 +255,11 @@ func (w *worker) fetch(ctx context.Context, l frontier.Lease, u *urlnorm.URL, ru
 	case resp.Status >= 200 && resp.Status < 300:
 		outcome = &n.metrics.FetchOK
 		e.Outcome = OutcomeOK
-		if dup, err := w.extract(u, resp); err != nil {
+		if w.sm != smPage {
+			if e.Note, err = w.readSitemap(ctx, l.URL, l.Depth, resp); err != nil {
+				return res, err
+			}
+		} else if dup, err := w.extract(u, resp); err != nil {
 			e.Note = err.Error()
 		} else if dup {
 			e.Note = NoteContentSeen
@@ -285,8 +294,14 @@ func (w *worker) fetch(ctx context.Context, l frontier.Lease, u *urlnorm.URL, ru
 // is requeued rather than completed without its record.
 func (w *worker) logFetch(e LogEntry, outcome *atomic.Uint64, d time.Duration, bytes int64) error {
 	m := &w.n.metrics
+	if w.sm != smPage {
+		e.Note = sitemapNote(w.sm, e.Note)
+	}
 	if err := w.logLine(e); err != nil {
 		return err
+	}
+	if w.sm != smPage {
+		w.n.sm.m.fetches.Add(1)
 	}
 	m.Fetches.Add(1)
 	outcome.Add(1)

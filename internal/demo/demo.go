@@ -174,7 +174,7 @@ func Run(ctx context.Context, o Options, out io.Writer) (*Report, error) {
 	if err := crawl.CheckIdentity(o.DataDir, id, o.Force, func(format string, args ...any) { fmt.Fprintf(out, "warning: "+format+"\n", args...) }); err != nil {
 		return nil, err
 	}
-	oracle, err := web.Oracle(web.Seeds(), simweb.Rules{})
+	oracle, err := web.Oracle(web.Seeds(), simweb.Rules{Sitemaps: true})
 	if err != nil {
 		return nil, fmt.Errorf("demo: oracle: %w", err)
 	}

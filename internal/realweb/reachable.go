@@ -253,6 +253,25 @@ func Reachable(root string, o ReachOptions) (map[string]bool, error) {
 			}
 		}
 	}
+	// The crawler reads sitemaps: on each origin it fetches from, with no
+	// Sitemap: line in robots.txt, it probes /sitemap.xml (one hop from
+	// the first page, within any depth limit). This reference reads no
+	// sitemap, so the site must have none (every probe is a 404 or, on
+	// the other scheme's port, a 400).
+	if b, _ := os.ReadFile(filepath.Join(root, host, "robots.txt")); file(root, host, "/sitemap.xml", o.Flavor) != "" ||
+		strings.Contains(strings.ToLower(string(b)), "sitemap") {
+		return nil, fmt.Errorf("realweb: the site %s has sitemaps, which Reachable does not read", host)
+	}
+	origins := map[string]bool{}
+	for k := range seen {
+		if u, err := url.Parse(k); err == nil {
+			origins[u.Scheme+"://"+u.Host] = true
+		}
+	}
+	for o := range origins {
+		u, _ := url.Parse(o + "/sitemap.xml")
+		seen[Key(u)] = true
+	}
 	return seen, nil
 }
 

@@ -103,39 +103,40 @@ type Node struct {
 
 // Report is the final report over one or more nodes.
 type Report struct {
-	Kind              string  `json:"kind"` // KindCrawl, KindNode or KindDemo
-	Nodes             int     `json:"nodes"`
-	Elapsed           float64 `json:"elapsed_seconds"`
-	Fetches           uint64  `json:"fetches"`
-	FetchOK           uint64  `json:"fetch_ok"`
-	Redirects         uint64  `json:"redirects"`
-	HTTPErrors        uint64  `json:"http_errors"`
-	FetchErrors       uint64  `json:"fetch_errors"`
-	FetchesRequeued   uint64  `json:"fetches_requeued"` // begun but cut short by the stop (or a fatal error): not in Fetches
-	RobotsDisallowed  uint64  `json:"robots_disallowed"`
-	RobotsFetches     uint64  `json:"robots_fetches"`
-	PrivateRefused    uint64  `json:"private_address_refused"` // URLs whose host is at a refused private address
-	Bytes             uint64  `json:"bytes"`
-	PagesPerSecond    float64 `json:"pages_per_second"`
-	BytesPerSecond    float64 `json:"bytes_per_second"`
-	LinksFound        uint64  `json:"links_found"`
-	LinksFiltered     uint64  `json:"links_filtered"`
-	NewURLs           uint64  `json:"new_urls"`
-	BudgetDropped     uint64  `json:"dropped_by_host_budget"`
-	ContentDuplicates uint64  `json:"content_duplicates"`
-	FrontierQueued    int64   `json:"frontier_queued"`
-	LocalShare        float64 `json:"local_share"`
-	FrontCacheHit     float64 `json:"front_cache_hit_rate"`
-	FrontCacheShared  bool    `json:"front_cache_shared"` // one per node, not one per worker
-	FrontCacheSize    int     `json:"front_cache_entries_per_worker"`
-	PeerCacheSize     int     `json:"peer_cache_entries"`
-	TrafficReduction  float64 `json:"cross_machine_traffic_reduction"`
-	WireBytesPerURL   float64 `json:"wire_bytes_per_cross_url"`
-	WireRatio         float64 `json:"wire_bytes_over_raw"`
-	URLsPerMessage    float64 `json:"cross_urls_per_wire_message"`
-	DUEEntries        uint64  `json:"due_entries_on_disk"`
-	DUEBytesPerURL    float64 `json:"due_disk_bytes_per_url"`
-	PerNode           []Node  `json:"per_node"`
+	Kind              string             `json:"kind"` // KindCrawl, KindNode or KindDemo
+	Nodes             int                `json:"nodes"`
+	Elapsed           float64            `json:"elapsed_seconds"`
+	Fetches           uint64             `json:"fetches"`
+	FetchOK           uint64             `json:"fetch_ok"`
+	Redirects         uint64             `json:"redirects"`
+	HTTPErrors        uint64             `json:"http_errors"`
+	FetchErrors       uint64             `json:"fetch_errors"`
+	FetchesRequeued   uint64             `json:"fetches_requeued"` // begun but cut short by the stop (or a fatal error): not in Fetches
+	RobotsDisallowed  uint64             `json:"robots_disallowed"`
+	RobotsFetches     uint64             `json:"robots_fetches"`
+	PrivateRefused    uint64             `json:"private_address_refused"` // URLs whose host is at a refused private address
+	Sitemaps          crawl.SitemapStats `json:"sitemaps"`
+	Bytes             uint64             `json:"bytes"`
+	PagesPerSecond    float64            `json:"pages_per_second"`
+	BytesPerSecond    float64            `json:"bytes_per_second"`
+	LinksFound        uint64             `json:"links_found"`
+	LinksFiltered     uint64             `json:"links_filtered"`
+	NewURLs           uint64             `json:"new_urls"`
+	BudgetDropped     uint64             `json:"dropped_by_host_budget"`
+	ContentDuplicates uint64             `json:"content_duplicates"`
+	FrontierQueued    int64              `json:"frontier_queued"`
+	LocalShare        float64            `json:"local_share"`
+	FrontCacheHit     float64            `json:"front_cache_hit_rate"`
+	FrontCacheShared  bool               `json:"front_cache_shared"` // one per node, not one per worker
+	FrontCacheSize    int                `json:"front_cache_entries_per_worker"`
+	PeerCacheSize     int                `json:"peer_cache_entries"`
+	TrafficReduction  float64            `json:"cross_machine_traffic_reduction"`
+	WireBytesPerURL   float64            `json:"wire_bytes_per_cross_url"`
+	WireRatio         float64            `json:"wire_bytes_over_raw"`
+	URLsPerMessage    float64            `json:"cross_urls_per_wire_message"`
+	DUEEntries        uint64             `json:"due_entries_on_disk"`
+	DUEBytesPerURL    float64            `json:"due_disk_bytes_per_url"`
+	PerNode           []Node             `json:"per_node"`
 
 	// Pages whose robots <meta> or X-Robots-Tag says nofollow or noindex,
 	// and links not followed because of nofollow (page-level or rel).
@@ -268,6 +269,7 @@ func Build(kind string, in []Input, elapsed time.Duration) *Report {
 		r.RobotsFetches += st.RobotsFetches
 		r.PrivateRefused += st.PrivateRefused
 		r.Net.add(st.Fetcher)
+		r.Sitemaps.Add(st.Sitemap)
 		r.Bytes += st.Bytes
 		r.LinksFound += st.LinksFound
 		r.LinksFiltered += st.LinksFiltered
@@ -327,6 +329,10 @@ func (r *Report) WriteText(w io.Writer, title string, extra ...string) {
 	}
 	if l := r.Net.text(); l != "" {
 		fmt.Fprintln(w, l)
+	}
+	if sm := r.Sitemaps; sm.Origins > 0 {
+		fmt.Fprintf(w, "sitemaps        %d fetched (of them in fetches above; %d hosts probed, %d not read whole); %d URLs found, %d admitted, %d out of scope; dropped %d against the location rule, %d invalid, %d over 50,000 per file; %d index children, %d too deep\n",
+			sm.Fetches, sm.Origins, sm.Failed, sm.Found, sm.Admitted, sm.Filtered, sm.OutOfPath, sm.Invalid, sm.OverLimit, sm.Children, sm.TooDeep)
 	}
 	fmt.Fprintf(w, "requeued        %d fetches begun but cut short by the stop or a fatal error: not counted above, their URLs fetched again on resume\n", r.FetchesRequeued)
 	fmt.Fprintf(w, "throughput      %.0f pages/s, %.2f MiB/s (%.1f MiB in all)\n",

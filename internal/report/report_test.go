@@ -172,3 +172,29 @@ func TestRobotsDirectiveCounts(t *testing.T) {
 		t.Errorf("robots line without directives:\n%s", buf.String())
 	}
 }
+
+// Sitemap counts are summed over nodes, shown once sitemaps were read,
+// and in the JSON.
+func TestSitemaps(t *testing.T) {
+	a, b := stats("a", 10), stats("b", 10)
+	var buf bytes.Buffer
+	Build(KindCrawl, []Input{{Stats: a}}, time.Second).WriteText(&buf, "crawl")
+	if strings.Contains(buf.String(), "sitemaps") {
+		t.Errorf("sitemap line without sitemaps:\n%s", buf.String())
+	}
+	a.Sitemap = crawl.SitemapStats{Origins: 2, Fetches: 3, Found: 40, Admitted: 38, Filtered: 2, OutOfPath: 1, OverLimit: 1}
+	b.Sitemap = crawl.SitemapStats{Origins: 1, Fetches: 1, Found: 5, Admitted: 5, Invalid: 4, Children: 2, TooDeep: 1}
+	r := Build(KindCrawl, []Input{{Stats: a}, {Stats: b}}, time.Second)
+	buf.Reset()
+	r.WriteText(&buf, "crawl")
+	s := buf.String()
+	for _, want := range []string{"sitemaps        4 fetched", "3 hosts probed", "45 URLs found, 43 admitted, 2 out of scope",
+		"dropped 1 against the location rule, 4 invalid, 1 over 50,000 per file", "2 index children, 1 too deep"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("no %q in:\n%s", want, s)
+		}
+	}
+	if raw, _ := json.Marshal(r); !strings.Contains(string(raw), `"sitemaps":{"origins":3,"discovered":0,"fetches":4,`) {
+		t.Errorf("JSON: %s", raw)
+	}
+}

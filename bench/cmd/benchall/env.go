@@ -114,6 +114,9 @@ func startEnv(ctx context.Context, o options, bins binaries) (*env, error) {
 	cfg.Hosts = o.hosts
 	cfg.PagesPerHost = float64(o.pages) / float64(o.hosts)
 	cfg.NoPathologies = true
+	// A link-only web (the other crawlers read no sitemaps); Sextant runs
+	// with --sitemaps off.
+	cfg.SitemapShare = 0
 	if e.web, err = simweb.New(cfg); err != nil {
 		e.close()
 		return nil, err

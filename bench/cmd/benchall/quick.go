@@ -164,7 +164,7 @@ func profileSextant(ctx context.Context, o options, e *env) *profile {
 	pf := filepath.Join(dir, "cpu.pprof")
 	args := []string{"--seeds", e.seeds, "--data", filepath.Join(dir, "data"),
 		"--resolve", e.web.Domain() + "=" + e.addr, "--allow-private", "--min-delay", "0",
-		"--scope", "suffixes", "--suffix", e.web.Domain(), "--workers", strconv.Itoa(o.workers), "--cpuprofile", pf}
+		"--scope", "suffixes", "--suffix", e.web.Domain(), "--sitemaps", "off", "--workers", strconv.Itoa(o.workers), "--cpuprofile", pf}
 	p := &profile{Command: "sextantprof " + strings.Join(args, " ") + "; go tool pprof -top [-cum] -nodecount 25 cpu.pprof"}
 	logf("profile: %s", p.Command)
 	t0 := time.Now()

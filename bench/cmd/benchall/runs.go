@@ -292,7 +292,7 @@ func runSextant(ctx context.Context, o options, e *env, rep int, kind string, ex
 	t0 := time.Now()
 	args := append([]string{"crawl", "--seeds", e.seeds, "--data", data,
 		"--resolve", e.web.Domain() + "=" + e.addr, "--allow-private", "--min-delay", "0",
-		"--scope", "suffixes", "--suffix", e.web.Domain(), "--workers", strconv.Itoa(o.workers), "--progress", "0"}, extra...)
+		"--scope", "suffixes", "--suffix", e.web.Domain(), "--sitemaps", "off", "--workers", strconv.Itoa(o.workers), "--progress", "0"}, extra...)
 	p, err := start(ctx, o, e.bins.crawler, filepath.Join(dir, "stdout"), args...)
 	if err != nil {
 		return result{Err: err.Error()}
