@@ -93,7 +93,8 @@ type peer struct {
 	inEpoch   uint64
 	inApplied uint64
 
-	st peerCounters
+	st     peerCounters
+	health peerHealth
 }
 
 type peerCounters struct {
