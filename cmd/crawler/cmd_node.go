@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -141,6 +142,9 @@ func runNodeConfig(ctx context.Context, env *cmdEnv, cfg *nodeconfig.Config, exi
 	mo.Node.Logf = func(format string, args ...any) {
 		fmt.Fprintf(env.stderr, "%s %s: %s\n", time.Now().UTC().Format(time.RFC3339), cfg.ID, termsafe.String(fmt.Sprintf(format, args...)))
 	}
+	// The splitter logs peer failures (rate-limited) and recoveries: the
+	// only place an operator learns why a peer's spool grows.
+	mo.Logger = slog.New(slog.NewTextHandler(env.stderr, nil)).With("node", cfg.ID)
 	mo.Node.Identity, mo.Node.ForceIdentity = crawl.NewIdentity("node", seeds), env.forceIdentity
 	// The status page's live curves, busiest hosts (from the crawl log)
 	// and the NodeStatus service for the peers' cluster view.

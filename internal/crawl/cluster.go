@@ -415,6 +415,9 @@ func (m *Member) runWorkers(ctx context.Context, changed <-chan struct{}, t *tim
 func (m *Member) Close() error {
 	stopped := make(chan struct{})
 	go func() { m.srv.GracefulStop(); close(stopped) }()
+	// Peers keep their batch streams to this node open: end them, or the
+	// graceful stop always waits for its whole bound.
+	m.Split.StopReceiving()
 	select {
 	case <-stopped:
 	case <-time.After(5 * time.Second):
