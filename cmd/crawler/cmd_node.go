@@ -62,6 +62,7 @@ data dir resumes.`)
 	exitDone := f.Bool("exit-when-done", false, "exit when the cluster's crawl has terminated instead of serving metrics until SIGTERM")
 	statusAddr := f.String("status", "127.0.0.1:0", "where to serve the status page (read-only; keep it on loopback unless you mean to expose it); \"off\" disables it")
 	reportJSON := f.String("report-json", "", "also write the node's final report as JSON to this file")
+	listen := f.String("listen", "", "gRPC (mTLS) listen address, overriding the config's \"listen\" (default: this member's addr if it is an IP or localhost, else :PORT on every interface)")
 	force := f.Bool("force", false, "take over a data dir made by another run (crawl, demo, another node or seeds): its IDENTITY is rewritten, with a warning")
 	if err := f.parse(args); err != nil {
 		return err
@@ -78,6 +79,12 @@ data dir resumes.`)
 			return usagef("%s", oneLine(err))
 		}
 		return err
+	}
+	if *listen != "" {
+		if _, _, err := net.SplitHostPort(*listen); err != nil {
+			return usagef("--listen %q: %v", *listen, err)
+		}
+		cfg.Listen = *listen
 	}
 	fenv := *env
 	fenv.forceIdentity = *force

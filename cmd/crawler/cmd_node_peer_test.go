@@ -103,6 +103,10 @@ func TestNodeReportsPeerFailures(t *testing.T) {
 	waitUntil(t, 30*time.Second, "the refused peer logged", func() bool {
 		return strings.Contains(out.String(), "cannot send to peer")
 	})
+	// The member's address is on loopback: so is its gRPC port.
+	if !strings.Contains(out.String(), "gRPC "+cfg.Members[0].Addr+" (mTLS)") {
+		t.Errorf("gRPC not listening on the member's address %s:\n%s", cfg.Members[0].Addr, out)
+	}
 	var line string
 	for _, l := range strings.Split(out.String(), "\n") {
 		if strings.Contains(l, "cannot send to peer") {
@@ -185,4 +189,26 @@ func TestNodeStopsPromptly(t *testing.T) {
 	if err := <-errc1; err != nil {
 		t.Errorf("node-1: %v", err)
 	}
+}
+
+func TestNodeListenFlag(t *testing.T) {
+	_, paths, _ := nodeCluster(t, []string{"node-0"})
+	var out, errb syncBuf
+	if code := run(context.Background(), []string{"node", "--config", paths[0], "--listen", "nonsense"}, &out, &errb); code != 2 {
+		t.Errorf("--listen nonsense: exit %d, want 2: %s", code, errb.String())
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	addr := freeAddr(t)
+	done := make(chan int, 1)
+	var o2 syncBuf
+	go func() {
+		done <- run(ctx, []string{"node", "--config", paths[0], "--listen", addr, "--status", "off"}, &o2, &o2)
+	}()
+	waitUntil(t, 30*time.Second, "the node to start", func() bool { return strings.Contains(o2.String(), "gRPC ") })
+	if !strings.Contains(o2.String(), "gRPC "+addr+" (mTLS)") {
+		t.Errorf("--listen %s not used:\n%s", addr, o2.String())
+	}
+	cancel()
+	<-done
 }
