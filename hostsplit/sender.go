@@ -93,6 +93,18 @@ func (s *Splitter) runStream(ctx context.Context, p *peer, stop <-chan struct{})
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	defer func() { cancel(); wg.Wait() }()
+	// Opening the stream blocks while the connection is being made (to a
+	// black-holed peer: until the connect timeout); a member that leaves
+	// the view must not hold SetView that long.
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		select {
+		case <-stop:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
 	stream, err := pb.NewPeerClient(p.conn).Send(ctx)
 	if err != nil {
 		return false, err

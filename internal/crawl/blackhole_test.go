@@ -100,3 +100,62 @@ func TestBlackHoledPeerDoesNotHoldWorkers(t *testing.T) {
 		t.Errorf("%d fetches after the pause", f4-f3)
 	}
 }
+
+// Removing a black-holed node with --lost (issue 25, defect 5): the
+// survivors pause at once — no survivor's workers wait on the lost node's
+// status, and the nodes are paused in parallel, not one after another.
+func TestRemoveLostBlackHoledNode(t *testing.T) {
+	web, srv, _ := smallWeb(t, 1<<20)
+	root := t.TempDir()
+	all, seats, err := LoopbackCluster(filepath.Join(root, "pki"), 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	blackHole(t, seats[3].Listener)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var ms []*Member
+	var wg sync.WaitGroup
+	for _, seat := range seats[:3] {
+		o := testNodeOptions(t, filepath.Join(root, seat.ID), srv, web.Domain())
+		o.Workers = 4
+		o.Frontier.MinDelay = 20 * time.Millisecond // a crawl that outlasts the test
+		m, err := StartMember(MemberOptions{Node: o, Self: seat.ID, Members: all, TLS: seat.TLS, Listener: seat.Listener})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer m.Close()
+		if err := m.Seed(ctx, web.Seeds()); err != nil {
+			t.Fatal(err)
+		}
+		ms = append(ms, m)
+		wg.Add(1)
+		go func() { defer wg.Done(); _ = m.Run(ctx) }()
+	}
+	defer func() { cancel(); wg.Wait() }()
+	fetches := func() (n uint64) {
+		for _, m := range ms {
+			n += m.Node.Stats().Fetches
+		}
+		return n
+	}
+	// The survivors' termination checks are now hanging on node-3.
+	time.Sleep(time.Second)
+	if fetches() == 0 {
+		t.Fatal("no fetches")
+	}
+	v1, v2 := hostsplit.View{Epoch: 1, Members: all}, hostsplit.View{Epoch: 2, Members: all[:3]}
+	rep, err := ChangeMembership(ctx, ChangeOptions{TLS: seats[0].TLS, Old: v1, New: v2, Lost: []hostsplit.NodeID{"node-3"}, Logf: t.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("--lost of a black-holed node: drained in %v, total %v", rep.Prepare, rep.Total)
+	if rep.Prepare > 2*time.Second {
+		t.Errorf("pausing the survivors took %v", rep.Prepare)
+	}
+	// COMMIT stops the senders to node-3, whose stream was still being
+	// opened to the black hole (until the 5 s connect timeout).
+	if rep.Commit > 2500*time.Millisecond {
+		t.Errorf("COMMIT took %v", rep.Commit)
+	}
+}
