@@ -72,16 +72,17 @@ type peerHealth struct {
 	lastKind   string
 	lastErrAt  time.Time
 	lastOKAt   time.Time
-	failing    bool      // no batch acknowledged since the last failure
+	failing    bool      // no answer from the peer since the last failure
 	loggedKind string    // kind of the last failure logged
 	loggedAt   time.Time // when it was logged
 	unlogged   int       // failures since then, not logged
 	failures   int       // consecutive failures (reset on progress)
 }
 
-// failed records a stream failure to p and logs it unless the same kind of
-// failure was logged less than ErrorLogEvery ago.
-func (s *Splitter) failed(p *peer, err error, backoff time.Duration) {
+// failed records a failure to reach p (op: "send" for a batch stream,
+// "status" for a status call) and logs it unless the same kind of failure
+// was logged less than ErrorLogEvery ago.
+func (s *Splitter) failed(p *peer, op string, err error, backoff time.Duration) {
 	now := s.opts.Clock.Now()
 	kind := FailureKind(err)
 	cause := status.Convert(err).Message()
@@ -102,13 +103,16 @@ func (s *Splitter) failed(p *peer, err error, backoff time.Duration) {
 	}
 	h.mu.Unlock()
 	if logIt {
-		s.opts.Logger.Warn("hostsplit: cannot send to peer; retrying", "peer", p.id, "kind", kind, "cause", cause,
-			"consecutive_failures", failures, "not_logged", suppressed, "backoff", backoff)
+		args := []any{"peer", p.id, "op", op, "kind", kind, "cause", cause, "consecutive_failures", failures, "not_logged", suppressed}
+		if backoff > 0 {
+			args = append(args, "backoff", backoff)
+		}
+		s.opts.Logger.Warn("hostsplit: cannot reach peer; retrying", args...)
 	}
 }
 
-// progressed records an acknowledgement from p and logs the recovery of a
-// peer whose failure was logged.
+// progressed records an answer from p (a batch acknowledged, a status
+// call answered) and logs the recovery of a peer whose failure was logged.
 func (s *Splitter) progressed(p *peer) {
 	now := s.opts.Clock.Now()
 	h := &p.health

@@ -89,7 +89,7 @@ func TestPeerFailuresLoggedAndInStats(t *testing.T) {
 		ps.LastErrorAt.IsZero() || time.Since(ps.LastErrorAt) > 10*time.Second {
 		t.Fatalf("stats after refused connections: kind %q cause %q failing %v at %v", ps.LastErrorKind, ps.LastError, ps.Failing, ps.LastErrorAt)
 	}
-	recs := logs.records(t, "cannot send to peer")
+	recs := logs.records(t, "cannot reach peer")
 	if len(recs) != 1 {
 		t.Fatalf("%d log records for %d refused streams, want 1 (rate-limited): %v", len(recs), ps.StreamErrors, recs)
 	}
@@ -120,8 +120,8 @@ func TestPeerFailuresLoggedAndInStats(t *testing.T) {
 	if !strings.Contains(ps.LastError, "unknown authority") {
 		t.Errorf("TLS failure cause %q does not name the unknown CA", ps.LastError)
 	}
-	waitFor(t, "the TLS failure logged", func() bool { return len(logs.records(t, "cannot send to peer")) == 2 })
-	if r := logs.records(t, "cannot send to peer")[1]; r["kind"] != FailTLS || r["peer"] != "node-1" {
+	waitFor(t, "the TLS failure logged", func() bool { return len(logs.records(t, "cannot reach peer")) == 2 })
+	if r := logs.records(t, "cannot reach peer")[1]; r["kind"] != FailTLS || r["peer"] != "node-1" {
 		t.Errorf("log record %v", r)
 	}
 	srv.Stop()
@@ -158,5 +158,55 @@ func TestFailureKind(t *testing.T) {
 		if got := FailureKind(tc.err); got != tc.want {
 			t.Errorf("FailureKind(%v) = %q, want %q", tc.err, got, tc.want)
 		}
+	}
+}
+
+// A peer that accepts connections and never answers, with nothing to send
+// to it: the termination check's status calls time out, and that is
+// logged and in Stats too (op "status").
+func TestBlackHoledPeerStatusVisible(t *testing.T) {
+	logs := &logBuf{}
+	c := newTestCluster(t, 2, func(o *Options) {
+		o.RPCTimeout = 300 * time.Millisecond
+		if o.Self == "node-0" {
+			o.Logger = slog.New(slog.NewJSONHandler(logs, nil))
+		}
+	})
+	c.stopServer(c.nodes[1])
+	var hole net.Listener
+	var err error
+	waitFor(t, "the port", func() bool { hole, err = net.Listen("tcp", c.nodes[1].addr); return err == nil })
+	defer hole.Close()
+	accepted := make(chan net.Conn, 16)
+	go func() {
+		for {
+			conn, err := hole.Accept()
+			if err != nil {
+				return
+			}
+			accepted <- conn
+		}
+	}()
+	defer func() {
+		hole.Close()
+		for {
+			select {
+			case conn := <-accepted:
+				conn.Close()
+			default:
+				return
+			}
+		}
+	}()
+	if done, err := c.nodes[0].sp.Terminated(context.Background()); err == nil || done {
+		t.Fatalf("Terminated with a black-holed peer: %v %v", done, err)
+	}
+	ps := peerStatsOf(c.nodes[0].sp, "node-1")
+	if ps.LastErrorKind != FailTimeout || !ps.Failing {
+		t.Errorf("after a timed-out status call: kind %q cause %q failing %v", ps.LastErrorKind, ps.LastError, ps.Failing)
+	}
+	recs := logs.records(t, "cannot reach peer")
+	if len(recs) != 1 || recs[0]["op"] != "status" || recs[0]["kind"] != FailTimeout {
+		t.Errorf("log records %v", recs)
 	}
 }

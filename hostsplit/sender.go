@@ -42,7 +42,7 @@ func (s *Splitter) sendLoop(p *peer) {
 				// it is worth retrying soon.
 				backoff = s.opts.RetryMin
 			}
-			s.failed(p, err, backoff)
+			s.failed(p, "send", err, backoff)
 			wait := backoff/2 + rand.N(backoff/2+1)
 			select {
 			case <-s.closing:

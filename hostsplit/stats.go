@@ -28,10 +28,11 @@ type PeerStats struct {
 	ReceivedURLs    uint64
 	DupBatches      uint64 // resent batches ignored
 	Malformed       uint64 // batches rejected as malformed
-	// The last failure to send to the peer (zero if none since this
-	// start): its cause as gRPC reported it, its FailureKind and time;
-	// LastAckAt is the last acknowledgement. Failing: no batch was
-	// acknowledged since the last failure. Not summed in Stats.Total.
+	// The last failure to reach the peer (a batch stream or a status
+	// call; zero if none since this start): its cause as gRPC reported
+	// it, its FailureKind and time; LastAckAt is the last answer (a batch
+	// acknowledged, a status call answered). Failing: no answer since the
+	// last failure. Not summed in Stats.Total.
 	LastError     string
 	LastErrorKind string
 	LastErrorAt   time.Time

@@ -101,7 +101,7 @@ func TestNodeReportsPeerFailures(t *testing.T) {
 	statusAddr := freeAddr(t)
 	errc, out, cfg := runNodeAsync(t, ctx, paths[0], statusAddr) // node-1 never starts
 	waitUntil(t, 30*time.Second, "the refused peer logged", func() bool {
-		return strings.Contains(out.String(), "cannot send to peer")
+		return strings.Contains(out.String(), "cannot reach peer")
 	})
 	// The member's address is on loopback: so is its gRPC port.
 	if !strings.Contains(out.String(), "gRPC "+cfg.Members[0].Addr+" (mTLS)") {
@@ -109,7 +109,7 @@ func TestNodeReportsPeerFailures(t *testing.T) {
 	}
 	var line string
 	for _, l := range strings.Split(out.String(), "\n") {
-		if strings.Contains(l, "cannot send to peer") {
+		if strings.Contains(l, "cannot reach peer") {
 			line = l
 			break
 		}
@@ -146,7 +146,7 @@ func TestNodeReportsPeerFailures(t *testing.T) {
 	if err := <-errc; err != nil {
 		t.Errorf("node: %v\n%s", err, out)
 	}
-	if n := strings.Count(out.String(), "cannot send to peer"); n != 1 {
+	if n := strings.Count(out.String(), "cannot reach peer"); n != 1 {
 		t.Errorf("%d log lines for one refused peer, want 1 (rate-limited):\n%s", n, out)
 	}
 }
