@@ -44,4 +44,44 @@ func TestComposeConfig(t *testing.T) {
 			t.Errorf("compose.yaml lacks %s's --id or volume", id)
 		}
 	}
+	checkComposePKI(t, string(b))
+}
+
+// checkComposePKI: every node mounts its own PKI directory and nothing else
+// of the PKI (it used to mount every node's key into every container), and
+// up.sh makes those directories with 0600 keys owned by the image's user.
+func checkComposePKI(t *testing.T, compose string) {
+	t.Helper()
+	svc := ""
+	mounts := map[string][]string{}
+	for _, line := range strings.Split(compose, "\n") {
+		if strings.HasPrefix(line, "  ") && !strings.HasPrefix(line, "   ") && strings.HasSuffix(line, ":") {
+			svc = strings.TrimSuffix(strings.TrimSpace(line), ":")
+		}
+		if l := strings.TrimSpace(line); strings.HasPrefix(l, "- ") && strings.Contains(l, ":/pki") {
+			mounts[svc] = append(mounts[svc], strings.TrimPrefix(l, "- "))
+		}
+	}
+	if strings.Contains(compose, "compose/pki:/pki") {
+		t.Error("compose.yaml mounts the whole PKI directory somewhere")
+	}
+	for _, id := range []string{"node-0", "node-1", "node-2"} {
+		if want := []string{"./compose/pki/" + id + ":/pki:ro"}; strings.Join(mounts[id], " ") != strings.Join(want, " ") {
+			t.Errorf("%s mounts %v of the PKI, want %v", id, mounts[id], want)
+		}
+	}
+	up, err := os.ReadFile("up.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(up), "--per-node --owner 65532:65532") || strings.Contains(string(up), "0644") {
+		t.Error("up.sh must make per-node PKI directories owned by 65532 (crawler certs --per-node --owner) and no 0644 key")
+	}
+	df, err := os.ReadFile("Dockerfile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(df), "USER 65532:65532") {
+		t.Error("the image's user is not 65532:65532, the owner up.sh gives the keys")
+	}
 }

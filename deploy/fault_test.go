@@ -66,7 +66,7 @@ func (c *cluster) runNode(id string) {
 		"-v", c.name(id)+":/data",
 		"-v", filepath.Join(c.dir, "node.json")+":/etc/sextant/node.json:ro",
 		"-v", filepath.Join(c.dir, "seeds.txt")+":/etc/sextant/seeds.txt:ro",
-		"-v", filepath.Join(c.dir, "pki")+":/pki:ro",
+		"-v", filepath.Join(c.dir, "pki", id)+":/pki:ro", // its own key only
 		"-p", "127.0.0.1::9100",
 		"--stop-timeout", "30",
 		c.image, "node", "--config", "/etc/sextant/node.json", "--id", id)
@@ -387,16 +387,30 @@ func writeFaultConfig(t *testing.T, repo, dir string, ids []string) {
 		t.Fatal(err)
 	}
 	os.Remove(filepath.Join(pki, "ca-key.pem"))
-	// The containers run as uid 65532: make the material readable.
+	// As the compose cluster: one directory per node, mounted only into
+	// that node, its key 0600 owned by the image's user (65532). Without
+	// the privilege to chown, the material is made readable instead.
+	uid := -1
+	if os.Geteuid() == 0 {
+		uid = 65532
+	}
+	if err := tlsutil.SplitPerNode(pki, ids, uid, uid); err != nil {
+		t.Fatal(err)
+	}
 	for _, p := range []string{dir, pki} {
 		if err := os.Chmod(p, 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
-	files, _ := filepath.Glob(filepath.Join(pki, "*.pem"))
-	for _, f := range files {
-		if err := os.Chmod(f, 0o644); err != nil {
-			t.Fatal(err)
+	if uid < 0 {
+		t.Log("not root: node keys made world-readable for the containers' user")
+		for _, id := range ids {
+			files, _ := filepath.Glob(filepath.Join(pki, id, "*.pem"))
+			for _, f := range append(files, filepath.Join(pki, id)) {
+				if err := os.Chmod(f, 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
 		}
 	}
 	b, err := os.ReadFile(filepath.Join(repo, "deploy", "compose", "node.json"))

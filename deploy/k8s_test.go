@@ -70,9 +70,9 @@ func loadManifests(t *testing.T) manifests {
 			}
 		}
 	}
-	if len(m.sts) != 1 || len(m.services) != 1 || len(m.configMap) != 1 || len(m.secrets) != 1 {
-		t.Fatalf("want one StatefulSet, Service, ConfigMap and Secret; got %d, %d, %d, %d",
-			len(m.sts), len(m.services), len(m.configMap), len(m.secrets))
+	if len(m.sts) == 0 || len(m.services) != 1 || len(m.configMap) != 1 || len(m.secrets) != len(m.sts) {
+		t.Fatalf("want one StatefulSet and one Secret per node, one Service and one ConfigMap; got %d, %d, %d, %d",
+			len(m.sts), len(m.secrets), len(m.services), len(m.configMap))
 	}
 	return m
 }
@@ -86,12 +86,13 @@ func port(t *testing.T, addr string) string {
 	return p
 }
 
-// TestK8sManifests checks that the StatefulSet, the headless Service, the
-// ConfigMap's node config and the Secret agree: node count, member
-// addresses, ports, probes and volume wiring.
+// TestK8sManifests checks that the StatefulSets (one per node), the
+// headless Service, the ConfigMap's node config and the Secrets (one per
+// node) agree: node count, member addresses, ports, probes and volume
+// wiring, and that each pod mounts only its own node's key.
 func TestK8sManifests(t *testing.T) {
 	m := loadManifests(t)
-	sts, svc, cm, sec := m.sts[0], m.services[0], m.configMap[0], m.secrets[0]
+	svc, cm := m.services[0], m.configMap[0]
 
 	raw, ok := cm.Data["node.json"]
 	if !ok {
@@ -106,16 +107,56 @@ func TestK8sManifests(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	replicas := int(*sts.Spec.Replicas)
-	if len(base.Members) != replicas {
-		t.Errorf("StatefulSet has %d replicas, the ConfigMap %d members", replicas, len(base.Members))
+	if len(base.Members) != len(m.sts) {
+		t.Errorf("%d StatefulSets, the ConfigMap %d members", len(m.sts), len(base.Members))
 	}
-	if svc.Spec.ClusterIP != corev1.ClusterIPNone || sts.Spec.ServiceName != svc.Name {
-		t.Errorf("the StatefulSet's serviceName %q must name the headless Service %q (clusterIP %q)", sts.Spec.ServiceName, svc.Name, svc.Spec.ClusterIP)
+	if svc.Spec.ClusterIP != corev1.ClusterIPNone {
+		t.Errorf("the Service %q is not headless (clusterIP %q)", svc.Name, svc.Spec.ClusterIP)
+	}
+	secrets := map[string]corev1.Secret{}
+	for _, sec := range m.secrets {
+		secrets[sec.Name] = sec
+	}
+	// The StatefulSets differ only in the node id.
+	var template []byte
+	for i, sts := range m.sts {
+		b, err := json.Marshal(sts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b = bytes.ReplaceAll(b, []byte(sts.Name), []byte("NODE"))
+		if i == 0 {
+			template = b
+		} else if !bytes.Equal(b, template) {
+			t.Errorf("StatefulSet %s differs from %s by more than the node id", sts.Name, m.sts[0].Name)
+		}
+	}
+	for i, mem := range base.Members {
+		if i >= len(m.sts) {
+			break
+		}
+		sts := m.sts[i]
+		t.Run(sts.Name, func(t *testing.T) { checkNodeStatefulSet(t, sts, svc, cm, secrets, base, mem, cfgPath) })
+	}
+}
+
+// checkNodeStatefulSet checks the StatefulSet of member mem.
+func checkNodeStatefulSet(t *testing.T, sts appsv1.StatefulSet, svc corev1.Service, cm corev1.ConfigMap,
+	secrets map[string]corev1.Secret, base *nodeconfig.Config, mem nodeconfig.Member, cfgPath string) {
+	if sts.Name != mem.ID || sts.Spec.Replicas == nil || *sts.Spec.Replicas != 1 {
+		t.Errorf("StatefulSet %s (replicas %v) for member %s: want one per member, named by its id, of 1 replica", sts.Name, sts.Spec.Replicas, mem.ID)
+	}
+	if sts.Spec.ServiceName != svc.Name {
+		t.Errorf("the StatefulSet's serviceName %q must name the headless Service %q", sts.Spec.ServiceName, svc.Name)
+	}
+	for k, v := range svc.Spec.Selector {
+		if sts.Spec.Template.Labels[k] != v {
+			t.Errorf("the Service's selector %s=%s does not select the pod", k, v)
+		}
 	}
 	for k, v := range sts.Spec.Selector.MatchLabels {
-		if svc.Spec.Selector[k] != v || sts.Spec.Template.Labels[k] != v {
-			t.Errorf("label %s=%s not shared by the selector, the Service and the pod template", k, v)
+		if sts.Spec.Template.Labels[k] != v {
+			t.Errorf("label %s=%s not shared by the selector and the pod template", k, v)
 		}
 	}
 	if len(sts.Spec.Template.Spec.Containers) != 1 {
@@ -135,28 +176,13 @@ func TestK8sManifests(t *testing.T) {
 			t.Errorf("Service port %s: %d → %s, container has %d", p.Name, p.Port, p.TargetPort.String(), cports[p.Name])
 		}
 	}
-	// Node ids and addresses: pod node-i, reached as node-i.<service>.
-	for i, mem := range base.Members {
-		wantID := fmt.Sprintf("%s-%d", sts.Name, i)
-		if mem.ID != wantID {
-			t.Errorf("member %d id %q; the pod ordinal gives %q", i, mem.ID, wantID)
-		}
-		if want := fmt.Sprintf("%s.%s:%s", wantID, svc.Name, grpcPort); mem.Addr != want {
-			t.Errorf("member %s addr %q, want %q", mem.ID, mem.Addr, want)
-		}
+	// The pod is <statefulset>-0, reached as <pod>.<service>.
+	if want := fmt.Sprintf("%s-0.%s:%s", sts.Name, svc.Name, grpcPort); mem.Addr != want {
+		t.Errorf("member %s addr %q, want %q", mem.ID, mem.Addr, want)
 	}
 	args := strings.Join(ctr.Args, " ")
-	if !strings.Contains(args, "--id $(POD_NAME)") {
-		t.Errorf("args %q do not pass the pod name as --id", args)
-	}
-	podName := false
-	for _, e := range ctr.Env {
-		if e.Name == "POD_NAME" && e.ValueFrom != nil && e.ValueFrom.FieldRef != nil && e.ValueFrom.FieldRef.FieldPath == "metadata.name" {
-			podName = true
-		}
-	}
-	if !podName {
-		t.Error("POD_NAME is not taken from metadata.name")
+	if !strings.HasSuffix(args, "--id "+mem.ID) {
+		t.Errorf("args %q do not pass --id %s", args, mem.ID)
 	}
 	// Probes.
 	rp := ctr.ReadinessProbe
@@ -207,14 +233,37 @@ func TestK8sManifests(t *testing.T) {
 	if !under(base.SeedsFile, cfgVol) || cm.Data[filepath.Base(base.SeedsFile)] == "" {
 		t.Errorf("seeds_file %s is not a key of the mounted ConfigMap", base.SeedsFile)
 	}
-	pkiVol := ""
+	// Exactly one Secret is mounted: this node's, with only its own key.
+	pkiVol, secName := "", ""
 	for name, v := range vols {
-		if v.Secret != nil && v.Secret.SecretName == sec.Name {
-			pkiVol = name
+		if v.Secret != nil {
+			if pkiVol != "" {
+				t.Errorf("more than one Secret mounted: %s and %s", secName, v.Secret.SecretName)
+			}
+			pkiVol, secName = name, v.Secret.SecretName
+		}
+		if v.Projected != nil {
+			t.Errorf("projected volume %s: mount only the node's own Secret", name)
 		}
 	}
-	if pkiVol == "" {
-		t.Fatalf("the Secret %s is not mounted", sec.Name)
+	sec, ok := secrets[secName]
+	if pkiVol == "" || !ok {
+		t.Fatalf("no Secret of the manifests is mounted (%q)", secName)
+	}
+	keys := map[string]bool{}
+	for k := range sec.StringData {
+		keys[k] = true
+	}
+	for k := range sec.Data {
+		keys[k] = true
+	}
+	for k := range keys {
+		if strings.HasSuffix(k, "-key.pem") && k != mem.ID+"-key.pem" {
+			t.Errorf("Secret %s mounted by %s holds another node's key %s", sec.Name, mem.ID, k)
+		}
+	}
+	if v := vols[pkiVol].Secret.DefaultMode; v == nil || *v&0o007 != 0 {
+		t.Errorf("Secret %s mounted readable by others (defaultMode %v)", sec.Name, v)
 	}
 	dataMount := ""
 	for name := range claims {
@@ -222,25 +271,19 @@ func TestK8sManifests(t *testing.T) {
 			dataMount = mp
 		}
 	}
-	for i := range base.Members {
-		id := base.Members[i].ID
-		c, err := nodeconfig.LoadAs(cfgPath, id)
-		if err != nil {
-			t.Fatalf("node.json for %s: %v", id, err)
+	c, err := nodeconfig.LoadAs(cfgPath, mem.ID)
+	if err != nil {
+		t.Fatalf("node.json for %s: %v", mem.ID, err)
+	}
+	if c.DataDir != dataMount {
+		t.Errorf("data_dir %s is not the PVC mount %s", c.DataDir, dataMount)
+	}
+	for _, p := range []string{c.TLS.CA, c.TLS.Cert, c.TLS.Key} {
+		if !under(p, pkiVol) {
+			t.Errorf("%s is not under the Secret mount %s", p, mounts[pkiVol])
 		}
-		if c.DataDir != dataMount {
-			t.Errorf("%s: data_dir %s is not the PVC mount %s", id, c.DataDir, dataMount)
-		}
-		for _, p := range []string{c.TLS.CA, c.TLS.Cert, c.TLS.Key} {
-			key := filepath.Base(p)
-			if !under(p, pkiVol) {
-				t.Errorf("%s: %s is not under the Secret mount %s", id, p, mounts[pkiVol])
-			}
-			if _, ok := sec.StringData[key]; !ok {
-				if _, ok := sec.Data[key]; !ok {
-					t.Errorf("%s: the Secret lacks %s", id, key)
-				}
-			}
+		if !keys[filepath.Base(p)] {
+			t.Errorf("the Secret %s lacks %s", sec.Name, filepath.Base(p))
 		}
 	}
 	if _, ok := mounts["tmp"]; !ok || ctr.SecurityContext == nil || ctr.SecurityContext.ReadOnlyRootFilesystem == nil {

@@ -6,12 +6,19 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 deploy/build.sh sextant:dev
-if [ ! -f deploy/compose/pki/ca.pem ]; then
-  CGO_ENABLED=0 go run ./cmd/crawler certs --nodes 3 --out deploy/compose/pki --hosts localhost
-  # The CA key stays out of the directory mounted into the containers, and
-  # the nodes run as uid 65532 and must read their own keys.
-  mv deploy/compose/pki/ca-key.pem deploy/compose/ca-key.pem
-  chmod 0644 deploy/compose/pki/*.pem
+if [ ! -d deploy/compose/pki/node-0 ]; then
+  if [ -e deploy/compose/pki/ca.pem ]; then
+    echo "deploy/compose/pki holds an old flat PKI (every key mounted into every node);" >&2
+    echo "remove it (and the volumes: docker compose -p sextant -f deploy/compose.yaml down -v) and run again" >&2
+    exit 1
+  fi
+  # One directory per node, mounted only into that node: its key stays
+  # 0600, owned by the image's user (65532). Made in the image as root,
+  # which may chown without privilege on the host; the CA key stays
+  # outside every mount (root-owned, 0600).
+  mkdir -p deploy/compose/pki
+  docker run --rm --user 0:0 -v "$PWD/deploy/compose/pki:/out" sextant:dev \
+    certs --nodes 3 --out /out --hosts localhost --per-node --owner 65532:65532
 fi
 if docker compose version >/dev/null 2>&1; then dc="docker compose"; else dc="docker-compose"; fi
 $dc -p sextant -f deploy/compose.yaml up -d

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -14,9 +15,25 @@ import (
 
 // fakeClock only moves when the test says so; its After never fires, so
 // the splitter's own age loop stays asleep and the test drives flushAged.
-type fakeClock struct{ now time.Time }
+// The senders read it too (a peer's failure time), hence the lock.
+type fakeClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
 
-func (c *fakeClock) Now() time.Time                       { return c.now }
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) advance(d time.Duration) time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+	return c.now
+}
+
 func (c *fakeClock) After(time.Duration) <-chan time.Time { return make(chan time.Time) }
 
 // TestBatchingDataDriven runs testdata/batching: routing, cache
@@ -82,8 +99,7 @@ func TestBatchingDataDriven(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			clock.now = clock.now.Add(dur)
-			s.flushAged(clock.now)
+			s.flushAged(clock.advance(dur))
 			return dumpSpool(t, s, sink)
 		case "flush":
 			if err := s.Flush(ctx); err != nil {

@@ -47,7 +47,14 @@
 //     being changed to connect before SetView. Drained is Quiescent for
 //     nodes paused by a membership change. The barrier that uses all this
 //     is internal/crawl/elastic.go.
-//  7. Close the Splitter (and stop the server) on shutdown.
+//  7. Close the Splitter (and stop the server) on shutdown. Peers keep their
+//     streams to this node open: call StopReceiving when the server's
+//     graceful stop begins, or it waits for its bound.
+//
+// A peer that cannot be reached is logged (Options.Logger) once per kind of
+// failure (FailureKind: refused, tls, timeout, ...) and then at most once
+// per Options.ErrorLogEvery, and again when it recovers; its last failure
+// is in PeerStats (LastError, LastErrorKind, LastErrorAt, Failing).
 //
 // A Splitter is safe for concurrent use. Stats returns plain counters,
 // including the cross-machine traffic reduction (1 − sent ÷ discovered

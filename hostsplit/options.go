@@ -108,6 +108,11 @@ type Options struct {
 	RetryMin    time.Duration // first backoff after a failed stream; default 50ms
 	RetryMax    time.Duration // default 5s
 	RPCTimeout  time.Duration // Status calls; default 5s
+	// ErrorLogEvery rate-limits the log of a peer that stays unreachable:
+	// each new kind of failure is logged at once, the same kind again at
+	// most once per ErrorLogEvery (with the count not logged), and the
+	// recovery once. Default 30s.
+	ErrorLogEvery time.Duration
 
 	// Status reports the crawl loop's state for the Status RPC and
 	// termination detection; nil reports an idle node with an empty
@@ -151,6 +156,9 @@ func (o *Options) EnsureDefaults() {
 	}
 	if o.RPCTimeout == 0 {
 		o.RPCTimeout = 5 * time.Second
+	}
+	if o.ErrorLogEvery == 0 {
+		o.ErrorLogEvery = 30 * time.Second
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()

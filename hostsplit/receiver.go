@@ -75,6 +75,14 @@ func (s *Splitter) identity(ctx context.Context) (NodeID, error) {
 	return id, nil
 }
 
+// StopReceiving ends the inbound batch streams (each after the batch it is
+// applying) and refuses new ones, so that a graceful stop of the gRPC
+// server does not wait for peers that keep their streams open. Close calls
+// it; call it earlier when stopping the server first. Idempotent.
+func (s *Splitter) StopReceiving() {
+	s.recvStopOnce.Do(func() { close(s.recvStop) })
+}
+
 // Send applies each batch in order, once per (sender, epoch, seq), and
 // acknowledges it after the Local sink has durably accepted it.
 func (srv *server) Send(stream grpc.BidiStreamingServer[pb.Batch, pb.Ack]) error {
@@ -84,8 +92,38 @@ func (srv *server) Send(stream grpc.BidiStreamingServer[pb.Batch, pb.Ack]) error
 	if err != nil {
 		return err
 	}
+	// A peer keeps its stream open while it has batches for this node, so
+	// a graceful server stop would wait for it until its bound: the
+	// stream ends at StopReceiving instead (between batches; the peer
+	// resends what was not acknowledged). Recv runs in its own goroutine
+	// so that the handler can return; returning ends the stream, which
+	// ends that goroutine.
+	type recvd struct {
+		b   *pb.Batch
+		err error
+	}
+	in := make(chan recvd)
+	go func() {
+		for {
+			b, err := stream.Recv()
+			select {
+			case in <- recvd{b, err}:
+			case <-ctx.Done():
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
 	for {
-		b, err := stream.Recv()
+		var r recvd
+		select {
+		case r = <-in:
+		case <-s.recvStop:
+			return status.Error(codes.Unavailable, "hostsplit: node shutting down")
+		}
+		b, err := r.b, r.err
 		if errors.Is(err, io.EOF) {
 			return nil
 		}

@@ -42,7 +42,7 @@ func (s *Splitter) sendLoop(p *peer) {
 				// it is worth retrying soon.
 				backoff = s.opts.RetryMin
 			}
-			s.opts.Logger.Warn("hostsplit: stream to peer failed; retrying", "peer", p.id, "err", err, "backoff", backoff)
+			s.failed(p, "send", err, backoff)
 			wait := backoff/2 + rand.N(backoff/2+1)
 			select {
 			case <-s.closing:
@@ -93,6 +93,18 @@ func (s *Splitter) runStream(ctx context.Context, p *peer, stop <-chan struct{})
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	defer func() { cancel(); wg.Wait() }()
+	// Opening the stream blocks while the connection is being made (to a
+	// black-holed peer: until the connect timeout); a member that leaves
+	// the view must not hold SetView that long.
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		select {
+		case <-stop:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
 	stream, err := pb.NewPeerClient(p.conn).Send(ctx)
 	if err != nil {
 		return false, err
@@ -125,7 +137,10 @@ func (s *Splitter) runStream(ctx context.Context, p *peer, stop <-chan struct{})
 	// acknowledged: Window bounds messages, not batches.
 	var inflight []uint64
 	ack := func(a uint64) {
-		progress = s.ackUpTo(p, a) || progress
+		if s.ackUpTo(p, a) {
+			progress = true
+			s.progressed(p)
+		}
 		next = max(next, a+1)
 		for len(inflight) > 0 && inflight[0] <= a {
 			inflight = inflight[1:]

@@ -49,6 +49,9 @@ type Splitter struct {
 	storeMu     sync.RWMutex // read-held while using the store outside the senders
 	storeClosed bool
 
+	recvStopOnce sync.Once
+	recvStop     chan struct{} // closed by StopReceiving
+
 	closeOnce sync.Once
 	closing   chan struct{}
 	stopSend  context.CancelFunc
@@ -93,7 +96,8 @@ type peer struct {
 	inEpoch   uint64
 	inApplied uint64
 
-	st peerCounters
+	st     peerCounters
+	health peerHealth
 }
 
 type peerCounters struct {
@@ -156,7 +160,7 @@ func New(opts Options) (*Splitter, error) {
 			return nil, err
 		}
 	}
-	s := &Splitter{opts: opts, store: st, peers: map[NodeID]*peer{}, closing: make(chan struct{})}
+	s := &Splitter{opts: opts, store: st, peers: map[NodeID]*peer{}, closing: make(chan struct{}), recvStop: make(chan struct{})}
 	s.view.Store(vs)
 	s.sendCtx, s.stopSend = context.WithCancel(context.Background())
 	s.health = health.NewServer()
@@ -526,6 +530,7 @@ func (s *Splitter) isClosing() bool {
 func (s *Splitter) Close() error {
 	s.closeOnce.Do(func() {
 		s.health.Shutdown()
+		s.StopReceiving()
 		// Refuse new Route calls and wait for running ones, so that the
 		// flush below spools every URL Route accepted.
 		s.routeMu.Lock()

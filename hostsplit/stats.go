@@ -1,5 +1,7 @@
 package hostsplit
 
+import "time"
+
 // PeerStats are the traffic counters for one peer (or, in Stats.Total, the
 // sum over peers) since this Splitter was opened.
 type PeerStats struct {
@@ -26,6 +28,16 @@ type PeerStats struct {
 	ReceivedURLs    uint64
 	DupBatches      uint64 // resent batches ignored
 	Malformed       uint64 // batches rejected as malformed
+	// The last failure to reach the peer (a batch stream or a status
+	// call; zero if none since this start): its cause as gRPC reported
+	// it, its FailureKind and time; LastAckAt is the last answer (a batch
+	// acknowledged, a status call answered). Failing: no answer since the
+	// last failure. Not summed in Stats.Total.
+	LastError     string
+	LastErrorKind string
+	LastErrorAt   time.Time
+	LastAckAt     time.Time
+	Failing       bool
 }
 
 // Stats is a snapshot of the splitter's counters.
@@ -133,6 +145,7 @@ func (p *peer) stats() PeerStats {
 		DupBatches:      p.st.dupBatches.Load(),
 		Malformed:       p.st.malformed.Load(),
 	}
+	p.health.fill(&ps)
 	p.outMu.Lock()
 	ps.SpoolBatches = uint64(len(p.pending))
 	ps.SpoolURLs = uint64(p.pendingURLs)

@@ -137,12 +137,16 @@ func (s *Splitter) PeerStatus(ctx context.Context, id NodeID) (NodeStatus, error
 	if conn == nil {
 		return NodeStatus{}, fmt.Errorf("hostsplit: %q is not a member", id)
 	}
-	ctx, cancel := context.WithTimeout(ctx, s.opts.RPCTimeout)
+	cctx, cancel := context.WithTimeout(ctx, s.opts.RPCTimeout)
 	defer cancel()
-	r, err := pb.NewPeerClient(conn).Status(ctx, &pb.StatusRequest{})
+	r, err := pb.NewPeerClient(conn).Status(cctx, &pb.StatusRequest{})
 	if err != nil {
+		if ctx.Err() == nil { // not the caller giving up
+			s.failed(p, "status", err, 0)
+		}
 		return NodeStatus{}, fmt.Errorf("hostsplit: status of %s: %w", id, err)
 	}
+	s.progressed(p)
 	ns := statusFromProto(r)
 	if ns.Node != id {
 		return NodeStatus{}, fmt.Errorf("hostsplit: status of %s answered by %q", id, ns.Node)

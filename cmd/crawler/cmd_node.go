@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -61,6 +62,7 @@ data dir resumes.`)
 	exitDone := f.Bool("exit-when-done", false, "exit when the cluster's crawl has terminated instead of serving metrics until SIGTERM")
 	statusAddr := f.String("status", "127.0.0.1:0", "where to serve the status page (read-only; keep it on loopback unless you mean to expose it); \"off\" disables it")
 	reportJSON := f.String("report-json", "", "also write the node's final report as JSON to this file")
+	listen := f.String("listen", "", "gRPC (mTLS) listen address, overriding the config's \"listen\" (default: this member's addr if it is an IP or localhost, else :PORT on every interface)")
 	force := f.Bool("force", false, "take over a data dir made by another run (crawl, demo, another node or seeds): its IDENTITY is rewritten, with a warning")
 	skipCheck := f.Bool("skip-check", false, "open the data dir without reading every frontier key and spool entry to verify them (0.2-0.5 s per million queued URLs saved); run 'crawler fsck' after anything worse than a crash")
 	if err := f.parse(args); err != nil {
@@ -78,6 +80,12 @@ data dir resumes.`)
 			return usagef("%s", oneLine(err))
 		}
 		return err
+	}
+	if *listen != "" {
+		if _, _, err := net.SplitHostPort(*listen); err != nil {
+			return usagef("--listen %q: %v", *listen, err)
+		}
+		cfg.Listen = *listen
 	}
 	fenv := *env
 	fenv.forceIdentity, fenv.skipCheck = *force, *skipCheck
@@ -142,6 +150,9 @@ func runNodeConfig(ctx context.Context, env *cmdEnv, cfg *nodeconfig.Config, exi
 	mo.Node.Logf = func(format string, args ...any) {
 		fmt.Fprintf(env.stderr, "%s %s: %s\n", time.Now().UTC().Format(time.RFC3339), cfg.ID, termsafe.String(fmt.Sprintf(format, args...)))
 	}
+	// The splitter logs peer failures (rate-limited) and recoveries: the
+	// only place an operator learns why a peer's spool grows.
+	mo.Logger = slog.New(slog.NewTextHandler(env.stderr, nil)).With("node", cfg.ID)
 	mo.Node.Identity, mo.Node.ForceIdentity = crawl.NewIdentity("node", seeds), env.forceIdentity
 	mo.Node.SkipOpenCheck = env.skipCheck
 	// The status page's live curves, busiest hosts (from the crawl log)

@@ -52,6 +52,8 @@ var (
 	mWireBytes     = desc("wire_bytes_total", "Encoded batch bytes sent to a peer (first transmission).", "node", "peer")
 	mRawBytes      = desc("wire_raw_url_bytes_total", "Raw bytes of the URLs sent to a peer (for the compression ratio).", "node", "peer")
 	mStreamErrs    = desc("splitter_stream_errors_total", "Failed batch streams to a peer (a peer down or cut off).", "node", "peer")
+	mPeerLastErr   = desc("splitter_peer_last_error_timestamp_seconds", "When the last stream to a peer failed (Unix time; absent if none since start), by kind of failure (refused, tls, timeout, reset, ...); the cause is logged and on the status page.", "node", "peer", "kind")
+	mPeerFailing   = desc("splitter_peer_failing", "1 while no batch was acknowledged by a peer since its last stream failure.", "node", "peer")
 	mSpoolBatches  = desc("spool_batches", "Batches spooled for a peer, not yet acknowledged.", "node", "peer")
 	mSpoolURLs     = desc("spool_urls", "URLs spooled for a peer, not yet acknowledged.", "node", "peer")
 	mBuffered      = desc("splitter_buffered_urls", "URLs for a peer buffered in memory, not yet spooled.", "node", "peer")
@@ -69,7 +71,7 @@ func (c *statsCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{mFetches, mRobotsDenied, mRobotsFetches, mPrivate, mBytes, mFetchWire, mFetchSeconds,
 		mLinks, mNewURLs, mContentDups, mRobotsPages, mFrontier, mInFlight, mHosts, mPolite, mDUEEntries, mDUEBytes, mDUEBuffer,
 		mDUEMerges, mDUEMergeSecs, mCacheHits, mCacheMisses, mSplitDisc, mSplitSupp, mSplitSent,
-		mSplitRecv, mWireBytes, mRawBytes, mStreamErrs, mSpoolBatches, mSpoolURLs, mBuffered, mSitemaps, mSitemapURLs, mDone,
+		mSplitRecv, mWireBytes, mRawBytes, mStreamErrs, mPeerLastErr, mPeerFailing, mSpoolBatches, mSpoolURLs, mBuffered, mSitemaps, mSitemapURLs, mDone,
 		mNetFailures, mTLSHandshakes, mHTTP2, mConnsOpen} {
 		ch <- d
 	}
@@ -162,6 +164,14 @@ func (c *statsCollector) Collect(ch chan<- prometheus.Metric) {
 			counter(mWireBytes, float64(p.WireBytes), peer)
 			counter(mRawBytes, float64(p.RawBytes), peer)
 			counter(mStreamErrs, float64(p.StreamErrors), peer)
+			if !p.LastErrorAt.IsZero() {
+				gauge(mPeerLastErr, float64(p.LastErrorAt.UnixNano())/1e9, peer, p.LastErrorKind)
+			}
+			failing := 0.0
+			if p.Failing {
+				failing = 1
+			}
+			gauge(mPeerFailing, failing, peer)
 			gauge(mSpoolBatches, float64(p.SpoolBatches), peer)
 			gauge(mSpoolURLs, float64(p.SpoolURLs), peer)
 			gauge(mBuffered, float64(p.BufferedURLs), peer)

@@ -358,20 +358,84 @@ func (m *Member) Run(ctx context.Context) error {
 			}
 			continue
 		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-changed:
-			continue
-		case <-t.C:
-		}
-		if m.Phase() == PhaseRemoved {
-			if done, err := m.Split.Terminated(ctx); err == nil && done {
+		if m.Phase() != PhaseRemoved {
+			select {
+			case <-ctx.Done():
 				return nil
+			case <-changed:
 			}
+			continue
+		}
+		// Removed: wait for the rest of the cluster to terminate,
+		// still following phase changes while a check hangs.
+		if done := m.waitRemoved(ctx, changed, t); done {
+			return nil
 		}
 	}
 	return nil
+}
+
+// waitRemoved checks the cluster's termination each tick until it is proven
+// (true), the phase changes or ctx ends.
+func (m *Member) waitRemoved(ctx context.Context, changed <-chan struct{}, t *time.Ticker) bool {
+	probe := newTermProbe(ctx, m.Split)
+	defer probe.close()
+	for {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-changed:
+			return false
+		case done := <-probe.result:
+			probe.running = false
+			if done {
+				return true
+			}
+		case <-t.C:
+			probe.start()
+		}
+	}
+}
+
+// termProbe runs the cluster's termination check (two status rounds over
+// every member) in a goroutine it owns, one check at a time. A status call
+// to an unreachable peer can hang for hostsplit's RPCTimeout (5 s, e.g. a
+// black-holed peer): the loop that supervises the workers must not, or a
+// pause, a failed worker or a stop would wait for it (issue 25, defect 5).
+type termProbe struct {
+	sp      *hostsplit.Splitter
+	ctx     context.Context
+	cancel  context.CancelFunc
+	result  chan bool // capacity 1: the outcome of the check started last
+	running bool      // a check is running; the caller clears it when it takes the result
+	wg      sync.WaitGroup
+}
+
+func newTermProbe(ctx context.Context, sp *hostsplit.Splitter) *termProbe {
+	p := &termProbe{sp: sp, result: make(chan bool, 1)}
+	p.ctx, p.cancel = context.WithCancel(ctx)
+	return p
+}
+
+// start begins a check unless one is running; its outcome arrives on
+// result (true: terminated; false: not proven, e.g. a peer unreachable).
+func (p *termProbe) start() {
+	if p.running {
+		return
+	}
+	p.running = true
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		done, err := p.sp.Terminated(p.ctx)
+		p.result <- err == nil && done
+	}()
+}
+
+// close cancels a running check and waits for it.
+func (p *termProbe) close() {
+	p.cancel()
+	p.wg.Wait()
 }
 
 // runWorkers runs the node's workers until the cluster terminates (true),
@@ -385,6 +449,8 @@ func (m *Member) runWorkers(ctx context.Context, changed <-chan struct{}, t *tim
 		defer close(exited)
 		runErr = m.Node.Run(wctx, false)
 	}()
+	probe := newTermProbe(wctx, m.Split)
+	defer probe.close()
 	stop := func() {
 		cancel()
 		<-exited
@@ -392,6 +458,13 @@ func (m *Member) runWorkers(ctx context.Context, changed <-chan struct{}, t *tim
 	}
 	for {
 		select {
+		case done := <-probe.result:
+			probe.running = false
+			if done {
+				stop()
+				return true, runErr
+			}
+			continue
 		case <-ctx.Done():
 			stop()
 			return false, runErr
@@ -410,14 +483,7 @@ func (m *Member) runWorkers(ctx context.Context, changed <-chan struct{}, t *tim
 				return false, errors.Join(runErr, fmt.Errorf("crawl: due flush: %w", err))
 			}
 		}
-		done, err := m.Split.Terminated(wctx)
-		if err != nil {
-			continue // a peer is unreachable: keep crawling, retry later
-		}
-		if done {
-			stop()
-			return true, runErr
-		}
+		probe.start() // a peer may be unreachable: the workers go on
 	}
 }
 
@@ -426,6 +492,9 @@ func (m *Member) runWorkers(ctx context.Context, changed <-chan struct{}, t *tim
 func (m *Member) Close() error {
 	stopped := make(chan struct{})
 	go func() { m.srv.GracefulStop(); close(stopped) }()
+	// Peers keep their batch streams to this node open: end them, or the
+	// graceful stop always waits for its whole bound.
+	m.Split.StopReceiving()
 	select {
 	case <-stopped:
 	case <-time.After(5 * time.Second):

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"google.golang.org/grpc"
@@ -75,6 +76,14 @@ func ChangeMembership(ctx context.Context, o ChangeOptions) (ChangeReport, error
 	if o.Logf == nil {
 		o.Logf = func(string, ...any) {}
 	}
+	// Transitions run in parallel: one call to the caller's Logf at a time.
+	var logMu sync.Mutex
+	logf := o.Logf
+	o.Logf = func(format string, args ...any) {
+		logMu.Lock()
+		defer logMu.Unlock()
+		logf(format, args...)
+	}
 	rep.Epoch = o.New.Epoch
 	// Participants: both views' members, the lost ones aside.
 	var parts []hostsplit.Member
@@ -113,24 +122,38 @@ func ChangeMembership(ctx context.Context, o ChangeOptions) (ChangeReport, error
 		lost[i] = string(id)
 	}
 	view := hostsplit.ViewToProto(o.New)
+	// transition sends phase to every participant at once: a PREPARE
+	// returns when the node's workers have stopped, so one slow node
+	// (fetches finishing) would otherwise delay the pause of the next.
 	transition := func(phase pb.TransitionRequest_Phase) ([]*pb.MemberState, error) {
 		out := make([]*pb.MemberState, len(parts))
+		errs := make([]error, len(parts))
+		var wg sync.WaitGroup
 		for i := range parts {
-			for {
-				cctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-				st, err := pb.NewMembershipClient(conns[i]).Transition(cctx, &pb.TransitionRequest{Phase: phase, View: view, Lost: lost})
-				cancel()
-				if err == nil {
-					out[i] = st
-					break
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for {
+					cctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+					st, err := pb.NewMembershipClient(conns[i]).Transition(cctx, &pb.TransitionRequest{Phase: phase, View: view, Lost: lost})
+					cancel()
+					if err == nil {
+						out[i] = st
+						return
+					}
+					o.Logf("%s on %s: %v (retrying)", phase, parts[i].ID, err)
+					select {
+					case <-ctx.Done():
+						errs[i] = fmt.Errorf("crawl: %s on %s: %w", phase, parts[i].ID, errors.Join(err, ctx.Err()))
+						return
+					case <-time.After(5 * o.Poll):
+					}
 				}
-				o.Logf("%s on %s: %v (retrying)", phase, parts[i].ID, err)
-				select {
-				case <-ctx.Done():
-					return nil, fmt.Errorf("crawl: %s on %s: %w", phase, parts[i].ID, errors.Join(err, ctx.Err()))
-				case <-time.After(5 * o.Poll):
-				}
-			}
+			}()
+		}
+		wg.Wait()
+		if err := errors.Join(errs...); err != nil {
+			return nil, err
 		}
 		return out, nil
 	}

@@ -102,10 +102,11 @@ func (s *StatusSource) Snapshot() status.Snapshot {
 			continue
 		}
 		// Up: nothing refused, and either nothing waits in the spool or the
-		// peer has been acknowledging batches.
-		up := p.RejectedByPeer == 0 && (p.SpoolBatches == 0 || p.AckedBatches > 0)
+		// peer has been acknowledging batches since its last failure.
+		up := p.RejectedByPeer == 0 && (p.SpoolBatches == 0 || (p.AckedBatches > 0 && !p.Failing))
 		snap.Peers = append(snap.Peers, status.Peer{ID: string(p.Peer), Up: up,
-			SentURLs: p.SentURLs, RecvURLs: p.ReceivedURLs, SentBytes: p.WireBytes, Spool: int64(p.SpoolURLs)})
+			SentURLs: p.SentURLs, RecvURLs: p.ReceivedURLs, SentBytes: p.WireBytes, Spool: int64(p.SpoolURLs),
+			LastError: p.LastError, LastErrorKind: p.LastErrorKind, LastErrorAt: p.LastErrorAt})
 	}
 	k := s.Hosts
 	if k <= 0 {

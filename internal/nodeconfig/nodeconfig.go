@@ -101,8 +101,9 @@ type Politeness struct {
 type Config struct {
 	// ID is this node's id; it must be one of Members.
 	ID string `json:"id"`
-	// Listen is the gRPC listen address (default: this member's Addr
-	// port on all interfaces, ":PORT").
+	// Listen is the gRPC listen address (default DefaultListen of this
+	// member's Addr: the Addr itself if its host is an IP or localhost,
+	// else its port on all interfaces, ":PORT").
 	Listen string `json:"listen,omitempty"`
 	// HealthListen, if set, serves the standard gRPC health service
 	// without TLS (and nothing else) for probes such as Kubernetes' grpc
@@ -242,14 +243,28 @@ func (c *Config) resolvePaths(dir string) {
 	}
 }
 
+// DefaultListen is the gRPC listen address for a member advertised at addr:
+// addr itself when its host is an IP or "localhost" (a member on loopback
+// is not exposed on every interface), else ":PORT" — a DNS name's
+// interface is not known without resolving it (containers, pods: set
+// "listen" to narrow it).
+func DefaultListen(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return ""
+	}
+	if _, err := netip.ParseAddr(host); err == nil || host == "localhost" {
+		return addr
+	}
+	return ":" + port
+}
+
 // EnsureDefaults fills unset fields.
 func (c *Config) EnsureDefaults() {
 	if c.Listen == "" {
 		for _, m := range c.Members {
 			if m.ID == c.ID {
-				if _, port, err := net.SplitHostPort(m.Addr); err == nil {
-					c.Listen = ":" + port
-				}
+				c.Listen = DefaultListen(m.Addr)
 			}
 		}
 	}

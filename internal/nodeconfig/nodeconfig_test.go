@@ -278,3 +278,27 @@ func TestNoFollowOption(t *testing.T) {
 		}
 	}
 }
+
+// The gRPC port listens on the member's own interface when its address
+// names one (a loopback member was exposed on every interface).
+func TestDefaultListen(t *testing.T) {
+	for addr, want := range map[string]string{
+		"127.0.0.1:7000": "127.0.0.1:7000",
+		"[::1]:7000":     "[::1]:7000",
+		"10.1.2.3:7000":  "10.1.2.3:7000",
+		"localhost:7000": "localhost:7000",
+		"node-0:7000":    ":7000",
+		"nonsense":       "",
+	} {
+		if got := DefaultListen(addr); got != want {
+			t.Errorf("DefaultListen(%q) = %q, want %q", addr, got, want)
+		}
+	}
+	c, err := Parse([]byte(`{"id":"a","members":[{"id":"a","addr":"127.0.0.1:7000"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Listen != "127.0.0.1:7000" {
+		t.Errorf("listen default %q for a loopback member", c.Listen)
+	}
+}

@@ -58,7 +58,8 @@ var ErrNoPeers = errors.New("status: peers need transport credentials")
 
 // DialPeers prepares clients for peers (no connection is made until the
 // first call). creds are the node's mTLS client credentials (the same as
-// the splitter's). timeout bounds each peer's answer; default 2 s.
+// the splitter's) without a ServerName: each peer's certificate is checked
+// against its node id, whatever its address. timeout bounds each peer's answer; default 2 s.
 func DialPeers(peers []PeerAddr, creds credentials.TransportCredentials, timeout time.Duration) (*Peers, error) {
 	if creds == nil {
 		return nil, ErrNoPeers
@@ -68,7 +69,12 @@ func DialPeers(peers []PeerAddr, creds credentials.TransportCredentials, timeout
 	}
 	p := &Peers{timeout: timeout, peers: peers}
 	for _, pa := range peers {
-		c, err := grpc.NewClient(pa.Addr, grpc.WithTransportCredentials(creds))
+		// The TLS server name is the peer's node id, as hostsplit dials
+		// it: `crawler certs` always names the node id in its
+		// certificate, but an address (an IP, a service name) only if
+		// --hosts listed it, so a healthy peer addressed by IP failed
+		// verification.
+		c, err := grpc.NewClient(pa.Addr, grpc.WithTransportCredentials(creds), grpc.WithAuthority(pa.ID))
 		if err != nil {
 			p.Close()
 			return nil, fmt.Errorf("status: peer %s: %w", pa.ID, err)

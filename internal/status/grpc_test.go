@@ -91,3 +91,42 @@ func TestPeersOverMTLS(t *testing.T) {
 		t.Errorf("a non-member got a snapshot: %+v", s[0])
 	}
 }
+
+// A healthy peer addressed by an IP its certificate does not name (certs
+// made with --hosts naming other hosts, containers addressed by IP) is
+// verified by its node id, as the splitter does.
+func TestPeersVerifiedByNodeID(t *testing.T) {
+	ca, err := tlsutil.NewCA("test", time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	issue := func(id string) *tlsutil.Node {
+		c, k, err := ca.Issue(id, nil, time.Hour) // the node id only: no IP
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, err := tlsutil.FromPEM(ca.CertPEM, c, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	members := []string{"node-a", "node-b"}
+	a, b := issue("node-a"), issue("node-b")
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := grpc.NewServer(grpc.Creds(credentials.NewTLS(b.ServerConfig(members))))
+	Register(srv, SourceFunc(func() Snapshot { return Snapshot{Node: "node-b", Pages: 7} }))
+	go srv.Serve(ln)
+	defer srv.Stop()
+	p, err := DialPeers([]PeerAddr{{"node-b", ln.Addr().String()}}, credentials.NewTLS(a.ClientConfig(members)), 2*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	if s := p.Snapshots(context.Background()); s[0].Error != "" || s[0].Pages != 7 {
+		t.Errorf("peer addressed by IP: %+v", s[0])
+	}
+}

@@ -82,7 +82,9 @@ func TestScriptRendersUnderNode(t *testing.T) {
 			Outcomes: map[string]uint64{"2xx": 90, "4xx": 7, "error": 3},
 			Caches: []Cache{{Name: "due-front", Size: 2, HitRate: 0.61,
 				Curves: map[string][]mrc.Point{"lru": curve, "clock": curve}, Advice: &adv}},
-			Peers:   []Peer{{ID: "node8", Up: true, SentURLs: 5, Spool: 17}},
+			Peers: []Peer{{ID: "node8", Up: true, SentURLs: 5, Spool: 17},
+				{ID: "node9", Spool: 3, LastErrorKind: "tls", LastErrorAt: time.Now().Add(-time.Minute),
+					LastError: "x509: certificate signed by unknown authority"}},
 			Delayed: []Host{{Host: "slow.sim.test", DelayMS: 2500}}},
 		History: []Point{{Time: t0, Pages: 0, Frontier: 1}, {Time: t0.Add(time.Second), Pages: 50, PagesPerSec: 50, Frontier: 2, DUE: 3},
 			{Time: t0.Add(2 * time.Second), Pages: 130, PagesPerSec: 80, Frontier: 4, DUE: 5}},
@@ -125,7 +127,7 @@ func TestScriptRendersUnderNode(t *testing.T) {
 		}
 	}
 	if !strings.Contains(got.Peers, "node8") || !strings.Contains(got.Peers, "17") || !strings.Contains(got.Delayed, "slow.sim.test") ||
-		!strings.Contains(got.Cluster, "node8") {
+		!strings.Contains(got.Cluster, "node8") || !strings.Contains(got.Peers, "|tls 6") || !strings.Contains(got.Peers, "s ago: x509: certificate signed by unknown authority") {
 		t.Errorf("tables: peers %q delayed %q cluster %q", got.Peers, got.Delayed, got.Cluster)
 	}
 }

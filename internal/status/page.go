@@ -77,6 +77,7 @@ function barChart(svg,obj){
   svg.appendChild(el("text",{x:95+w,y:y+13},fmt(obj[k])))});
  svg.setAttribute("height",Math.max(40,keys.length*22+10));
 }
+function ago(t){const s=(Date.now()-Date.parse(t))/1000;return isFinite(s)?Math.max(0,Math.round(s))+"s ago":""}
 function table(t,head,rows){
  t.textContent="";const tr=document.createElement("tr");head.forEach(h=>{const th=document.createElement("th");th.textContent=h;tr.appendChild(th)});t.appendChild(tr);
  rows.forEach(r=>{const tr=document.createElement("tr");r.forEach(c=>{const td=document.createElement("td");td.textContent=(typeof c==="number")?fmt(c):c;tr.appendChild(td)});t.appendChild(tr)});
@@ -113,7 +114,7 @@ async function poll(){
   lineChart(document.getElementById("sizeChart"),[{name:"frontier",pts:h.map(p=>[(Date.parse(p.time)-t0)/1000,p.frontier])},{name:"DUE",pts:h.map(p=>[(Date.parse(p.time)-t0)/1000,p.due])}],{xfmt:x=>Math.round(x)+"s"});
   barChart(document.getElementById("outcomes"),n.outcomes);
   caches(document.getElementById("caches"),n.caches);
-  table(document.getElementById("peers"),["peer","up","sent URLs","recv URLs","sent bytes","spool"],(n.peers||[]).map(p=>[p.id,p.up?"yes":"NO",p.sentUrls,p.recvUrls,p.sentBytes,p.spool]));
+  table(document.getElementById("peers"),["peer","up","sent URLs","recv URLs","sent bytes","spool","last error"],(n.peers||[]).map(p=>[p.id,p.up?"yes":"NO",p.sentUrls,p.recvUrls,p.sentBytes,p.spool,p.lastError?(p.lastErrorKind+" "+ago(p.lastErrorAt)+": "+p.lastError):""]));
   table(document.getElementById("busiest"),["host","fetches","bytes","mean fetch ms"],(n.busiestHosts||[]).map(h=>[h.host,h.fetches,h.bytes||0,h.fetchMs||0]));
   table(document.getElementById("delayed"),["host","fetches","next fetch in ms","failures"],(n.delayedHosts||[]).map(h=>[h.host,h.fetches,h.delayMs,h.failures||0]));
   if(d.cluster&&d.cluster.length){document.getElementById("clusterBox").style.display="";

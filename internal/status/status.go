@@ -90,6 +90,12 @@ type Peer struct {
 	RecvURLs  uint64 `json:"recvUrls"`
 	SentBytes uint64 `json:"sentBytes"`
 	Spool     int64  `json:"spool"` // URLs spooled while the peer is unreachable
+	// The last failure to send to the peer (empty if none): its kind
+	// (hostsplit.FailureKind: "refused", "tls", "timeout", ...), its cause
+	// and when it happened.
+	LastError     string    `json:"lastError,omitempty"`
+	LastErrorKind string    `json:"lastErrorKind,omitempty"`
+	LastErrorAt   time.Time `json:"lastErrorAt,omitzero"`
 }
 
 // Host is one host's figures.

@@ -277,3 +277,45 @@ func (n *Node) ClientConfig(members []string) *tls.Config {
 		VerifyConnection: verifyMember(members),
 	}
 }
+
+// SplitPerNode moves the node files of a cluster directory made by
+// WriteCluster into one directory per node, dir/<id>/ (mode 0700) holding
+// ca.pem, <id>.pem and <id>-key.pem (0600): a container or pod is then
+// given only its own directory, never another node's key. With uid >= 0
+// each node directory and its files are chowned to uid:gid (the user a
+// container runs as, so that it can read its 0600 key; this needs the
+// privilege to chown). The CA files stay in dir.
+func SplitPerNode(dir string, ids []string, uid, gid int) error {
+	caPEM, err := os.ReadFile(filepath.Join(dir, "ca.pem"))
+	if err != nil {
+		return fmt.Errorf("tlsutil: %w", err)
+	}
+	for _, id := range ids {
+		nd := filepath.Join(dir, id)
+		if err := os.Mkdir(nd, 0o700); err != nil {
+			return fmt.Errorf("tlsutil: %w", err)
+		}
+		cf, kf := NodeFiles(dir, id)
+		ncf, nkf := NodeFiles(nd, id)
+		if err := os.WriteFile(filepath.Join(nd, "ca.pem"), caPEM, 0o644); err != nil {
+			return err
+		}
+		if err := os.Rename(cf, ncf); err != nil {
+			return fmt.Errorf("tlsutil: %w", err)
+		}
+		if err := os.Rename(kf, nkf); err != nil {
+			return fmt.Errorf("tlsutil: %w", err)
+		}
+		if err := os.Chmod(nkf, 0o600); err != nil {
+			return err
+		}
+		if uid >= 0 {
+			for _, p := range []string{nd, filepath.Join(nd, "ca.pem"), ncf, nkf} {
+				if err := os.Chown(p, uid, gid); err != nil {
+					return fmt.Errorf("tlsutil: %w", err)
+				}
+			}
+		}
+	}
+	return nil
+}
