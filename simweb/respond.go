@@ -84,6 +84,9 @@ func (g *gen) eachHeader(f func(k, v string)) {
 	if g.retryAfter {
 		f("Retry-After", "1")
 	}
+	if g.hi.tls&tlsHSTS != 0 {
+		f("Strict-Transport-Security", hstsValue)
+	}
 	f("Content-Length", strconv.FormatInt(int64(len(g.buf))+g.tailLen, 10))
 }
 
@@ -325,6 +328,7 @@ func (g *gen) redirect() {
 		next = target{host: int32(o), kind: pkHome}
 	}
 	g.status = code
+	next = g.spell(next)
 	g.location = string(g.appendRaw(nil, next, false))
 	if g.collect {
 		g.links = append(g.links, Link{Tag: "location", Raw: g.location, URL: g.w.url(next)})
