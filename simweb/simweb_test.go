@@ -785,13 +785,13 @@ func TestLinkSpellingsAndPopularity(t *testing.T) {
 		t.Fatal(err)
 	}
 	forms := map[string]func(raw string) bool{
-		"root-relative":     func(r string) bool { return strings.HasPrefix(r, "/") && !strings.HasPrefix(r, "//") },
-		"../":               func(r string) bool { return strings.HasPrefix(r, "../") },
-		"./":                func(r string) bool { return strings.HasPrefix(r, "./") },
-		"plain relative":    func(r string) bool { return strings.HasPrefix(r, "p") && strings.HasSuffix(r, ".html") },
-		"?query":            func(r string) bool { return strings.HasPrefix(r, "?") },
-		"//host":            func(r string) bool { return strings.HasPrefix(r, "//") },
-		"absolute":          func(r string) bool { return strings.HasPrefix(r, "http://h") || strings.HasPrefix(r, "https://h") },
+		"root-relative":  func(r string) bool { return strings.HasPrefix(r, "/") && !strings.HasPrefix(r, "//") },
+		"../":            func(r string) bool { return strings.HasPrefix(r, "../") },
+		"./":             func(r string) bool { return strings.HasPrefix(r, "./") },
+		"plain relative": func(r string) bool { return strings.HasPrefix(r, "p") && strings.HasSuffix(r, ".html") },
+		"?query":         func(r string) bool { return strings.HasPrefix(r, "?") },
+		"//host":         func(r string) bool { return strings.HasPrefix(r, "//") },
+		"absolute":       func(r string) bool { return strings.HasPrefix(r, "http://h") || strings.HasPrefix(r, "https://h") },
 		"mixed case": func(r string) bool {
 			l := strings.ToLower(r)
 			return strings.HasPrefix(l, "http") && strings.Contains(l, "://h") && !strings.HasPrefix(r, "http://h") && !strings.HasPrefix(r, "https://h")
