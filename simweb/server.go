@@ -2,7 +2,6 @@ package simweb
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -83,16 +82,14 @@ type Stats struct {
 	Active   int64 // requests in progress
 }
 
-// Server serves a Web (or a directory of sites) on two loopback listeners,
-// one for plain HTTP and one for HTTPS (DialContext sends port 443 to the
-// second), choosing the virtual host by the Host header. It is safe for
-// concurrent use and must be Closed.
+// Server serves a Web (or a directory of sites) on one loopback listener,
+// plain HTTP and HTTPS alike (mux.go), choosing the virtual host by the
+// Host header. It is safe for concurrent use and must be Closed.
 type Server struct {
 	web     *Web
 	dir     *dirSites
 	opts    Options
-	ln      net.Listener
-	tlsLn   net.Listener
+	ln      *muxListener
 	certs   *certs
 	hs      *http.Server
 	ctx     context.Context
@@ -121,19 +118,12 @@ func start(web *Web, dir *dirSites, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("simweb: %w", err)
 	}
-	host, _, _ := net.SplitHostPort(opts.Listen)
-	rawTLS, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
-	if err != nil {
-		ln.Close()
-		return nil, fmt.Errorf("simweb: %w", err)
-	}
-	s := &Server{web: web, dir: dir, opts: opts, ln: ln}
+	s := &Server{web: web, dir: dir, opts: opts}
 	if s.certs, err = makeCerts(s.certNames()); err != nil {
 		ln.Close()
-		rawTLS.Close()
 		return nil, fmt.Errorf("simweb: certificates: %w", err)
 	}
-	s.tlsLn = tls.NewListener(rawTLS, s.serverTLS())
+	s.ln = newMux(ln, s.serverTLS())
 	s.mu.log = map[string][]Request{}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.hs = &http.Server{
@@ -142,13 +132,11 @@ func start(web *Web, dir *dirSites, opts Options) (*Server, error) {
 		BaseContext:       func(net.Listener) context.Context { return s.ctx },
 		ErrorLog:          log.New(io.Discard, "", 0), // clients that hang up are normal here
 	}
-	for _, l := range []net.Listener{ln, s.tlsLn} {
-		s.serveWG.Add(1)
-		go pprof.Do(s.ctx, pprof.Labels("simweb", "serve"), func(context.Context) {
-			defer s.serveWG.Done()
-			_ = s.hs.Serve(l) // net/http serves h2 on a TLS listener when ALPN picks it
-		})
-	}
+	s.serveWG.Add(1)
+	go pprof.Do(s.ctx, pprof.Labels("simweb", "serve"), func(context.Context) {
+		defer s.serveWG.Done()
+		_ = s.hs.Serve(s.ln) // net/http serves h2 on a *tls.Conn when ALPN picks it
+	})
 	return s, nil
 }
 
@@ -169,8 +157,8 @@ func (s *Server) Serves(host string) bool {
 }
 
 // DialContext connects to the server if addr's host is one of the
-// server's hosts (other names fail with ErrNotServed): port 443 to the TLS
-// listener, any other to the plain one. As on the real web, a host that
+// server's hosts (other names fail with ErrNotServed), whatever the port
+// in addr (the listener serves plain and TLS). As on the real web, a host that
 // does not serve a scheme refuses its port (ECONNREFUSED): :80 of an
 // HTTPS-only host, :443 of a plain one. Use it as
 // http.Transport.DialContext so that no test touches DNS.
@@ -182,10 +170,6 @@ func (s *Server) DialContext(ctx context.Context, network, addr string) (net.Con
 	if !s.Serves(host) {
 		return nil, fmt.Errorf("%w: %q (dial %s %s)", ErrNotServed, host, network, addr)
 	}
-	to := s.Addr()
-	if port == "443" {
-		to = s.TLSAddr()
-	}
 	if s.web != nil && (port == "443" || port == "80") {
 		h, _ := s.web.HostIndex(strings.TrimSuffix(strings.ToLower(host), "."))
 		if !s.web.serves(int32(h), port == "443") {
@@ -193,7 +177,7 @@ func (s *Server) DialContext(ctx context.Context, network, addr string) (net.Con
 		}
 	}
 	var d net.Dialer
-	return d.DialContext(ctx, "tcp", to)
+	return d.DialContext(ctx, "tcp", s.Addr())
 }
 
 // Client returns an HTTP client that reaches the server's hosts through

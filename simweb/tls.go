@@ -220,9 +220,6 @@ func (s *Server) TLSClientConfig() *tls.Config {
 	return &tls.Config{RootCAs: s.CertPool(), MinVersion: tls.VersionTLS12}
 }
 
-// TLSAddr is the TLS listener's address (DialContext connects port 443 there).
-func (s *Server) TLSAddr() string { return s.tlsLn.Addr().String() }
-
 // errRefused is what dialling a port a host does not listen on returns: it
 // wraps ECONNREFUSED, as a real refused connection does.
 func errRefused(network, addr string) error {

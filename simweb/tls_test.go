@@ -1,14 +1,19 @@
 package simweb
 
 import (
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
+
+	"go.uber.org/goleak"
 )
 
 // hostsBy returns, for SmallConfig, one host of each scheme mode.
@@ -163,5 +168,51 @@ func TestOracleHTTPS(t *testing.T) {
 	}
 	if https < len(res.Fetched)/2 || viaRedirect < 10 {
 		t.Errorf("%d URLs: %d https, %d http→https redirects", len(res.Fetched), https, viaRedirect)
+	}
+}
+
+// One port serves both schemes (what a crawler's --resolve DOMAIN=IP:PORT
+// needs); a client that connects and says nothing blocks no one, and Close
+// does not wait for it. Plain HTTP to an HTTPS-only host gets nginx's 400.
+func TestOnePortBothSchemes(t *testing.T) {
+	defer goleak.VerifyNone(t, serverLeaksOnly()...)
+	w := newWeb(t, SmallConfig())
+	httpsOnly, _, plain, _, _, _ := hostsBy(t, w)
+	srv, err := Start(w, Options{NoLatency: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	idle, err := net.Dial("tcp", srv.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer idle.Close()
+	direct := func(tc *tls.Config) *http.Client {
+		return &http.Client{Transport: &http.Transport{TLSClientConfig: tc,
+			DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
+				var d net.Dialer
+				return d.DialContext(ctx, network, srv.Addr())
+			}}}
+	}
+	c := direct(srv.TLSClientConfig())
+	for url, want := range map[string]int{
+		"https://" + w.HostName(httpsOnly) + "/": 200,
+		"http://" + w.HostName(plain) + "/":      200,
+		"http://" + w.HostName(httpsOnly) + "/":  400,
+	} {
+		resp, err := c.Get(url)
+		if err != nil || resp.StatusCode != want {
+			t.Errorf("GET %s on %s: %v %v, want %d", url, srv.Addr(), resp, err, want)
+			continue
+		}
+		resp.Body.Close()
+	}
+	c.CloseIdleConnections()
+	done := make(chan error)
+	go func() { done <- srv.Close() }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Close waits for a silent client")
 	}
 }
