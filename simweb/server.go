@@ -160,7 +160,7 @@ func (s *Server) Serves(host string) bool {
 // server's hosts (other names fail with ErrNotServed), whatever the port
 // in addr (the listener serves plain and TLS). As on the real web, a host that
 // does not serve a scheme refuses its port (ECONNREFUSED): :80 of an
-// HTTPS-only host, :443 of a plain one. Use it as
+// HTTPS-only host, :443 of a plain one or of a directory's site. Use it as
 // http.Transport.DialContext so that no test touches DNS.
 func (s *Server) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
 	host, port, err := net.SplitHostPort(addr)
@@ -169,6 +169,11 @@ func (s *Server) DialContext(ctx context.Context, network, addr string) (net.Con
 	}
 	if !s.Serves(host) {
 		return nil, fmt.Errorf("%w: %q (dial %s %s)", ErrNotServed, host, network, addr)
+	}
+	if s.dir != nil && port == "443" {
+		// A directory of sites is served over plain HTTP, as it was before
+		// HTTPS: its sites' https links lead nowhere (tests count on it).
+		return nil, errRefused(network, addr)
 	}
 	if s.web != nil && (port == "443" || port == "80") {
 		h, _ := s.web.HostIndex(strings.TrimSuffix(strings.ToLower(host), "."))

@@ -31,6 +31,7 @@ sub-directory per host).`)
 	hosts := f.Int("hosts", 0, "number of hosts (0: the preset's)")
 	pages := f.Int("pages", 0, "approximate number of articles in all (0: the preset's)")
 	noPath := f.Bool("no-pathologies", false, "make every host well-behaved")
+	plain := f.Bool("plain", false, "serve every host over plain HTTP only (no HTTPS hosts: the web before HTTPS)")
 	hugeMax := f.Int64("huge-max", 0, "size of the largest huge page in bytes (0: the preset's)")
 	dir := f.String("dir", "", "serve this directory of static sites instead of a synthetic web")
 	listen := f.String("listen", "127.0.0.1:0", "listen address (must be loopback unless --allow-remote)")
@@ -96,6 +97,9 @@ sub-directory per host).`)
 		cfg.HugeMax = *hugeMax
 	}
 	cfg.NoPathologies = *noPath
+	if *plain {
+		cfg.HTTPSShare, cfg.RedirectHTTPSShare, cfg.H2Share, cfg.HSTSShare = 0, 0, 0, 0
+	}
 	if err := cfg.Validate(); err != nil {
 		return usagef("%v", err)
 	}

@@ -212,7 +212,11 @@ func serverFetched(web *simweb.Web, srv *simweb.Server) (fetched []string, extra
 			if r.Path == "/robots.txt" || strings.HasPrefix(r.Path, "/robots/") {
 				continue
 			}
-			count["http://"+host+r.Path]++
+			scheme := "http://"
+			if r.TLS {
+				scheme = "https://"
+			}
+			count[scheme+host+r.Path]++
 		}
 	}
 	for u, c := range count {
