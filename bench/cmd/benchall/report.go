@@ -129,8 +129,9 @@ var kindNames = map[string]string{
 	"cluster":    "Sextant, 3-node cluster (`crawler node` ×3)",
 	"colly":      "gocolly/colly v2.3.0",
 
-	"ceiling-https": "TLS ceiling (bare fetch + tokenize over TLS, h2 where offered)",
-	"sextant-https": "**Sextant, single node, HTTPS web** (`crawler crawl --ca-file`)",
+	"ceiling-https":    "TLS ceiling (bare fetch + tokenize over TLS, h2 where offered)",
+	"sextant-https":    "**Sextant, single node, HTTPS web** (`crawler crawl --ca-file`)",
+	"sextant-f0-https": "Sextant, single node, HTTPS web, politeness factor 0 (`--factor 0`)",
 }
 
 const (
@@ -385,8 +386,11 @@ func (rp *report) writeHTTPS(b *bytes.Buffer) {
 	w("- Same settings as above; the TLS ceiling fetches the oracle's list over TLS with Go's net/http (HTTP/2 where a host offers it by ALPN, one connection per host); Sextant keeps its default politeness factor.\n\n")
 	w("| contender | runs | pages/s | CPU s per 1,000 pages | simweb CPU s per 1,000 pages | peak RSS MiB | distinct URLs (oracle %d) | missing | extra | fetched twice |\n", rp.OracleHTTPS)
 	w("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
-	for _, k := range []string{"ceiling-https", "sextant-https"} {
+	for _, k := range []string{"ceiling-https", "sextant-https", "sextant-f0-https"} {
 		m := rp.med[k]
+		if m.n == 0 && k == "sextant-f0-https" {
+			continue
+		}
 		if m.n == 0 {
 			w("| %s | 0 | failed | | | | | | | |\n", kindNames[k])
 			continue
@@ -395,6 +399,9 @@ func (rp *report) writeHTTPS(b *bytes.Buffer) {
 			m.distinct, m.missing, m.extra, m.twice)
 	}
 	w("\nSextant ÷ TLS ceiling **%.2f** in pages/s, %.2f in CPU per page", ratio(sh.pps, ch.pps), ratio(sh.cpu, ch.cpu))
+	if f0 := rp.med["sextant-f0-https"]; f0.n > 0 {
+		w("; without the politeness factor (`--factor 0`) **%.2f** in pages/s", ratio(f0.pps, ch.pps))
+	}
 	if s, c := rp.med["sextant"], rp.med["ceiling"]; s.n > 0 && c.n > 0 && sh.n > 0 && ch.n > 0 {
 		w("; TLS costs the ceiling %.2f× and Sextant %.2f× the CPU per page of plain HTTP", ratio(ch.cpu, c.cpu), ratio(sh.cpu, s.cpu))
 	}

@@ -107,6 +107,9 @@ var runners = map[string]runner{
 	"sextant-https": func(ctx context.Context, o options, e *env, rep int) result {
 		return runSextant(ctx, o, e, rep, "sextant-https")
 	},
+	"sextant-f0-https": func(ctx context.Context, o options, e *env, rep int) result {
+		return runSextant(ctx, o, e, rep, "sextant-f0-https", "--factor", "0")
+	},
 }
 
 // proc is one started process of a run. Every contender runs under
