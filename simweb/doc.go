@@ -27,7 +27,7 @@
 // docs/bench/simweb.md).
 //
 // Nothing is stored per page: every response is generated on request from
-// cheap splitmix64 hashes of (seed, host, page). A Web keeps 8 bytes per host,
+// cheap splitmix64 hashes of (seed, host, page). A Web keeps 12 bytes per host,
 // so a web of 10⁷ pages costs about a megabyte. The same Config gives
 // byte-identical responses in every process.
 //
