@@ -156,7 +156,11 @@ func TestCrawlSigintResumes(t *testing.T) {
 		}
 		for _, r := range reqs {
 			if r.Path != "/robots.txt" && !strings.HasPrefix(r.Path, "/robots/") {
-				count["http://"+host+r.Path]++
+				scheme := "http://" // the server's log knows how it was asked
+				if r.TLS {
+					scheme = "https://"
+				}
+				count[scheme+host+r.Path]++
 			}
 		}
 	}
