@@ -42,7 +42,7 @@ var simwebPages = sync.OnceValues(func() ([]simPage, error) {
 		if i := strings.Index(rest, "/"); i >= 0 {
 			pq = rest[i:]
 		}
-		resp, err := web.Respond(host, pq)
+		resp, err := web.RespondScheme(host, pq, strings.HasPrefix(u, "https://"))
 		if err != nil {
 			continue
 		}

@@ -1,6 +1,7 @@
 package simweb
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -214,5 +215,26 @@ func TestOnePortBothSchemes(t *testing.T) {
 	case <-done:
 	case <-time.After(5 * time.Second):
 		t.Fatal("Close waits for a silent client")
+	}
+}
+
+// RespondScheme answers as the server does for each scheme.
+func TestRespondScheme(t *testing.T) {
+	w := newWeb(t, SmallConfig())
+	httpsOnly, redirect, plain, _, _, _ := hostsBy(t, w)
+	r, err := w.RespondScheme(w.HostName(redirect), "/d0/", false)
+	if err != nil || r.Status != 301 || r.Header.Get("Location") != "https://"+w.HostName(redirect)+"/d0/" ||
+		len(r.Links) != 1 || r.Links[0].Tag != "location" {
+		t.Errorf("plain request to a redirecting host: %v %+v", err, r)
+	}
+	for h, https := range map[int]bool{httpsOnly: false, plain: true} {
+		if _, err := w.RespondScheme(w.HostName(h), "/", https); !errors.Is(err, ErrSchemeNotServed) {
+			t.Errorf("%s over https=%v: %v, want ErrSchemeNotServed", w.HostName(h), https, err)
+		}
+	}
+	a, err1 := w.RespondScheme(w.HostName(httpsOnly), "/", true)
+	b, err2 := w.Respond(w.HostName(httpsOnly), "/")
+	if err1 != nil || err2 != nil || !bytes.Equal(a.Body, b.Body) {
+		t.Errorf("Respond is RespondScheme with the host's own scheme: %v %v", err1, err2)
 	}
 }
