@@ -140,3 +140,12 @@ func (p *prefixConn) Read(b []byte) (int, error) {
 	}
 	return p.Conn.Read(b)
 }
+
+// CloseWrite half-closes like the *net.TCPConn it wraps (net/http uses it
+// to end a response cleanly before closing).
+func (p *prefixConn) CloseWrite() error {
+	if cw, ok := p.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return nil
+}
