@@ -174,10 +174,12 @@ func makeCerts(names []string) (*certs, error) {
 	return c, nil
 }
 
-// certNames are the names the leaf certificate covers.
+// certNames are the names the leaf certificate covers. A directory of
+// sites is served plain (DialContext refuses its :443), and its directory
+// names need not be valid DNS names, which a certificate refuses.
 func (s *Server) certNames() []string {
 	if s.dir != nil {
-		return s.DirHosts()
+		return []string{"localhost"}
 	}
 	d := s.web.cfg.Domain
 	return []string{"*." + d, d}
