@@ -200,7 +200,7 @@ func TestFaults(t *testing.T) {
 		c.must("volume", "create", c.name(id))
 	}
 	c.must("run", "-d", "--name", c.name("simweb"), "--network", c.webNet(), "--network-alias", "simweb",
-		c.image, "simweb", "--preset", "small", "--listen", "0.0.0.0:8080", "--allow-remote")
+		c.image, "simweb", "--preset", "small", "--plain", "--listen", "0.0.0.0:8080", "--allow-remote")
 	for _, id := range c.ids {
 		c.runNode(id)
 	}
@@ -275,7 +275,7 @@ func TestFaults(t *testing.T) {
 		}
 	}
 
-	web, err := simweb.New(simweb.SmallConfig())
+	web, err := simweb.New(plainSmall())
 	if err != nil {
 		t.Fatal(err)
 	}

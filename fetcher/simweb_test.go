@@ -19,6 +19,7 @@ func TestSimweb(t *testing.T) {
 	cfg.HugeMax = 8 << 20
 	cfg.BombSize = 256 << 20
 	cfg.StallTime = 10 * time.Second
+	cfg.HTTPSShare, cfg.RedirectHTTPSShare = 0, 0 // the pathologies over plain http (URLs below)
 	web, err := simweb.New(cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -38,10 +38,11 @@ var simwebPages = sync.OnceValues(func() ([]simPage, error) {
 			continue
 		}
 		pq := "/"
-		if i := strings.Index(u[len("http://"):], "/"); i >= 0 {
-			pq = u[len("http://")+i:]
+		rest := u[strings.Index(u, "://")+3:] // http or https (simweb's HTTPS hosts)
+		if i := strings.Index(rest, "/"); i >= 0 {
+			pq = rest[i:]
 		}
-		resp, err := web.Respond(host, pq)
+		resp, err := web.RespondScheme(host, pq, strings.HasPrefix(u, "https://"))
 		if err != nil {
 			continue
 		}

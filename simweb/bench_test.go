@@ -65,7 +65,9 @@ func BenchmarkGenerate(b *testing.B) {
 // BenchmarkServe: pages/s over loopback HTTP with a parallel keep-alive
 // client, simweb against a handler that writes one fixed 20 KB page.
 func BenchmarkServe(b *testing.B) {
-	w := newWeb(b, DefaultConfig())
+	cfg := DefaultConfig()
+	cfg.HTTPSShare, cfg.RedirectHTTPSShare = 0, 0 // the baseline is plain HTTP
+	w := newWeb(b, cfg)
 	paths := articlePaths(w, 1024)
 	srv := startServer(b, w, Options{NoLatency: true, NoLog: true})
 	b.Run("simweb", func(b *testing.B) { benchServe(b, srv.Client(), "", paths) })

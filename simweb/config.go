@@ -141,6 +141,27 @@ type Config struct {
 	// least one host. Default 0: none; the presets turn it on (a crawler
 	// reads sitemaps by default). See sitemaps.go and Rules.Sitemaps.
 	SitemapShare float64
+
+	// HTTPS (tls.go). HTTPSShare is the share of hosts that serve HTTPS
+	// only (nothing listens on their port 80); RedirectHTTPSShare the share
+	// that serve both and answer plain HTTP with a 301 to https (some links
+	// to them are spelled http://). H2Share is the share of those HTTPS
+	// hosts that offer HTTP/2 by ALPN, HSTSShare the share of HTTPS-only
+	// hosts that send Strict-Transport-Security. Each host draws its mode
+	// from a hash, so the shares are approximate. Zero means zero (plain
+	// HTTP everywhere: the web is then what it was before HTTPS); the
+	// presets set them (see webHTTPS).
+	HTTPSShare         float64
+	RedirectHTTPSShare float64
+	H2Share            float64
+	HSTSShare          float64
+}
+
+// webHTTPS gives c the presets' HTTPS: as on the web crawlers see, most
+// hosts are HTTPS (55% HTTPS only, 20% redirecting http→https, 25% plain),
+// 40% of those offer h2 and half the HTTPS-only ones send HSTS.
+func webHTTPS(c *Config) {
+	c.HTTPSShare, c.RedirectHTTPSShare, c.H2Share, c.HSTSShare = 0.55, 0.2, 0.4, 0.5
 }
 
 // DefaultConfig is the demo's web: 300 hosts, about 15 000 articles and
@@ -148,6 +169,7 @@ type Config struct {
 // that a crawl finishes in about a minute.
 func DefaultConfig() Config {
 	c := Config{Seed: 1, SitemapShare: 0.1}
+	webHTTPS(&c)
 	c.EnsureDefaults()
 	return c
 }
@@ -166,6 +188,7 @@ func SmallConfig() Config {
 		c.Shares[p] = 1.0 / 30
 	}
 	c.Shares[RobotsRedirect] = 2.0 / 30 // both the ≤5-hop and the >5-hop variant
+	webHTTPS(&c)
 	c.EnsureDefaults()
 	return c
 }
@@ -300,6 +323,14 @@ func (c *Config) Validate() error {
 	}
 	if !(c.SitemapShare >= 0 && c.SitemapShare <= 1) {
 		bad("SitemapShare %g not in [0, 1]", c.SitemapShare)
+	}
+	for _, s := range []float64{c.HTTPSShare, c.RedirectHTTPSShare, c.H2Share, c.HSTSShare} {
+		if !(s >= 0 && s <= 1) {
+			bad("HTTPS share %g not in [0, 1]", s)
+		}
+	}
+	if c.HTTPSShare+c.RedirectHTTPSShare > 1 {
+		bad("HTTPSShare %g + RedirectHTTPSShare %g > 1", c.HTTPSShare, c.RedirectHTTPSShare)
 	}
 	if c.BombSize < 1<<20 || c.BombSize > 16<<30 {
 		bad("BombSize %d not in [1 MiB, 16 GiB]", c.BombSize)

@@ -85,7 +85,8 @@ func (w *Web) LinkStats(urls []string) LinkStats {
 		seen := map[string]bool{}
 		for _, l := range r.Links {
 			links++
-			if strings.HasPrefix(l.URL, "http://"+u.Hostname()+"/") {
+			if rest, ok := strings.CutPrefix(l.URL, "http"); ok &&
+				strings.HasPrefix(strings.TrimPrefix(rest, "s"), "://"+u.Hostname()+"/") {
 				same++
 			}
 			if seen[l.URL] {

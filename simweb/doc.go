@@ -27,7 +27,7 @@
 // docs/bench/simweb.md).
 //
 // Nothing is stored per page: every response is generated on request from
-// cheap splitmix64 hashes of (seed, host, page). A Web keeps 8 bytes per host,
+// cheap splitmix64 hashes of (seed, host, page). A Web keeps 12 bytes per host,
 // so a web of 10⁷ pages costs about a megabyte. The same Config gives
 // byte-identical responses in every process.
 //
@@ -54,6 +54,15 @@
 // host's, out of scope, too long, beyond 50,000 URLs, listed by an index
 // nested too deep). Rules.Sitemaps makes the oracle count them.
 //
+// # HTTPS
+//
+// Config.HTTPSShare and its siblings (set in the presets: most hosts) make
+// hosts HTTPS only (nothing on :80), or redirect plain HTTP to https with a
+// 301, offer HTTP/2 by ALPN, or send HSTS (tls.go). Start makes a
+// short-lived ECDSA CA and a certificate for *.<Domain>; Server.CAPEM,
+// CertPool and TLSClientConfig hand it to crawlers. Canonical URLs of TLS
+// hosts are https, and the oracle knows them.
+//
 // # The oracle
 //
 // Web.Oracle walks the generator (never HTTP) and returns the exact set of
@@ -65,8 +74,8 @@
 //
 // # Serving
 //
-// Start serves a Web on 127.0.0.1:0 (loopback only unless allowed),
-// choosing the host by the Host header; Server.DialContext is the resolver
+// Start serves a Web on two listeners on 127.0.0.1 (plain and TLS; loopback
+// only unless allowed), choosing the host by the Host header; Server.DialContext is the resolver
 // override a crawler uses so that no test touches DNS. The server keeps a
 // per-host log of every request's start and end (Server.Log) so that tests
 // can check politeness from the server's side. StartDir serves a directory

@@ -110,7 +110,7 @@ func (w *Web) url(t target) string {
 	if t.kind == pkExternal {
 		return externals[t.a].canon
 	}
-	b := w.appendHost(append(make([]byte, 0, 64), "http://"...), t.host)
+	b := w.appendHost(append(make([]byte, 0, 64), w.canonScheme(t)...), t.host)
 	return string(w.appendPath(b, t))
 }
 
@@ -136,7 +136,7 @@ func (g *gen) appendRaw(b []byte, t target, fancyOK bool) []byte {
 		return append(b, byte('0'+r.intn(10)))
 	}
 	if !g.hasBase && t.kind == pkPrint && g.self.kind == pkArticle && t.a == g.self.a &&
-		t.host == g.self.host && r.chance(0.5) {
+		t.host == g.self.host && !t.http && r.chance(0.5) {
 		return append(b, "?view=print"...)
 	}
 	g.tmp = g.w.appendPath(g.tmp[:0], t)
@@ -146,10 +146,13 @@ func (g *gen) appendRaw(b []byte, t target, fancyOK bool) []byte {
 			path = append(append(append([]byte{}, path[:i]...), " café"...), path[i+12:]...)
 		}
 	}
-	same := t.host == g.baseT.host
+	same := t.host == g.baseT.host && t.http == g.baseT.http
 	form := r.intn(100)
 	if !same {
 		form = 63 + form*37/100 // absolute forms only
+	}
+	if form >= 86 && form < 93 && g.w.canonScheme(t) != g.w.canonScheme(g.baseT) {
+		form = 70 // scheme-relative would take the base's scheme
 	}
 	frag := r.chance(0.08)
 	switch {
@@ -160,20 +163,20 @@ func (g *gen) appendRaw(b []byte, t target, fancyOK bool) []byte {
 	case form < 63: // dot segments
 		b = appendDots(b, path, r.intn(3))
 	case form < 70:
-		b = g.appendAbs(b, t.host, false, false)
+		b = g.appendAbs(b, t, false, false)
 		b = append(b, path...)
 	case form < 78:
-		b = g.appendAbs(b, t.host, true, false)
+		b = g.appendAbs(b, t, true, false)
 		b = append(b, path...)
 	case form < 86:
-		b = g.appendAbs(b, t.host, false, true)
+		b = g.appendAbs(b, t, false, true)
 		b = append(b, path...)
 	case form < 93: // protocol-relative
 		b = append(b, "//"...)
 		b = g.w.appendHost(b, t.host)
 		b = append(b, path...)
 	default:
-		b = g.appendAbs(b, t.host, r.chance(0.5), false)
+		b = g.appendAbs(b, t, r.chance(0.5), false)
 		b = append(b, path...)
 	}
 	if frag {
@@ -183,11 +186,13 @@ func (g *gen) appendRaw(b []byte, t target, fancyOK bool) []byte {
 	return b
 }
 
-// appendAbs appends "http://host" with optional mixed case and ":80".
-func (g *gen) appendAbs(b []byte, h int32, mixed, port bool) []byte {
+// appendAbs appends "http://host" (or https, see canonScheme) with
+// optional mixed case and the scheme's default port.
+func (g *gen) appendAbs(b []byte, t target, mixed, port bool) []byte {
 	start := len(b)
-	b = append(b, "http://"...)
-	b = g.w.appendHost(b, h)
+	scheme := g.w.canonScheme(t)
+	b = append(b, scheme...)
+	b = g.w.appendHost(b, t.host)
 	if mixed {
 		bits := g.r.next()
 		for i := start; i < len(b); i++ {
@@ -198,7 +203,9 @@ func (g *gen) appendAbs(b []byte, h int32, mixed, port bool) []byte {
 			bits = bits>>1 | bits<<63
 		}
 	}
-	if port {
+	if port && scheme == "https://" {
+		b = append(b, ":443"...)
+	} else if port {
 		b = append(b, ":80"...)
 	}
 	return b
@@ -255,6 +262,7 @@ func (g *gen) link(tag, pre string, t target, post string, fancyOK bool) {
 			fancyOK = false
 		}
 	}
+	t = g.spell(t)
 	g.str(pre)
 	if q != 0 {
 		g.buf = append(g.buf, q)

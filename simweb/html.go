@@ -306,7 +306,7 @@ func (g *gen) htmlPage(title string, structural func(), sampled bool) {
 		d := target{host: g.self.host, kind: pkDir, a: int64(r.intn(int(dirsOf(g.hi.n))))}
 		g.str(`<base href="`)
 		s := len(g.buf)
-		g.buf = g.appendAbs(g.buf, d.host, r.chance(0.5), r.chance(0.3))
+		g.buf = g.appendAbs(g.buf, d, r.chance(0.5), r.chance(0.3))
 		g.buf = g.w.appendPath(g.buf, d)
 		g.baseRaw = string(g.buf[s:])
 		g.str("\">\n")

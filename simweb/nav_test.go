@@ -35,7 +35,7 @@ func TestNavLinks(t *testing.T) {
 		return us[:cfg.NavLinks]
 	}
 	want := nav("/")
-	if want[0] != "http://"+host+"/" {
+	if want[0] != w.URL(host, "/") {
 		t.Errorf("first nav link %q, want the home page", want[0])
 	}
 	seen := map[string]bool{}
@@ -46,7 +46,7 @@ func TestNavLinks(t *testing.T) {
 		seen[u] = true
 	}
 	for a := 1; a < min(6, w.Articles(1)); a++ {
-		p := w.url(target{host: 1, kind: pkArticle, a: int64(a)})[len("http://"+host):]
+		p := w.url(target{host: 1, kind: pkArticle, a: int64(a)})[len(w.URL(host, "")):]
 		if got := nav(p); fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Errorf("%s nav %v, want %v", p, got, want)
 		}
@@ -71,16 +71,16 @@ func TestDeadLinkShare(t *testing.T) {
 		host := w.HostName(1)
 		var links, d int
 		for a := 1; a < min(20, w.Articles(1)); a++ {
-			r, err := w.Respond(host, w.url(target{host: 1, kind: pkArticle, a: int64(a)})[len("http://"+host):])
+			r, err := w.Respond(host, w.url(target{host: 1, kind: pkArticle, a: int64(a)})[len(w.URL(host, "")):])
 			if err != nil {
 				t.Fatal(err)
 			}
 			for _, l := range r.Links {
-				if l.Tag != "a" || !strings.HasPrefix(l.URL, "http://"+host+"/") {
+				if l.Tag != "a" || !strings.HasPrefix(l.URL, w.URL(host, "/")) {
 					continue
 				}
 				links++
-				lr, err := w.Respond(host, l.URL[len("http://"+host):])
+				lr, err := w.Respond(host, l.URL[len(w.URL(host, "")):])
 				if err != nil {
 					t.Fatal(err)
 				}

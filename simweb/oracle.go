@@ -40,7 +40,8 @@ var (
 // RobotsCap bytes with temoto/robotstxt (a parse error ⇒ allow all) and test
 // path+query for UserAgent; 3xx ⇒ follow up to 5 redirects (Location
 // resolved against the robots URL), then as above, more ⇒ as 404; 4xx ⇒
-// allow all; 5xx or a network failure (unknown host, https) ⇒ disallow all.
+// allow all; 5xx or a network failure (unknown host, a scheme the host
+// does not serve: see Config.HTTPSShare) ⇒ disallow all.
 //
 // Discovered: from a fetched URL answered 3xx with a Location, the Location
 // resolved against the URL (one hop: redirects are not followed inline).
@@ -261,13 +262,13 @@ func (res *OracleResult) walk(g *gen, s string, sm uint8) walked {
 		return walked{err: err}
 	}
 	h, ok := res.w.HostIndex(u.Hostname())
-	if !ok || u.Scheme() != "http" { // cannot be answered: a network failure
+	if !ok || !res.w.serves(int32(h), u.Scheme() == "https") { // a network failure
 		return walked{}
 	}
 	*g = gen{w: res.w, buf: g.buf[:0], tmp: g.tmp[:0], links: g.links[:0], targets: g.targets[:0],
 		seen: g.seen, basePath: g.basePath[:0], collect: true, zipfCache: g.zipfCache, zipfNext: g.zipfNext}
 	clear(g.seen)
-	res.w.build(g, int32(h), pathQuery(u))
+	res.w.buildScheme(g, int32(h), pathQuery(u), u.Scheme() == "https")
 	if sm > 0 {
 		return res.readSitemap(g, s, sm)
 	}
@@ -361,11 +362,11 @@ func (w *Web) fetchRobots(u *whatwg.Url, rules Rules) *robotstxt.RobotsData {
 	}
 	for hops := 0; ; hops++ {
 		h, ok := w.HostIndex(cur.Hostname())
-		if !ok || cur.Scheme() != "http" {
+		if !ok || !w.serves(int32(h), cur.Scheme() == "https") {
 			return disallowAll()
 		}
 		g := w.getGen(false)
-		w.build(g, int32(h), pathQuery(cur))
+		w.buildScheme(g, int32(h), pathQuery(cur), cur.Scheme() == "https")
 		status, loc, body := g.status, g.location, g.buf
 		if status >= 300 && status < 400 {
 			putGen(g)
@@ -444,7 +445,8 @@ func (res *OracleResult) Check(fetched []string) error {
 // trapURL reports whether s is a URL of a reached trap host's space.
 func (res *OracleResult) trapURL(s string) (string, bool) {
 	u, err := whatwg.Parse(s)
-	if err != nil || u.Href(true) != s || u.Scheme() != "http" || len(s) > res.Rules.MaxURLLength {
+	if err != nil || u.Href(true) != s || len(s) > res.Rules.MaxURLLength ||
+		(u.Scheme() != "http" && u.Scheme() != "https") {
 		return "", false
 	}
 	host := u.Hostname()
@@ -452,6 +454,9 @@ func (res *OracleResult) trapURL(s string) (string, bool) {
 		return "", false
 	}
 	h, _ := res.w.HostIndex(host)
+	if !res.w.serves(int32(h), u.Scheme() == "https") {
+		return "", false
+	}
 	t := res.w.parse(int32(h), pathQuery(u))
 	if res.Rules.Sitemaps && pathQuery(u) == "/sitemap.xml" {
 		return host, true // the probe of the host's sitemap

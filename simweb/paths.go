@@ -62,6 +62,7 @@ var externals = [...]struct{ raw, canon string }{
 type target struct {
 	host int32
 	kind pageKind
+	http bool // spelled http:// on a host whose canonical scheme is https (tls.go)
 	a, b int64
 }
 

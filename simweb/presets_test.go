@@ -38,28 +38,40 @@ func presetDigest(t *testing.T, c Config, oracle bool) string {
 	return fmt.Sprintf("%x", d.Sum(nil))[:16]
 }
 
-// With SitemapShare 0 the presets serve and expect what they did before
-// sitemaps were added (digests taken on the code before Config.SitemapShare
-// existed); as they are (sitemaps on, the crawler's default since it reads
-// them) their digests are the golden values below, changed deliberately
-// when the presets turned SitemapShare on.
+// With neither sitemaps nor HTTPS the presets serve and expect what they
+// did before either was added (digests taken on the code before
+// Config.SitemapShare existed); with sitemaps but no HTTPS, what they did
+// before HTTPS existed (the golden values set when the presets turned
+// SitemapShare on). As they are — sitemaps on and most hosts HTTPS, links
+// and oracle in https — their digests are golden values set deliberately
+// when the presets turned HTTPS on.
 func TestPresetsUnchanged(t *testing.T) {
+	noTLS := func(c Config) Config {
+		c.HTTPSShare, c.RedirectHTTPSShare, c.H2Share, c.HSTSShare = 0, 0, 0, 0
+		return c
+	}
 	const smallDigest = "678ec82b1e7f2134"
-	small, def := SmallConfig(), DefaultConfig()
+	small, def := noTLS(SmallConfig()), noTLS(DefaultConfig())
 	small.SitemapShare, def.SitemapShare = 0, 0
 	if got := presetDigest(t, small, true); got != smallDigest {
-		t.Errorf("SmallConfig without sitemaps: digest %s changed", got)
+		t.Errorf("SmallConfig without sitemaps and HTTPS: digest %s changed", got)
 	}
 	if got := presetDigest(t, def, false); got != "2fb0f61f5efd794b" {
-		t.Errorf("DefaultConfig without sitemaps: digest %s changed", got)
+		t.Errorf("DefaultConfig without sitemaps and HTTPS: digest %s changed", got)
 	}
-	if got := presetDigest(t, SmallConfig(), true); got != "8574fb99df7da35d" {
+	if got := presetDigest(t, noTLS(SmallConfig()), true); got != "8574fb99df7da35d" {
+		t.Errorf("SmallConfig without HTTPS: digest %s changed", got)
+	}
+	if got := presetDigest(t, noTLS(DefaultConfig()), false); got != "4ed07f35a415aaef" {
+		t.Errorf("DefaultConfig without HTTPS: digest %s changed", got)
+	}
+	if got := presetDigest(t, SmallConfig(), true); got != "98da0dc4222fc365" {
 		t.Errorf("SmallConfig digest %s changed", got)
 	}
-	if got := presetDigest(t, DefaultConfig(), false); got != "4ed07f35a415aaef" {
+	if got := presetDigest(t, DefaultConfig(), false); got != "44c9a6c5ae97191f" {
 		t.Errorf("DefaultConfig digest %s changed", got)
 	}
-	if got := presetDigest(t, sitemapConfig(), true); got == smallDigest {
+	if got := presetDigest(t, noTLS(sitemapConfig()), true); got == smallDigest {
 		t.Errorf("the digest does not see sitemap hosts")
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"net/http"
@@ -15,6 +16,10 @@ import (
 
 // ErrUnknownHost is returned by Respond for a host name the web does not have.
 var ErrUnknownHost = errors.New("simweb: unknown host")
+
+// ErrSchemeNotServed is returned by RespondScheme for a scheme the host does
+// not serve (nothing listens on its port: a network failure).
+var ErrSchemeNotServed = errors.New("simweb: scheme not served by the host")
 
 // Response is one generated HTTP response.
 type Response struct {
@@ -50,9 +55,23 @@ func (w *Web) Respond(host, pathAndQuery string) (*Response, error) {
 	if !ok {
 		return nil, ErrUnknownHost
 	}
+	return w.RespondScheme(host, pathAndQuery, w.hosts[h].tls&tlsOn != 0)
+}
+
+// RespondScheme is Respond for a request over https (or plain http): a
+// plain request to a host that redirects to https is answered 301, and a
+// scheme the host does not serve is ErrSchemeNotServed.
+func (w *Web) RespondScheme(host, pathAndQuery string, https bool) (*Response, error) {
+	h, ok := w.HostIndex(host)
+	if !ok {
+		return nil, ErrUnknownHost
+	}
+	if !w.serves(int32(h), https) {
+		return nil, fmt.Errorf("%w: %s over https=%v", ErrSchemeNotServed, host, https)
+	}
 	g := w.getGen(true)
 	defer putGen(g)
-	w.build(g, int32(h), pathAndQuery)
+	w.buildScheme(g, int32(h), pathAndQuery, https)
 	resp := &Response{
 		Status: g.status, Header: g.header(), Body: bytes.Clone(g.buf),
 		Size: int64(len(g.buf)) + g.tailLen, Links: append([]Link(nil), g.links...),
@@ -83,6 +102,9 @@ func (g *gen) eachHeader(f func(k, v string)) {
 	}
 	if g.retryAfter {
 		f("Retry-After", "1")
+	}
+	if g.hi.tls&tlsHSTS != 0 {
+		f("Strict-Transport-Security", hstsValue)
 	}
 	f("Content-Length", strconv.FormatInt(int64(len(g.buf))+g.tailLen, 10))
 }
@@ -325,6 +347,7 @@ func (g *gen) redirect() {
 		next = target{host: int32(o), kind: pkHome}
 	}
 	g.status = code
+	next = g.spell(next)
 	g.location = string(g.appendRaw(nil, next, false))
 	if g.collect {
 		g.links = append(g.links, Link{Tag: "location", Raw: g.location, URL: g.w.url(next)})

@@ -68,8 +68,11 @@ func (o *Options) Validate() error {
 type Request struct {
 	Path   string // request-target: path and query
 	Status int
-	Start  time.Time // handler entered
-	End    time.Time // last body byte written (or the handler gave up)
+	TLS    bool   // asked over HTTPS
+	Proto  string // "HTTP/1.1" or "HTTP/2.0"
+
+	Start time.Time // handler entered
+	End   time.Time // last body byte written (or the handler gave up)
 }
 
 // Stats are the server's totals.
@@ -80,13 +83,14 @@ type Stats struct {
 }
 
 // Server serves a Web (or a directory of sites) on one loopback listener,
-// choosing the virtual host by the Host header. It is safe for concurrent
-// use and must be Closed.
+// plain HTTP and HTTPS alike (mux.go), choosing the virtual host by the
+// Host header. It is safe for concurrent use and must be Closed.
 type Server struct {
 	web     *Web
 	dir     *dirSites
 	opts    Options
-	ln      net.Listener
+	ln      *muxListener
+	certs   *certs
 	hs      *http.Server
 	ctx     context.Context
 	cancel  context.CancelFunc
@@ -114,7 +118,12 @@ func start(web *Web, dir *dirSites, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("simweb: %w", err)
 	}
-	s := &Server{web: web, dir: dir, opts: opts, ln: ln}
+	s := &Server{web: web, dir: dir, opts: opts}
+	if s.certs, err = makeCerts(s.certNames()); err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("simweb: certificates: %w", err)
+	}
+	s.ln = newMux(ln, s.serverTLS())
 	s.mu.log = map[string][]Request{}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.hs = &http.Server{
@@ -126,7 +135,7 @@ func start(web *Web, dir *dirSites, opts Options) (*Server, error) {
 	s.serveWG.Add(1)
 	go pprof.Do(s.ctx, pprof.Labels("simweb", "serve"), func(context.Context) {
 		defer s.serveWG.Done()
-		_ = s.hs.Serve(ln)
+		_ = s.hs.Serve(s.ln) // net/http serves h2 on a *tls.Conn when ALPN picks it
 	})
 	return s, nil
 }
@@ -147,28 +156,43 @@ func (s *Server) Serves(host string) bool {
 	return ok
 }
 
-// DialContext connects to the server whatever the port in addr, if addr's
-// host is one of the server's hosts; other names fail with ErrNotServed.
-// Use it as http.Transport.DialContext so that no test touches DNS.
+// DialContext connects to the server if addr's host is one of the
+// server's hosts (other names fail with ErrNotServed), whatever the port
+// in addr (the listener serves plain and TLS). As on the real web, a host that
+// does not serve a scheme refuses its port (ECONNREFUSED): :80 of an
+// HTTPS-only host, :443 of a plain one or of a directory's site. Use it as
+// http.Transport.DialContext so that no test touches DNS.
 func (s *Server) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
-	host, _, err := net.SplitHostPort(addr)
+	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
 		host = addr
 	}
 	if !s.Serves(host) {
 		return nil, fmt.Errorf("%w: %q (dial %s %s)", ErrNotServed, host, network, addr)
 	}
+	if s.dir != nil && port == "443" {
+		// A directory of sites is served over plain HTTP, as it was before
+		// HTTPS: its sites' https links lead nowhere (tests count on it).
+		return nil, errRefused(network, addr)
+	}
+	if s.web != nil && (port == "443" || port == "80") {
+		h, _ := s.web.HostIndex(strings.TrimSuffix(strings.ToLower(host), "."))
+		if !s.web.serves(int32(h), port == "443") {
+			return nil, errRefused(network, addr)
+		}
+	}
 	var d net.Dialer
 	return d.DialContext(ctx, "tcp", s.Addr())
 }
 
 // Client returns an HTTP client that reaches the server's hosts through
-// DialContext, follows no redirects and does not ask for compression.
+// DialContext, trusts the server's CA, speaks h2 where it is offered,
+// follows no redirects and does not ask for compression.
 func (s *Server) Client() *http.Client {
 	return &http.Client{
 		Transport: &http.Transport{
 			DialContext: s.DialContext, DisableCompression: true, MaxIdleConnsPerHost: 64,
-			Proxy: nil,
+			Proxy: nil, TLSClientConfig: s.TLSClientConfig(), ForceAttemptHTTP2: true,
 		},
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
@@ -289,27 +313,34 @@ func (s *Server) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	if s.dir != nil {
 		status = s.dir.serve(cw, r, host)
 	} else {
-		status = s.serveWeb(cw, r, host, pq)
+		status = s.serveWeb(cw, r, host, pq, r.TLS != nil)
 	}
 	end := time.Now()
 	s.requests.Add(1)
 	s.bytes.Add(cw.n)
 	if !s.opts.NoLog {
 		s.mu.Lock()
-		s.mu.log[host] = append(s.mu.log[host], Request{Path: pq, Status: status, Start: start, End: end})
+		s.mu.log[host] = append(s.mu.log[host], Request{Path: pq, Status: status, TLS: r.TLS != nil,
+			Proto: r.Proto, Start: start, End: end})
 		s.mu.Unlock()
 	}
 }
 
-func (s *Server) serveWeb(w http.ResponseWriter, r *http.Request, host, pq string) int {
+func (s *Server) serveWeb(w http.ResponseWriter, r *http.Request, host, pq string, https bool) int {
 	h, ok := s.web.HostIndex(host)
-	if !ok {
+	if !ok || (https && !s.web.serves(int32(h), true)) {
 		http.Error(w, "simweb: no such host", http.StatusMisdirectedRequest)
 		return http.StatusMisdirectedRequest
 	}
+	if !s.web.serves(int32(h), https) {
+		// Only a client that dials the plain listener itself gets here
+		// (DialContext refuses): what nginx answers on an HTTPS port.
+		http.Error(w, "400 The plain HTTP request was sent to HTTPS port", http.StatusBadRequest)
+		return http.StatusBadRequest
+	}
 	g := s.web.getGen(false)
 	defer putGen(g)
-	s.web.build(g, int32(h), pq)
+	s.web.buildScheme(g, int32(h), pq, https)
 	ctx := r.Context()
 	if g.latency > 0 && !s.opts.NoLatency {
 		t := time.NewTimer(g.latency)

@@ -195,11 +195,11 @@ func testOracleMatchesHTTPBFS(t *testing.T, cfg Config, budget, minURLs int) {
 		t.Fatalf("small web too small: %d URLs, %d trap hosts", len(res.Fetched), len(res.TrapHosts))
 	}
 	// Check must notice each kind of difference.
-	trapURL := "http://" + res.TrapHosts[0] + "/cal/2026-01/"
+	trapURL := w.URL(res.TrapHosts[0], "/cal/2026-01/")
 	for name, bad := range map[string][]string{
 		"missing":    fetched[1:],
 		"unexpected": append(append([]string{}, fetched...), "http://h00000.sim.test/orphan/0.html"),
-		"bad trap":   append(append([]string{}, fetched...), "http://"+res.TrapHosts[0]+"/cal/2026-13/"),
+		"bad trap":   append(append([]string{}, fetched...), w.URL(res.TrapHosts[0], "/cal/2026-13/")),
 	} {
 		if err := res.Check(bad); !errors.Is(err, ErrMismatch) {
 			t.Errorf("%s: Check = %v", name, err)
@@ -207,7 +207,7 @@ func testOracleMatchesHTTPBFS(t *testing.T, cfg Config, budget, minURLs int) {
 	}
 	over := append([]string{}, fetched...)
 	for i := 0; i < 500; i++ {
-		over = append(over, fmt.Sprintf("http://%s/deep/%s", res.TrapHosts[0], strings.Repeat("a/", i)))
+		over = append(over, w.URL(res.TrapHosts[0], "/deep/"+strings.Repeat("a/", i)))
 	}
 	if err := res.Check(over); err == nil || !strings.Contains(err.Error(), "trap budget exceeded on 1") {
 		t.Errorf("trap over budget: Check = %v", err)
@@ -229,7 +229,7 @@ func TestPathologiesOverHTTP(t *testing.T) {
 	c := srv.Client()
 	get := func(host, pq string) (*http.Response, []byte) {
 		t.Helper()
-		resp, err := c.Get("http://" + host + pq)
+		resp, err := c.Get(w.URL(host, pq))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -262,8 +262,8 @@ func TestPathologiesOverHTTP(t *testing.T) {
 }
 
 // inflated downloads a gzip body and counts its inflated bytes.
-func inflated(t *testing.T, c *http.Client, host, pq string) int64 {
-	resp, err := c.Get("http://" + host + pq)
+func inflated(t *testing.T, w *Web, c *http.Client, host, pq string) int64 {
+	resp, err := c.Get(w.URL(host, pq))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -283,8 +283,8 @@ func checkPathology(t *testing.T, w *Web, res *OracleResult, c *http.Client, p P
 	get func(host, pq string) (*http.Response, []byte)) {
 	robots := func() (*http.Response, []byte) { return get(host, "/robots.txt") }
 	inSet := func(pq string) bool {
-		i := sort.SearchStrings(res.Fetched, "http://"+host+pq)
-		return i < len(res.Fetched) && res.Fetched[i] == "http://"+host+pq
+		i := sort.SearchStrings(res.Fetched, w.URL(host, pq))
+		return i < len(res.Fetched) && res.Fetched[i] == w.URL(host, pq)
 	}
 	switch p {
 	case RobotsDisallow:
@@ -315,7 +315,7 @@ func checkPathology(t *testing.T, w *Web, res *OracleResult, c *http.Client, p P
 				if resp.StatusCode < 300 || resp.StatusCode >= 400 {
 					break
 				}
-				host, pq = resolveHostPQ(t, "http://"+host+pq, resp.Header.Get("Location"))
+				host, pq = resolveHostPQ(t, w.URL(host, pq), resp.Header.Get("Location"))
 				hosts = append(hosts, host)
 			}
 			// The first host's chain is served by the second (another
@@ -360,7 +360,7 @@ func checkPathology(t *testing.T, w *Web, res *OracleResult, c *http.Client, p P
 					break
 				}
 				seen[resp.StatusCode] = true
-				pq = resolvePQ(t, "http://"+host+pq, resp.Header.Get("Location"))
+				pq = resolvePQ(t, w.URL(host, pq), resp.Header.Get("Location"))
 			}
 		}
 		if len(seen) != 4 {
@@ -407,7 +407,7 @@ func checkPathology(t *testing.T, w *Web, res *OracleResult, c *http.Client, p P
 			t.Fatalf("bomb: %v, %d bytes on the wire", resp.Header, resp.ContentLength)
 		}
 		_ = body
-		full := inflated(t, c, host, "/bomb/0.html")
+		full := inflated(t, w, c, host, "/bomb/0.html")
 		if full != w.cfg.BombSize+int64(len("<!DOCTYPE html>\n<html><head><title>bomb</title></head><body>\n")) {
 			t.Errorf("bomb inflates to %d, want %d", full, w.cfg.BombSize)
 		}
@@ -446,7 +446,7 @@ func checkPathology(t *testing.T, w *Web, res *OracleResult, c *http.Client, p P
 		}
 		r, _ := w.Respond(host, "/cal/2026-12/")
 		for _, l := range r.Links {
-			if !strings.HasPrefix(l.URL, "http://"+host+"/") {
+			if !strings.HasPrefix(l.URL, w.URL(host, "/")) {
 				t.Errorf("trap links off-host: %s", l.URL)
 			}
 		}
@@ -454,8 +454,8 @@ func checkPathology(t *testing.T, w *Web, res *OracleResult, c *http.Client, p P
 }
 
 func inSet2(res *OracleResult, host, pq string) bool {
-	i := sort.SearchStrings(res.Fetched, "http://"+host+pq)
-	return i < len(res.Fetched) && res.Fetched[i] == "http://"+host+pq
+	i := sort.SearchStrings(res.Fetched, res.w.URL(host, pq))
+	return i < len(res.Fetched) && res.Fetched[i] == res.w.URL(host, pq)
 }
 
 func mustIndex(w *Web, host string) int {
@@ -488,6 +488,12 @@ func TestRequestLog(t *testing.T) {
 	srv := startServer(t, w, Options{})
 	c := srv.Client()
 	host := w.HostName(0)
+	for i := range w.NumHosts() { // a host that serves plain HTTP: :8080 goes to the plain listener
+		if w.Scheme(i).Plain {
+			host = w.HostName(i)
+			break
+		}
+	}
 	for _, pq := range []string{"/robots.txt", "/", "/nope"} {
 		resp, err := c.Get("http://" + host + ":8080" + pq)
 		if err != nil {
@@ -557,7 +563,7 @@ func TestServerCloseAbortsStalls(t *testing.T) {
 	}
 	host := w.HostName(w.HostsWith(Stall)[0])
 	client := srv.Client()
-	resp, err := client.Get("http://" + host + "/stall/0.html")
+	resp, err := client.Get(w.URL(host, "/stall/0.html"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -667,8 +673,7 @@ func TestOracleRules(t *testing.T) {
 	home, _ := w.Respond(w.HostName(0), "/")
 	want := map[string]bool{w.Seeds()[0]: true}
 	for _, l := range home.Links {
-		if strings.HasPrefix(l.URL, "http://") && strings.Contains(l.URL, ".sim.test/") &&
-			!strings.HasPrefix(l.URL, "http://nohost.") {
+		if strings.HasPrefix(l.URL, "http") && strings.Contains(l.URL, "://h") && strings.Contains(l.URL, ".sim.test/") {
 			u := l.URL
 			h := strings.SplitN(u, "/", 4)[2]
 			if hi, ok := w.HostIndex(h); ok && w.Pathology(hi) != Trap && w.Pathology(hi) != Robots5xx {
@@ -746,7 +751,7 @@ func TestWriteBody(t *testing.T) {
 		if err := r.WriteBody(context.Background(), &buf, func() { flushed = true }); err != nil {
 			t.Fatal(err)
 		}
-		resp, err := srv.Client().Get("http://" + hp[0] + hp[1])
+		resp, err := srv.Client().Get(w.URL(hp[0], hp[1]))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -780,15 +785,18 @@ func TestLinkSpellingsAndPopularity(t *testing.T) {
 		t.Fatal(err)
 	}
 	forms := map[string]func(raw string) bool{
-		"root-relative":     func(r string) bool { return strings.HasPrefix(r, "/") && !strings.HasPrefix(r, "//") },
-		"../":               func(r string) bool { return strings.HasPrefix(r, "../") },
-		"./":                func(r string) bool { return strings.HasPrefix(r, "./") },
-		"plain relative":    func(r string) bool { return strings.HasPrefix(r, "p") && strings.HasSuffix(r, ".html") },
-		"?query":            func(r string) bool { return strings.HasPrefix(r, "?") },
-		"//host":            func(r string) bool { return strings.HasPrefix(r, "//") },
-		"absolute":          func(r string) bool { return strings.HasPrefix(r, "http://h") },
-		"mixed case":        func(r string) bool { return strings.HasPrefix(strings.ToLower(r), "http://") && r[:7] != "http://" },
-		":80":               func(r string) bool { return strings.Contains(r, ".test:80/") },
+		"root-relative":  func(r string) bool { return strings.HasPrefix(r, "/") && !strings.HasPrefix(r, "//") },
+		"../":            func(r string) bool { return strings.HasPrefix(r, "../") },
+		"./":             func(r string) bool { return strings.HasPrefix(r, "./") },
+		"plain relative": func(r string) bool { return strings.HasPrefix(r, "p") && strings.HasSuffix(r, ".html") },
+		"?query":         func(r string) bool { return strings.HasPrefix(r, "?") },
+		"//host":         func(r string) bool { return strings.HasPrefix(r, "//") },
+		"absolute":       func(r string) bool { return strings.HasPrefix(r, "http://h") || strings.HasPrefix(r, "https://h") },
+		"mixed case": func(r string) bool {
+			l := strings.ToLower(r)
+			return strings.HasPrefix(l, "http") && strings.Contains(l, "://h") && !strings.HasPrefix(r, "http://h") && !strings.HasPrefix(r, "https://h")
+		},
+		":80":               func(r string) bool { return strings.Contains(r, ".test:80/") || strings.Contains(r, ".test:443/") },
 		"/./":               func(r string) bool { return strings.Contains(r, "/./") },
 		"/x/../":            func(r string) bool { return strings.Contains(r, "/x/../") },
 		"%2e":               func(r string) bool { return strings.Contains(r, "/%2e/") },
@@ -802,7 +810,7 @@ func TestLinkSpellingsAndPopularity(t *testing.T) {
 	in := map[string]int{}
 	bases := 0
 	for _, u := range res.Fetched {
-		host, pq, _ := strings.Cut(strings.TrimPrefix(u, "http://"), "/")
+		host, pq, _ := strings.Cut(strings.TrimPrefix(strings.TrimPrefix(u, "http://"), "https://"), "/")
 		r, err := w.Respond(host, "/"+pq)
 		if err != nil || r.Status != 200 || !strings.HasPrefix(r.Header.Get("Content-Type"), "text/html") {
 			continue

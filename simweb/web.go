@@ -8,12 +8,13 @@ import (
 	"sync"
 )
 
-// hostInfo is all a Web stores per host: 8 bytes.
+// hostInfo is all a Web stores per host: 12 bytes.
 type hostInfo struct {
 	n    int32     // articles, including the home page (article 0)
 	kind Pathology // at most one pathology per host
 	sm   uint8     // sitemap layout (sitemaps.go); smNone unless Config.SitemapShare
 	ord  uint16    // ordinal of the host among the hosts of its pathology
+	tls  uint8     // scheme mode (tls.go); 0 (plain HTTP) unless Config.HTTPSShare…
 }
 
 // Web is a deterministic synthetic web. It stores only a few bytes per host;
@@ -55,6 +56,7 @@ func New(cfg Config) (*Web, error) {
 	w.sizeMu = math.Log(float64(cfg.PageSizeMedian))
 	w.hostZipf = newZipf(cfg.Hosts, cfg.ZipfHosts)
 	w.assignPathologies()
+	w.assignTLS()
 	w.assignSitemaps()
 	for i := range w.hosts {
 		r := newRng(cfg.Seed, uint64(i), 0x9a6e5)
@@ -176,12 +178,13 @@ func (w *Web) Articles(i int) int { return int(w.hosts[i].n) }
 // pages); the oracle counts those.
 func (w *Web) Pages() int64 { return w.pages }
 
-// Seeds returns the home pages of the first (up to) three hosts.
+// Seeds returns the home pages of the first (up to) three hosts (with the
+// host's canonical scheme).
 func (w *Web) Seeds() []string {
 	var s []string
 	for i := 0; i < len(w.hosts) && len(s) < 3; i++ {
 		if w.hosts[i].kind == Normal || i == 0 {
-			s = append(s, "http://"+w.HostName(i)+"/")
+			s = append(s, w.url(target{host: int32(i), kind: pkHome}))
 		}
 	}
 	return s

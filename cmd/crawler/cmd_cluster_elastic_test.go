@@ -112,6 +112,7 @@ func TestElasticCLIJoinLeave(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(root, "seeds.txt"), []byte(strings.Join(web.Seeds(), "\n")+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	caFile := writeSimwebCA(t, srv, root)
 	all := make([]hostsplit.Member, len(ids))
 	var members []nodeconfig.Member
 	for i, id := range ids {
@@ -138,7 +139,7 @@ func TestElasticCLIJoinLeave(t *testing.T) {
 			Politeness: nodeconfig.Politeness{MinDelay: &zero, MaxDelay: &maxDelay, Factor: &factor,
 				FailureBackoff: &backoff, MaxFailureBackoff: &maxBackoff},
 			FetchTimeout: &fetchTimeout, DUEFlush: &dueFlush, BodyCap: 1 << 20,
-			AllowPrivate: true, Resolve: map[string]string{web.Domain(): srv.Addr()},
+			AllowPrivate: true, Resolve: map[string]string{web.Domain(): srv.Addr()}, CAFile: caFile,
 			Scope: "suffixes", Suffixes: []string{web.Domain()},
 			SeedsFile: "seeds.txt", MetricsListen: "127.0.0.1:0",
 		}

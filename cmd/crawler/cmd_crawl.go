@@ -118,6 +118,12 @@ simweb', use --resolve 'sim.test=127.0.0.1:PORT' --allow-private --min-delay 0.`
 	if srv != nil {
 		opts.Fetcher.DialContext = srv.DialContext
 		opts.Fetcher.Proxy = nil // simweb lives in this process: never through HTTPS_PROXY
+		// simweb's HTTPS hosts are signed by the CA it made at start.
+		if opts.Fetcher.TLSConfig == nil {
+			opts.Fetcher.TLSConfig = srv.TLSClientConfig()
+		} else {
+			opts.Fetcher.TLSConfig.RootCAs.AppendCertsFromPEM(srv.CAPEM())
+		}
 	}
 	opts.Identity, opts.ForceIdentity = crawl.NewIdentity("crawl", seeds, "simweb="+*sim), *force
 	opts.Logf = slogf(env) // NodeFlags.Options filled in a discarding one

@@ -72,7 +72,7 @@ func TestCrawlSigintResumes(t *testing.T) {
 	}
 	dir := filepath.Join(tmp, "data")
 	logPath := filepath.Join(dir, "crawl.log")
-	args := []string{"crawl", "--seeds", seeds, "--data", dir, "--allow-private",
+	args := []string{"crawl", "--seeds", seeds, "--data", dir, "--allow-private", "--ca-file", writeSimwebCA(t, srv, tmp),
 		"--resolve", web.Domain() + "=" + srv.Addr(), "--scope", "suffixes", "--suffix", web.Domain(),
 		"--max-repeated-segments", "-1", "--workers", strconv.Itoa(workers), "--body-cap", strconv.Itoa(bodyCap), "--fetch-timeout", "3s",
 		"--min-delay", "0", "--factor", "2", "--max-delay", "50ms",
@@ -156,7 +156,11 @@ func TestCrawlSigintResumes(t *testing.T) {
 		}
 		for _, r := range reqs {
 			if r.Path != "/robots.txt" && !strings.HasPrefix(r.Path, "/robots/") {
-				count["http://"+host+r.Path]++
+				scheme := "http://" // the server's log knows how it was asked
+				if r.TLS {
+					scheme = "https://"
+				}
+				count[scheme+host+r.Path]++
 			}
 		}
 	}

@@ -171,7 +171,7 @@ func TestCrawlSeedsResolve(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := filepath.Join(tmp, "data")
-	base := []string{"crawl", "--seeds", seeds, "--data", dir, "--resolve", web.Domain() + "=" + srv.Addr(),
+	base := []string{"crawl", "--seeds", seeds, "--data", dir, "--resolve", web.Domain() + "=" + srv.Addr(), "--ca-file", writeSimwebCA(t, srv, tmp),
 		"--min-delay", "0", "--scope", "suffixes", "--suffix", web.Domain(), "--workers", "8", "--max-fetches", "30", "--progress", "0"}
 	if code, _, errOut := runCLI(t, base...); code != 2 || !strings.Contains(errOut, "--allow-private") {
 		t.Fatalf("without --allow-private: exit %d, %q; want 2 and a hint", code, errOut)

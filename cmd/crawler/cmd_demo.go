@@ -17,7 +17,7 @@ func runDemo(ctx context.Context, env *cmdEnv, args []string) error {
 	f := newFlags(env, "demo", `[flags]
 
 Builds the default synthetic web (simweb: about 300 virtual hosts on loopback,
-every pathology on a few of them) and crawls it with an N-node Sextant cluster
+most of them HTTPS and some HTTP/2, every pathology on a few of them) and crawls it with an N-node Sextant cluster
 in this process: real gRPC between nodes, mutual TLS from a fresh cluster CA,
 one data dir per node. A progress line shows pages/s and cross-machine traffic;
 the final report gives per-node throughput, cache hit rates, the cross-machine
@@ -30,6 +30,7 @@ Run 'crawler simweb' to only serve the web.`)
 	pages := f.Int("pages", 0, "approximate number of articles in the synthetic web (0: the default web's); spread over --hosts")
 	seed := f.Uint64("seed", 0, "seed of the synthetic web")
 	noPath := f.Bool("no-pathologies", false, "build the web without pathological hosts")
+	plain := f.Bool("plain", false, "serve every host over plain HTTP (by default most hosts are HTTPS, some HTTP/2, as on the web)")
 	cacheW := f.Int("cache-per-worker", 512, "front cache entries per worker (CLOCK)")
 	cacheShared := f.Bool("cache-shared", false, "one front cache per node of cache-per-worker × workers entries, shared by its workers")
 	peerCache := f.Int("peer-cache", 4096, "per-peer splitter cache entries (CLOCK; 0: no per-peer cache)")
@@ -59,6 +60,9 @@ Run 'crawler simweb' to only serve the web.`)
 		cfg.PagesPerHost = float64(*pages) / float64(cfg.Hosts)
 	}
 	cfg.NoPathologies = *noPath
+	if *plain {
+		cfg.HTTPSShare, cfg.RedirectHTTPSShare, cfg.H2Share, cfg.HSTSShare = 0, 0, 0, 0
+	}
 	if *peerCache < 0 {
 		return usagef("--peer-cache must not be negative")
 	}

@@ -152,6 +152,7 @@ func TestNodeClusterMetrics(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(root, "seeds.txt"), []byte("# simweb seeds\n"+strings.Join(web.Seeds(), "\n")+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	caFile := writeSimwebCA(t, srv, root)
 	var members []nodeconfig.Member
 	for _, id := range ids {
 		members = append(members, nodeconfig.Member{ID: id, Addr: freeAddr(t)})
@@ -175,7 +176,7 @@ func TestNodeClusterMetrics(t *testing.T) {
 			Politeness: nodeconfig.Politeness{MinDelay: &zero, MaxDelay: &maxDelay,
 				FailureBackoff: &backoff, MaxFailureBackoff: &maxBackoff},
 			FetchTimeout: &fetchTimeout, DUEFlush: &dueFlush, BodyCap: 1 << 20,
-			AllowPrivate: true, Resolve: map[string]string{web.Domain(): srv.Addr()},
+			AllowPrivate: true, Resolve: map[string]string{web.Domain(): srv.Addr()}, CAFile: caFile,
 			Scope: "suffixes", Suffixes: []string{web.Domain()},
 			SeedsFile: "seeds.txt", MetricsListen: freeAddr(t),
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/sextant-crawler/sextant/internal/termsafe"
@@ -18,7 +19,9 @@ func runSimweb(ctx context.Context, env *cmdEnv, args []string) error {
 	f := newFlags(env, "simweb", `[flags]
 
 Serves a deterministic synthetic web on one loopback listener: hosts
-h00000.sim.test, h00001.sim.test, … chosen by the Host header. Prints the
+h00000.sim.test, h00001.sim.test, … chosen by the Host header, over plain
+HTTP and HTTPS on the same port (most hosts are HTTPS: their certificate
+comes from a CA made at start; --ca-out writes it for crawl --ca-file). Prints the
 address, the web's shape (hosts, articles, the oracle's reachable count,
 link statistics) and how to reach it, then serves until interrupted.
 With --dir it serves ROOT/<hostname>/… instead (static sites, one
@@ -28,11 +31,13 @@ sub-directory per host).`)
 	hosts := f.Int("hosts", 0, "number of hosts (0: the preset's)")
 	pages := f.Int("pages", 0, "approximate number of articles in all (0: the preset's)")
 	noPath := f.Bool("no-pathologies", false, "make every host well-behaved")
+	plain := f.Bool("plain", false, "serve every host over plain HTTP only (no HTTPS hosts: the web before HTTPS)")
 	hugeMax := f.Int64("huge-max", 0, "size of the largest huge page in bytes (0: the preset's)")
 	dir := f.String("dir", "", "serve this directory of static sites instead of a synthetic web")
 	listen := f.String("listen", "127.0.0.1:0", "listen address (must be loopback unless --allow-remote)")
 	remote := f.Bool("allow-remote", false, "allow a non-loopback --listen address")
 	noLatency := f.Bool("no-latency", false, "serve without the web's response latencies")
+	caOut := f.String("ca-out", "", "write the PEM of the CA that signs the HTTPS hosts' certificate to this file (for crawl --ca-file)")
 	if err := f.parse(args); err != nil {
 		return err
 	}
@@ -54,6 +59,10 @@ sub-directory per host).`)
 		}
 		srv, err := simweb.StartDir(*dir, opts)
 		if err != nil {
+			return err
+		}
+		if err := writeCA(env, srv, *caOut); err != nil {
+			srv.Close()
 			return err
 		}
 		// Host names are directory names: anything a file name may hold.
@@ -88,15 +97,30 @@ sub-directory per host).`)
 		cfg.HugeMax = *hugeMax
 	}
 	cfg.NoPathologies = *noPath
+	if *plain {
+		cfg.HTTPSShare, cfg.RedirectHTTPSShare, cfg.H2Share, cfg.HSTSShare = 0, 0, 0, 0
+	}
 	if err := cfg.Validate(); err != nil {
 		return usagef("%v", err)
 	}
-	return serveWeb(ctx, env, cfg, opts)
+	return serveWeb(ctx, env, cfg, opts, *caOut)
+}
+
+// writeCA writes the server's CA to path (if set) and says so.
+func writeCA(env *cmdEnv, srv *simweb.Server, path string) error {
+	if path == "" {
+		return nil
+	}
+	if err := os.WriteFile(path, srv.CAPEM(), 0o644); err != nil {
+		return fmt.Errorf("--ca-out: %w", err)
+	}
+	fmt.Fprintf(env.stdout, "CA certificate written to %s (crawl --ca-file %s)\n", termsafe.String(path), termsafe.String(path))
+	return nil
 }
 
 // serveWeb builds the web of cfg, prints its shape and serves it until ctx
 // is done.
-func serveWeb(ctx context.Context, env *cmdEnv, cfg simweb.Config, opts simweb.Options) error {
+func serveWeb(ctx context.Context, env *cmdEnv, cfg simweb.Config, opts simweb.Options, caOut string) error {
 	web, err := simweb.New(cfg)
 	if err != nil {
 		return err
@@ -110,6 +134,10 @@ func serveWeb(ctx context.Context, env *cmdEnv, cfg simweb.Config, opts simweb.O
 	if err != nil {
 		return err
 	}
+	if err := writeCA(env, srv, caOut); err != nil {
+		srv.Close()
+		return err
+	}
 	fmt.Fprintf(env.stdout, "%s  (shape computed in %v)\n", sum, time.Since(start).Round(time.Millisecond))
 	fmt.Fprintf(env.stdout, "serving %d hosts *.%s on %s\n", web.NumHosts(), web.Domain(), srv.Addr())
 	printReach(env, srv.Addr(), web.HostName(0), web.Domain())
@@ -117,8 +145,8 @@ func serveWeb(ctx context.Context, env *cmdEnv, cfg simweb.Config, opts simweb.O
 }
 
 func printReach(env *cmdEnv, addr, host, domain string) {
-	fmt.Fprintf(env.stdout, "reach it with:\n  curl -H 'Host: %s' http://%s/\n  curl --connect-to ::%s http://%s/\n",
-		host, addr, addr, host)
+	fmt.Fprintf(env.stdout, "reach it with:\n  curl -H 'Host: %s' http://%s/\n  curl --connect-to ::%s http://%s/\n  curl --cacert CA.pem --connect-to ::%s https://%s/   (CA.pem: --ca-out)\n",
+		host, addr, addr, host, addr, host)
 	if domain != "" {
 		fmt.Fprintf(env.stdout, "  crawler resolver override: --resolve '%s=%s'\n", domain, addr)
 	}

@@ -63,7 +63,7 @@ func rssBytes() float64 {
 func ceiling(b *testing.B, srv *simweb.Server, urls []string, workers int) (pages int, d time.Duration) {
 	// A plain client like srv.Client(), with the idle pool bounded as a
 	// 1,000-host loop needs (one kept-alive connection per host at most).
-	tr := &http.Transport{DialContext: srv.DialContext, DisableCompression: true,
+	tr := &http.Transport{DialContext: srv.DialContext, DisableCompression: true, TLSClientConfig: srv.TLSClientConfig(),
 		MaxIdleConns: 4 * workers, MaxIdleConnsPerHost: 1, IdleConnTimeout: 5 * time.Second}
 	defer tr.CloseIdleConnections()
 	c := &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
@@ -145,7 +145,7 @@ func BenchmarkCrawlVsCeiling(b *testing.B) {
 			// (fetcher.Options.RobotsRetryDelay) and the crawl's end waits
 			// for that. This benchmark measures throughput, not the retry
 			// policy, so a dead host's robots.txt is not retried.
-			Fetcher:          fetcher.Options{AllowPrivate: true, DialContext: srv.DialContext, RobotsAttempts: 1},
+			Fetcher:          fetcher.Options{AllowPrivate: true, DialContext: srv.DialContext, TLSConfig: srv.TLSClientConfig(), RobotsAttempts: 1},
 			Frontier:         frontier.Options{MinDelay: 0, NoSyncAdd: os.Getenv("SEXTANT_BENCH_NOSYNC") != ""},
 			DUEFlushInterval: 50 * time.Millisecond,
 			DUEFsync:         os.Getenv("SEXTANT_BENCH_DUE_FSYNC") != "",

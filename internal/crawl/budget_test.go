@@ -120,7 +120,7 @@ func TestSoftBudgetSlowsTrapHost(t *testing.T) {
 	dir := t.TempDir()
 	n, err := Open(Options{
 		DataDir: dir, Workers: 1,
-		Fetcher: fetcher.Options{AllowPrivate: true, DialContext: srv.DialContext, FetchTimeout: 5 * time.Second},
+		Fetcher: fetcher.Options{AllowPrivate: true, DialContext: srv.DialContext, TLSConfig: srv.TLSClientConfig(), FetchTimeout: 5 * time.Second},
 		Frontier: frontier.Options{MinDelay: 0, Factor: 1, MaxDelay: 10 * time.Millisecond,
 			BackQueues: 1, MaxBackQueues: 1},
 		DUEFlushInterval: 20 * time.Millisecond,

@@ -62,7 +62,7 @@ func TestClusterKillChild(t *testing.T) {
 	m, err := StartMember(MemberOptions{
 		Node: Options{
 			DataDir: filepath.Join(root, ids[idx]), Workers: ckWorkers,
-			Fetcher: fetcher.Options{AllowPrivate: true, Resolve: map[string]string{web.Domain(): os.Getenv(ckWebEnv)},
+			Fetcher: fetcher.Options{AllowPrivate: true, Resolve: map[string]string{web.Domain(): os.Getenv(ckWebEnv)}, TLSConfig: childTLS(t),
 				FetchTimeout: 3 * time.Second, BodyCap: killBodyCap},
 			Frontier: frontier.Options{MinDelay: 0, Factor: 2, MaxDelay: 50 * time.Millisecond,
 				FailureBackoff: 10 * time.Millisecond, MaxFailureBackoff: 100 * time.Millisecond},
@@ -125,7 +125,7 @@ func TestClusterKillNine(t *testing.T) {
 	start := func(i int) (*exec.Cmd, chan error, *strings.Builder) {
 		c := exec.Command(exe, "-test.run=^TestClusterKillChild$", "-test.count=1", "-test.timeout=5m")
 		c.Env = append(os.Environ(), ckRootEnv+"="+root, ckIndexEnv+"="+strconv.Itoa(i),
-			ckAddrsEnv+"="+strings.Join(addrs, ","), ckWebEnv+"="+srv.Addr())
+			ckAddrsEnv+"="+strings.Join(addrs, ","), ckWebEnv+"="+srv.Addr(), caEnv(srv))
 		var out strings.Builder
 		c.Stdout, c.Stderr = &out, &out
 		if err := c.Start(); err != nil {
@@ -212,7 +212,11 @@ func serverFetched(web *simweb.Web, srv *simweb.Server) (fetched []string, extra
 			if r.Path == "/robots.txt" || strings.HasPrefix(r.Path, "/robots/") {
 				continue
 			}
-			count["http://"+host+r.Path]++
+			scheme := "http://"
+			if r.TLS {
+				scheme = "https://"
+			}
+			count[scheme+host+r.Path]++
 		}
 	}
 	for u, c := range count {

@@ -71,7 +71,7 @@ func TestClusterPartitionProcesses(t *testing.T) {
 	for i := range cmds {
 		c := exec.Command(exe, "-test.run=^TestClusterKillChild$", "-test.count=1", "-test.timeout=5m")
 		c.Env = append(os.Environ(), ckRootEnv+"="+root, ckIndexEnv+"="+strconv.Itoa(i),
-			ckAddrsEnv+"="+strings.Join(views[i], ","), ckWebEnv+"="+srv.Addr())
+			ckAddrsEnv+"="+strings.Join(views[i], ","), ckWebEnv+"="+srv.Addr(), caEnv(srv))
 		outs[i] = &strings.Builder{}
 		c.Stdout, c.Stderr = outs[i], outs[i]
 		if err := c.Start(); err != nil {

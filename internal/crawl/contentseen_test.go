@@ -67,7 +67,7 @@ func crawlDupSite(t *testing.T, contentSeen int) (Stats, map[string]int, []LogEn
 	dir := t.TempDir()
 	n, err := Open(Options{
 		DataDir: dir, Workers: 4,
-		Fetcher:          fetcher.Options{AllowPrivate: true, DialContext: srv.DialContext, FetchTimeout: 5 * time.Second},
+		Fetcher:          fetcher.Options{AllowPrivate: true, DialContext: srv.DialContext, TLSConfig: srv.TLSClientConfig(), FetchTimeout: 5 * time.Second},
 		Frontier:         frontier.Options{MinDelay: 0, Factor: 1, MaxDelay: 10 * time.Millisecond},
 		DUEFlushInterval: 20 * time.Millisecond,
 		ContentSeenSize:  contentSeen,

@@ -31,6 +31,7 @@ func testNodeOptions(t *testing.T, dir string, srv *simweb.Server, domain string
 		Fetcher: fetcher.Options{
 			AllowPrivate: true,
 			DialContext:  srv.DialContext,
+			TLSConfig:    srv.TLSClientConfig(),
 			FetchTimeout: 3 * time.Second,
 			BodyCap:      1 << 20,
 		},

@@ -98,7 +98,7 @@ func TestElasticKillChild(t *testing.T) {
 	m, err := StartMember(MemberOptions{
 		Node: Options{
 			DataDir: dir, Workers: ekWorkers,
-			Fetcher: fetcher.Options{AllowPrivate: true, Resolve: map[string]string{web.Domain(): os.Getenv(ekWebEnv)},
+			Fetcher: fetcher.Options{AllowPrivate: true, Resolve: map[string]string{web.Domain(): os.Getenv(ekWebEnv)}, TLSConfig: childTLS(t),
 				FetchTimeout: 3 * time.Second, BodyCap: killBodyCap},
 			Frontier: frontier.Options{MinDelay: 0, Factor: 2, MaxDelay: 50 * time.Millisecond,
 				FailureBackoff: 10 * time.Millisecond, MaxFailureBackoff: 100 * time.Millisecond},
@@ -186,7 +186,7 @@ func elasticKill(t *testing.T, crash0, crash2 string) {
 			join = "1"
 		}
 		c.Env = append(os.Environ(), ekRootEnv+"="+root, ekIndexEnv+"="+strconv.Itoa(i), ekAddrsEnv+"="+strings.Join(addrs, ","),
-			ekMembersEnv+"=2", ekJoinEnv+"="+join, ekWebEnv+"="+srv.Addr(), ekCrashEnv+"="+crash[i])
+			ekMembersEnv+"=2", ekJoinEnv+"="+join, ekWebEnv+"="+srv.Addr(), ekCrashEnv+"="+crash[i], caEnv(srv))
 		var out strings.Builder
 		c.Stdout, c.Stderr = &out, &out
 		if err := c.Start(); err != nil {

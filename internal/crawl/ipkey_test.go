@@ -40,7 +40,7 @@ func TestPolitenessKeyIP(t *testing.T) {
 			}
 			n, err := Open(Options{
 				DataDir: t.TempDir(), Workers: 8, PolitenessKey: mode,
-				Fetcher: fetcher.Options{AllowPrivate: true, Resolve: map[string]string{web.Domain(): srv.Addr()},
+				Fetcher: fetcher.Options{AllowPrivate: true, Resolve: map[string]string{web.Domain(): srv.Addr()}, TLSConfig: srv.TLSClientConfig(),
 					FetchTimeout: 3 * time.Second, BodyCap: 1 << 20},
 				Frontier:         frontier.Options{MinDelay: 0, Factor: 1, MaxDelay: 20 * time.Millisecond, FailureBackoff: 10 * time.Millisecond, MaxFailureBackoff: 50 * time.Millisecond},
 				DUEFlushInterval: 20 * time.Millisecond,

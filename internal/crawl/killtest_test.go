@@ -42,7 +42,7 @@ func TestKillChildNode(t *testing.T) {
 	}
 	n, err := Open(Options{
 		DataDir: dir, Workers: killWorkers,
-		Fetcher: fetcher.Options{AllowPrivate: true, Resolve: map[string]string{web.Domain(): addr},
+		Fetcher: fetcher.Options{AllowPrivate: true, Resolve: map[string]string{web.Domain(): addr}, TLSConfig: childTLS(t),
 			FetchTimeout: 3 * time.Second, BodyCap: killBodyCap},
 		Frontier: frontier.Options{MinDelay: 0, Factor: 2, MaxDelay: 50 * time.Millisecond, FailureBackoff: 10 * time.Millisecond, MaxFailureBackoff: 100 * time.Millisecond,
 			// A Done lost in a kill re-fetches a finished URL; syncing it
@@ -91,7 +91,7 @@ func TestKillNineResumes(t *testing.T) {
 	dir := t.TempDir()
 	child := func() *exec.Cmd {
 		c := exec.Command(exe, "-test.run=^TestKillChildNode$", "-test.count=1", "-test.timeout=5m")
-		c.Env = append(os.Environ(), killChildEnv+"="+dir, killAddrEnv+"="+srv.Addr())
+		c.Env = append(os.Environ(), killChildEnv+"="+dir, killAddrEnv+"="+srv.Addr(), caEnv(srv))
 		return c
 	}
 	seed := uint64(time.Now().UnixNano())

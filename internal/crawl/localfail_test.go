@@ -89,9 +89,16 @@ func TestRobotsOutageLosesNothing(t *testing.T) {
 	var mu sync.Mutex
 	refused := map[string]int{}
 	opts.Fetcher.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		// Per host, not per host:port: a robots.txt that redirects http→https
+		// dials :443 within the attempt that reached :80 (a per-port count
+		// would refuse that hop on the last attempt and lose the origin).
+		host, _, err := net.SplitHostPort(addr)
+		if err != nil {
+			host = addr
+		}
 		mu.Lock()
-		refused[addr]++
-		n := refused[addr]
+		refused[host]++
+		n := refused[host]
 		mu.Unlock()
 		if n <= 2 {
 			return nil, &net.OpError{Op: "dial", Net: network, Err: syscall.ECONNREFUSED}

@@ -91,7 +91,7 @@ func mirrorCrawl(t *testing.T, maxDepth int) (want, got map[string]bool) {
 	dir := t.TempDir()
 	n, err := Open(Options{
 		DataDir: dir, Workers: 8,
-		Fetcher:          fetcher.Options{AllowPrivate: true, DialContext: srv.DialContext, FetchTimeout: 5 * time.Second, DialTimeout: time.Second},
+		Fetcher:          fetcher.Options{AllowPrivate: true, DialContext: srv.DialContext, TLSConfig: srv.TLSClientConfig(), FetchTimeout: 5 * time.Second, DialTimeout: time.Second},
 		Frontier:         frontier.Options{MinDelay: 0, Factor: 1, MaxDelay: 20 * time.Millisecond, FailureBackoff: 10 * time.Millisecond, MaxFailureBackoff: 50 * time.Millisecond},
 		DUEFlushInterval: 50 * time.Millisecond,
 		MaxPagesPerHost:  100000,

@@ -1,12 +1,15 @@
 package crawl
 
 import (
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"flag"
 	"fmt"
 	"math"
 	"net"
 	"net/netip"
+	"os"
 	"strings"
 	"time"
 
@@ -48,6 +51,7 @@ type NodeFlags struct {
 	proxy                                 string // --proxy: none, env or a URL
 	factor                                float64
 	resolve, suffixes, allow, deny        listFlag
+	caFile                                string
 }
 
 // listFlag is a repeatable (and comma-separated) string flag.
@@ -104,6 +108,7 @@ func AddNodeFlags(fs *flag.FlagSet) *NodeFlags {
 	fs.StringVar(&f.proxy, "proxy", "env", "HTTP(S) proxy: env (HTTPS_PROXY, HTTP_PROXY and NO_PROXY, never for loopback targets), none, or http://HOST:PORT for every request (https by CONNECT); --resolve hosts go direct; the private-address guard judges the target, not the proxy")
 	fs.DurationVar(&f.dueFlush, "due-flush", 500*time.Millisecond, "DUE merge interval")
 	fs.BoolVar(&f.skipCheck, "skip-check", false, "open without reading every frontier key (and spool entry) to verify it: 0.2-0.5 s per million queued URLs saved; a damaged block is then found mid-crawl or by 'crawler fsck' instead (the cheap cross-checks still run)")
+	fs.StringVar(&f.caFile, "ca-file", "", "PEM file of CA certificates to trust for HTTPS, in addition to the system roots (e.g. simweb --ca-out)")
 	fs.BoolVar(&f.dueFsync, "due-fsync", false, "fsync the DUE's log before each batch of discovered URLs is acknowledged (survives power loss; slower). Default: written to the OS first (survives kill -9), fsynced before every merge")
 	fs.StringVar(&f.sitemaps, "sitemaps", SitemapsOn, "read sitemaps: on (robots.txt Sitemap: lines, else /sitemap.xml, once per host; the URLs they list are crawled under the same scope and rules) or off")
 	return f
@@ -202,6 +207,10 @@ func (f *NodeFlags) Options(seeds []string) (Options, error) {
 	if err != nil {
 		errs = append(errs, err)
 	}
+	tlsConf, err := TLSConfigWithCAFile(f.caFile)
+	if err != nil {
+		errs = append(errs, err)
+	}
 	scope, err := ParseScope(f.scope)
 	if err != nil {
 		errs = append(errs, err)
@@ -227,7 +236,7 @@ func (f *NodeFlags) Options(seeds []string) (Options, error) {
 		ID: f.id, DataDir: f.data, Workers: f.workers,
 		Fetcher: fetcher.Options{
 			UserAgent: f.userAgent, AllowPrivate: f.allowPrivate, Resolve: resolve,
-			BodyCap: f.bodyCap, FetchTimeout: f.fetchTimeout, Proxy: proxy,
+			BodyCap: f.bodyCap, FetchTimeout: f.fetchTimeout, Proxy: proxy, TLSConfig: tlsConf,
 		},
 		Frontier: frontier.Options{
 			Workers: f.workers, Factor: f.factor, FactorSet: true, MinDelay: f.minDelay, MaxDelay: f.maxDelay,
@@ -392,4 +401,27 @@ func (s *seedFilter) Allow(u *urlnorm.URL) bool {
 	}
 	ok, _ := s.f.Allow(u, seed)
 	return ok
+}
+
+// TLSConfigWithCAFile is the fetcher's TLS config for --ca-file: the system
+// roots plus every certificate of the PEM file path; nil (the fetcher's
+// default, system roots only) when path is "". An unreadable file, or one
+// without a PEM certificate, is an ErrInvalidOptions naming the flag: a
+// crawl that silently trusted nothing more would fail every handshake.
+func TLSConfigWithCAFile(path string) (*tls.Config, error) {
+	if path == "" {
+		return nil, nil
+	}
+	pem, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("%w: --ca-file: %v", ErrInvalidOptions, err)
+	}
+	pool, err := x509.SystemCertPool()
+	if err != nil || pool == nil {
+		pool = x509.NewCertPool() // no system roots here: the file's alone
+	}
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("%w: --ca-file %s: no PEM certificate in it", ErrInvalidOptions, path)
+	}
+	return &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}, nil
 }

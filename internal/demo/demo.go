@@ -343,7 +343,7 @@ func startMembers(o Options, web *simweb.Web, srv *simweb.Server, traces *[]*tra
 					Identity:      crawl.NewIdentity("demo", web.Seeds()),
 					ForceIdentity: o.Force,
 					Workers:       o.Workers,
-					Fetcher:       fetcher.Options{AllowPrivate: true, DialContext: srv.DialContext, FetchTimeout: 5 * time.Second},
+					Fetcher:       fetcher.Options{AllowPrivate: true, DialContext: srv.DialContext, TLSConfig: srv.TLSClientConfig(), FetchTimeout: 5 * time.Second},
 					Frontier: frontier.Options{MinDelay: 0, MaxDelay: time.Second,
 						FailureBackoff: 50 * time.Millisecond, MaxFailureBackoff: time.Second},
 					DUEFlushInterval: 200 * time.Millisecond,

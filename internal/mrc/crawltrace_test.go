@@ -37,7 +37,7 @@ func crawlTrace(t testing.TB, cfg simweb.Config) (batches [][]uint64, fetches ui
 	var mu sync.Mutex
 	n, err := crawl.Open(crawl.Options{
 		DataDir: t.TempDir(), Workers: 8,
-		Fetcher:          fetcher.Options{AllowPrivate: true, DialContext: srv.DialContext, FetchTimeout: 10 * time.Second},
+		Fetcher:          fetcher.Options{AllowPrivate: true, DialContext: srv.DialContext, TLSConfig: srv.TLSClientConfig(), FetchTimeout: 10 * time.Second},
 		Frontier:         frontier.Options{MinDelay: 0, MaxDelay: time.Second},
 		DUEFlushInterval: 100 * time.Millisecond,
 		Filter:           crawl.Filter{F: filter},

@@ -149,6 +149,9 @@ type Config struct {
 	// of DNS; a host name is looked up once at start. Needs AllowPrivate
 	// when the target is private.
 	Resolve map[string]string `json:"resolve,omitempty"`
+	// CAFile is a PEM file of CA certificates trusted for HTTPS fetches in
+	// addition to the system roots (crawl --ca-file; e.g. simweb --ca-out).
+	CAFile string `json:"ca_file,omitempty"`
 
 	// Scope is any, host, domain or suffixes (default any); Suffixes are
 	// the domains in scope for suffixes.
@@ -236,7 +239,7 @@ func parse(b []byte, id string) (*Config, error) {
 }
 
 func (c *Config) resolvePaths(dir string) {
-	for _, p := range []*string{&c.DataDir, &c.TLS.CA, &c.TLS.Cert, &c.TLS.Key, &c.SeedsFile} {
+	for _, p := range []*string{&c.DataDir, &c.TLS.CA, &c.TLS.Cert, &c.TLS.Key, &c.SeedsFile, &c.CAFile} {
 		if *p != "" && !filepath.IsAbs(*p) {
 			*p = filepath.Join(dir, *p)
 		}
@@ -570,6 +573,9 @@ func (c *Config) MemberOptions(seeds []string, resolve map[string]string) (crawl
 	if err != nil {
 		return crawl.MemberOptions{}, fmt.Errorf("nodeconfig: tls: %w", err)
 	}
+	if _, err := crawl.TLSConfigWithCAFile(c.CAFile); err != nil {
+		return crawl.MemberOptions{}, fmt.Errorf("%w: ca_file: %w", ErrInvalid, err)
+	}
 	o := c.nodeOptions(lf, resolve)
 	o.EnsureDefaults()
 	if err := o.Validate(); err != nil {
@@ -611,7 +617,8 @@ func (c *Config) nodeOptions(lf crawl.LinkFilter, resolve map[string]string) cra
 	if p := c.Politeness.MaxFailureBackoff; p != nil {
 		fr.MaxFailureBackoff = time.Duration(*p)
 	}
-	fo := fetcher.Options{UserAgent: c.UserAgent, AllowPrivate: c.AllowPrivate, Resolve: resolve, BodyCap: c.BodyCap}
+	tlsConf, _ := crawl.TLSConfigWithCAFile(c.CAFile) // MemberOptions reports its error
+	fo := fetcher.Options{UserAgent: c.UserAgent, AllowPrivate: c.AllowPrivate, Resolve: resolve, BodyCap: c.BodyCap, TLSConfig: tlsConf}
 	if c.FetchTimeout != nil {
 		fo.FetchTimeout = time.Duration(*c.FetchTimeout)
 	}

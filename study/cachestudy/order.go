@@ -168,9 +168,9 @@ func EmulateCrawl(web *simweb.Web, o EmulateOptions, emit func(fp uint64)) (Emul
 		if u.RawQuery != "" {
 			pqs += "?" + u.RawQuery
 		}
-		resp, err := web.Respond(strings.ToLower(u.Hostname()), pqs)
+		resp, err := web.RespondScheme(strings.ToLower(u.Hostname()), pqs, u.Scheme == "https")
 		if err != nil {
-			continue // unknown host: a network failure, nothing discovered
+			continue // unknown host or scheme: a network failure, nothing discovered
 		}
 		st.Pages++
 		if h := u.Hostname(); h != lastHost {

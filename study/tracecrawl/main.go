@@ -20,6 +20,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -188,6 +189,7 @@ func run(ctx context.Context, oracle bool, budget, hosts, pages int, seed uint64
 	var (
 		handler interface {
 			DialContext(ctx context.Context, network, addr string) (net.Conn, error)
+			TLSClientConfig() *tls.Config
 			Close() error
 		}
 		seeds  []string
@@ -271,7 +273,7 @@ func run(ctx context.Context, oracle bool, budget, hosts, pages int, seed uint64
 			Node: crawl.Options{
 				DataDir: nd,
 				Workers: workers,
-				Fetcher: fetcher.Options{AllowPrivate: true, DialContext: handler.DialContext, FetchTimeout: 5 * time.Second},
+				Fetcher: fetcher.Options{AllowPrivate: true, DialContext: handler.DialContext, TLSConfig: handler.TLSClientConfig(), FetchTimeout: 5 * time.Second},
 				Frontier: frontier.Options{MinDelay: 0, MaxDelay: time.Second,
 					FailureBackoff: 50 * time.Millisecond, MaxFailureBackoff: time.Second},
 				DUEFlushInterval: 200 * time.Millisecond,

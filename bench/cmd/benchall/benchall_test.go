@@ -109,7 +109,7 @@ func TestEndToEnd(t *testing.T) {
 		root = "../../.."
 	}
 	o := options{out: out, work: filepath.Join(dir, "work"), root: root, hosts: 8, pages: 120, reps: 1,
-		budget: 10 * time.Minute, workers: 8, nodeWorkers: 3, kinds: []string{"ceiling", "sextant", "sextant-f0", "cluster", "colly"},
+		budget: 10 * time.Minute, workers: 8, nodeWorkers: 3, kinds: []string{"ceiling", "sextant", "sextant-f0", "cluster", "colly", "ceiling-https", "sextant-https"},
 		runTimeout: 3 * time.Minute}
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()

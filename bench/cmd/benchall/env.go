@@ -54,8 +54,14 @@ func build(ctx context.Context, o options) (binaries, error) {
 }
 
 // env is the shared synthetic web (a `crawler simweb` process), its oracle
-// and the files every contender reads.
+// and the files every contender reads. The main web is plain HTTP (the web
+// the history rows measured); tls, when an -https contender is asked for,
+// is the same web with the presets' HTTPS (most hosts HTTPS, some h2), in
+// a second simweb process, for the HTTPS row.
 type env struct {
+	tls       *env
+	https     bool
+	ca        string // file: the CA of an HTTPS web (simweb --ca-out)
 	bins      binaries
 	web       *simweb.Web
 	oracle    *simweb.OracleResult
@@ -71,13 +77,52 @@ type env struct {
 }
 
 func startEnv(ctx context.Context, o options, bins binaries) (*env, error) {
-	e := &env{bins: bins}
+	e, err := startWeb(ctx, o, bins, false)
+	if err != nil {
+		return nil, err
+	}
+	for _, k := range o.kinds {
+		if strings.HasSuffix(k, "-https") && e.tls == nil {
+			if e.tls, err = startWeb(ctx, o, bins, true); err != nil {
+				e.close()
+				return nil, err
+			}
+		}
+	}
+	return e, nil
+}
+
+// forKind is the web a contender crawls.
+func (e *env) forKind(kind string) *env {
+	if strings.HasSuffix(kind, "-https") && e.tls != nil {
+		return e.tls
+	}
+	return e
+}
+
+// startWeb starts one simweb process (plain HTTP, or with HTTPS) and
+// computes its oracle.
+func startWeb(ctx context.Context, o options, bins binaries, https bool) (*env, error) {
+	e := &env{bins: bins, https: https}
+	sub := o.work
+	if https {
+		sub = filepath.Join(o.work, "https")
+		if err := os.MkdirAll(sub, 0o755); err != nil {
+			return nil, err
+		}
+		e.ca = filepath.Join(sub, "simweb-ca.pem")
+	}
 	// simweb in its own process: it computes its shape (an oracle walk) and
 	// serves. In parallel, the same web's oracle is computed here.
 	args := []string{"simweb", "--hosts", strconv.Itoa(o.hosts), "--pages", strconv.Itoa(o.pages), "--no-latency", "--no-pathologies"}
+	if https {
+		args = append(args, "--ca-out", e.ca)
+	} else {
+		args = append(args, "--plain")
+	}
 	e.simweb = exec.Command(bins.crawler, args...)
 	e.simweb.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	e.simOut = filepath.Join(o.work, "simweb.out")
+	e.simOut = filepath.Join(sub, "simweb.out")
 	stdout, err := e.simweb.StdoutPipe()
 	if err != nil {
 		return nil, err
@@ -117,6 +162,9 @@ func startEnv(ctx context.Context, o options, bins binaries) (*env, error) {
 	// A link-only web (the other crawlers read no sitemaps); Sextant runs
 	// with --sitemaps off.
 	cfg.SitemapShare = 0
+	if !https {
+		cfg.HTTPSShare, cfg.RedirectHTTPSShare, cfg.H2Share, cfg.HSTSShare = 0, 0, 0, 0
+	}
 	if e.web, err = simweb.New(cfg); err != nil {
 		e.close()
 		return nil, err
@@ -156,17 +204,17 @@ func startEnv(ctx context.Context, o options, bins binaries) (*env, error) {
 	}
 	logf("simweb: serving on %s (up after %v)", e.addr, e.describeT.Round(time.Millisecond))
 
-	e.seeds = filepath.Join(o.work, "seeds.txt")
+	e.seeds = filepath.Join(sub, "seeds.txt")
 	if err := os.WriteFile(e.seeds, []byte(strings.Join(e.web.Seeds(), "\n")+"\n"), 0o644); err != nil {
 		e.close()
 		return nil, err
 	}
-	e.urls = filepath.Join(o.work, "urls.txt")
+	e.urls = filepath.Join(sub, "urls.txt")
 	if err := os.WriteFile(e.urls, []byte(strings.Join(e.oracle.Fetched, "\n")+"\n"), 0o644); err != nil {
 		e.close()
 		return nil, err
 	}
-	e.pki = filepath.Join(o.work, "pki")
+	e.pki = filepath.Join(sub, "pki")
 	os.RemoveAll(e.pki)
 	if out, err := exec.CommandContext(ctx, bins.crawler, "certs", "--nodes", "3", "--out", e.pki).CombinedOutput(); err != nil {
 		e.close()
@@ -176,13 +224,32 @@ func startEnv(ctx context.Context, o options, bins binaries) (*env, error) {
 }
 
 func (e *env) describe() string {
-	return fmt.Sprintf("%d hosts, %d URLs in the oracle's set, %d seeds, no pathologies, no latency (`crawler simweb --hosts %d --pages %d --no-latency --no-pathologies`)",
+	if e.https {
+		n := 0
+		for i := range e.web.NumHosts() {
+			if e.web.Scheme(i).HTTPS {
+				n++
+			}
+		}
+		h2 := 0
+		for i := range e.web.NumHosts() {
+			if e.web.Scheme(i).H2 {
+				h2++
+			}
+		}
+		return fmt.Sprintf("%d hosts (%d HTTPS, %d of them offering h2), %d URLs in the oracle's set, %d seeds, no pathologies, no latency (`crawler simweb --hosts %d --pages %d --no-latency --no-pathologies`)",
+			e.web.NumHosts(), n, h2, e.oracle.Size(), len(e.web.Seeds()), e.web.NumHosts(), pagesFlag(e))
+	}
+	return fmt.Sprintf("%d hosts, %d URLs in the oracle's set, %d seeds, no pathologies, no latency (`crawler simweb --hosts %d --pages %d --no-latency --no-pathologies --plain`)",
 		e.web.NumHosts(), e.oracle.Size(), len(e.web.Seeds()), e.web.NumHosts(), pagesFlag(e))
 }
 
 func pagesFlag(e *env) int { return int(e.web.Config().PagesPerHost*float64(e.web.NumHosts()) + 0.5) }
 
 func (e *env) close() {
+	if e.tls != nil {
+		e.tls.close()
+	}
 	if e.simweb != nil && e.simweb.Process != nil {
 		_ = e.simweb.Process.Signal(os.Interrupt)
 		done := make(chan struct{})

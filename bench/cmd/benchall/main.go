@@ -59,7 +59,7 @@ func main() {
 	flag.DurationVar(&o.budget, "budget", 20*time.Minute, "wall-clock budget: no new round starts that would not fit")
 	flag.IntVar(&o.workers, "workers", 64, "Sextant workers = colly parallelism = ceiling goroutines")
 	flag.IntVar(&o.nodeWorkers, "node-workers", 0, "workers per cluster node (0: -workers/3 rounded up, the same total)")
-	flag.StringVar(&kinds, "kinds", "ceiling,sextant,sextant-f0,cluster,colly", "contenders, in the order of a round (ceiling, sextant, sextant-f0, cluster, colly)")
+	flag.StringVar(&kinds, "kinds", "ceiling,sextant,sextant-f0,cluster,colly,ceiling-https,sextant-https", "contenders, in the order of a round (ceiling, sextant, sextant-f0, cluster, colly; ceiling-https, sextant-https and sextant-f0-https crawl the same web with HTTPS hosts, served by a second simweb)")
 	flag.BoolVar(&o.quick, "quick", true, "also run the quick package benchmarks (DUE, cache, cachesim)")
 	flag.BoolVar(&o.profile, "profile", true, "finally crawl the web once more with Sextant under a CPU profiler (bench/cmd/sextantprof) and put the top entries in the report")
 	flag.DurationVar(&o.runTimeout, "run-timeout", 10*time.Minute, "kill a contender run after this long")
@@ -115,6 +115,10 @@ func run(ctx context.Context, o options) error {
 	defer env.close()
 	rep.Web = env.describe()
 	logf("web: %s", rep.Web)
+	if env.tls != nil {
+		rep.WebHTTPS, rep.OracleHTTPS = env.tls.describe(), env.tls.oracle.Size()
+		logf("HTTPS web: %s", rep.WebHTTPS)
+	}
 
 	// Alternate the contenders round after round. A run starts only if it
 	// is expected (from its previous run) to end within the budget, keeping
@@ -134,12 +138,13 @@ func run(ctx context.Context, o options) error {
 				continue
 			}
 			logf("round %d: %s …", r, k)
-			t0, srv0 := time.Now(), env.serverCPU()
-			res := runners[k](ctx, o, env, r)
+			web := env.forKind(k)
+			t0, srv0 := time.Now(), web.serverCPU()
+			res := runners[k](ctx, o, web, r)
 			last[k] = time.Since(t0)
-			res.SrvCPU = env.serverCPU() - srv0
+			res.SrvCPU = web.serverCPU() - srv0
 			res.Kind, res.Rep, res.Load = k, r, loadAvg()
-			env.check(&res)
+			web.check(&res)
 			logf("round %d: %s", r, res.summary())
 			rep.Runs = append(rep.Runs, res)
 			ran++

@@ -18,11 +18,14 @@ type report struct {
 	LoadBefore string
 	LoadAfter  string
 	Web        string
-	Rounds     int
-	Runs       []result
-	Quick      []quick
-	Profile    *profile
-	Notes      []string
+	// The HTTPS web (when -https contenders ran) and its oracle's size.
+	WebHTTPS    string
+	OracleHTTPS int
+	Rounds      int
+	Runs        []result
+	Quick       []quick
+	Profile     *profile
+	Notes       []string
 
 	med     map[string]medians
 	targets []target
@@ -93,6 +96,11 @@ func (rp *report) compute() {
 		{what: "Sextant pages/s ÷ colly pages/s", want: "≥ 3", value: ratio(s.pps, col.pps), ok: s.n > 0 && col.n > 0},
 		{what: "Sextant peak RSS per URL ÷ colly's", want: "≤ 0.333", value: ratio(s.rssURL, col.rssURL), ok: s.n > 0 && col.n > 0},
 	}
+	if sh, ch := rp.med["sextant-https"], rp.med["ceiling-https"]; sh.n > 0 || ch.n > 0 {
+		rp.targets = append(rp.targets, target{what: "HTTPS: Sextant pages/s ÷ TLS ceiling pages/s", want: "≥ 0.7",
+			value: ratio(sh.pps, ch.pps), ok: sh.n > 0 && ch.n > 0})
+		rp.targets[3].met = rp.targets[3].ok && rp.targets[3].value >= 0.7
+	}
 	rp.targets[0].met = rp.targets[0].ok && rp.targets[0].value >= 0.6
 	rp.targets[1].met = rp.targets[1].ok && rp.targets[1].value >= 3
 	rp.targets[2].met = rp.targets[2].ok && rp.targets[2].value <= 1.0/3
@@ -120,6 +128,10 @@ var kindNames = map[string]string{
 	"sextant-f0": "Sextant, single node, politeness factor 0 (`--factor 0`)",
 	"cluster":    "Sextant, 3-node cluster (`crawler node` ×3)",
 	"colly":      "gocolly/colly v2.3.0",
+
+	"ceiling-https":    "TLS ceiling (bare fetch + tokenize over TLS, h2 where offered)",
+	"sextant-https":    "**Sextant, single node, HTTPS web** (`crawler crawl --ca-file`)",
+	"sextant-f0-https": "Sextant, single node, HTTPS web, politeness factor 0 (`--factor 0`)",
 }
 
 const (
@@ -212,6 +224,9 @@ func (rp *report) writeGenerated(b *bytes.Buffer) {
 	w("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, k := range o.kinds {
 		m := rp.med[k]
+		if strings.HasSuffix(k, "-https") {
+			continue // their own table below: another web, another oracle
+		}
 		if m.n == 0 {
 			w("| %s | 0 | failed | | | | | | | | |\n", kindNames[k])
 			continue
@@ -229,6 +244,7 @@ func (rp *report) writeGenerated(b *bytes.Buffer) {
 			ratio(f0.pps, c.pps), ratio(f0.pps, col.pps))
 	}
 	w("\n\n")
+	rp.writeHTTPS(b)
 
 	w("### Targets\n\n| target | measured | wanted | |\n|---|---:|---|---|\n")
 	for _, t := range rp.targets {
@@ -353,4 +369,41 @@ var cited = [][3]string{
 		"go run ./cmd/crawler demo"},
 	{"host splitter codec, wire ÷ raw URL bytes (zstd, 1,000-URL batches)", "16.6% (simweb URLs), 11.3% (wiki mirror links) (docs/bench/hostsplit.md)",
 		"go test -run '^$' -bench WireSize ./hostsplit"},
+}
+
+// writeHTTPS writes the HTTPS row: the same contenders on the same web
+// with the presets' HTTPS hosts (a second simweb process), so that the
+// ratio prices what TLS costs Sextant beyond what it costs any client.
+func (rp *report) writeHTTPS(b *bytes.Buffer) {
+	sh, ch := rp.med["sextant-https"], rp.med["ceiling-https"]
+	if rp.WebHTTPS == "" {
+		return
+	}
+	w := func(format string, a ...any) { fmt.Fprintf(b, format, a...) }
+	w("### HTTPS (issue 24)\n\n")
+	w("- **Web**: %s; certificates from the CA simweb makes at start (`--ca-out`), trusted by both (`--ca-file`). ", rp.WebHTTPS)
+	w("Links to HTTPS hosts are https; a share of links to the hosts that redirect http→https are http:// (a 301 each, in the oracle's set).\n")
+	w("- Same settings as above; the TLS ceiling fetches the oracle's list over TLS with Go's net/http (HTTP/2 where a host offers it by ALPN, one connection per host); Sextant keeps its default politeness factor.\n\n")
+	w("| contender | runs | pages/s | CPU s per 1,000 pages | simweb CPU s per 1,000 pages | peak RSS MiB | distinct URLs (oracle %d) | missing | extra | fetched twice |\n", rp.OracleHTTPS)
+	w("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	for _, k := range []string{"ceiling-https", "sextant-https", "sextant-f0-https"} {
+		m := rp.med[k]
+		if m.n == 0 && k == "sextant-f0-https" {
+			continue
+		}
+		if m.n == 0 {
+			w("| %s | 0 | failed | | | | | | | |\n", kindNames[k])
+			continue
+		}
+		w("| %s | %d | %.0f | %.2f | %.2f | %.0f | %.0f | %.0f | %.0f | %.0f |\n", kindNames[k], m.n, m.pps, m.cpu, m.srv, mib(m.rss),
+			m.distinct, m.missing, m.extra, m.twice)
+	}
+	w("\nSextant ÷ TLS ceiling **%.2f** in pages/s, %.2f in CPU per page", ratio(sh.pps, ch.pps), ratio(sh.cpu, ch.cpu))
+	if f0 := rp.med["sextant-f0-https"]; f0.n > 0 {
+		w("; without the politeness factor (`--factor 0`) **%.2f** in pages/s", ratio(f0.pps, ch.pps))
+	}
+	if s, c := rp.med["sextant"], rp.med["ceiling"]; s.n > 0 && c.n > 0 && sh.n > 0 && ch.n > 0 {
+		w("; TLS costs the ceiling %.2f× and Sextant %.2f× the CPU per page of plain HTTP", ratio(ch.cpu, c.cpu), ratio(sh.cpu, s.cpu))
+	}
+	w(".\n\n")
 }

@@ -101,6 +101,15 @@ var runners = map[string]runner{
 	},
 	"cluster": runCluster,
 	"colly":   runColly,
+	// The HTTPS row: the same contenders on the web with HTTPS hosts (the
+	// env passed is the HTTPS one; both trust its CA).
+	"ceiling-https": runCeiling,
+	"sextant-https": func(ctx context.Context, o options, e *env, rep int) result {
+		return runSextant(ctx, o, e, rep, "sextant-https")
+	},
+	"sextant-f0-https": func(ctx context.Context, o options, e *env, rep int) result {
+		return runSextant(ctx, o, e, rep, "sextant-f0-https", "--factor", "0")
+	},
 }
 
 // proc is one started process of a run. Every contender runs under
@@ -233,14 +242,21 @@ func readCrawlLog(path string, into *[]string) error {
 }
 
 func runCeiling(ctx context.Context, o options, e *env, rep int) (r result) {
-	dir, err := runDir(o, "ceiling", rep)
+	kind := "ceiling"
+	if e.https {
+		kind = "ceiling-https"
+	}
+	dir, err := runDir(o, kind, rep)
 	if err != nil {
 		return result{Err: err.Error()}
 	}
 	log := filepath.Join(dir, "fetch.log")
 	t0 := time.Now()
-	p, err := start(ctx, o, e.bins.ceiling, filepath.Join(dir, "stdout"), "--urls", e.urls, "--connect", e.addr,
-		"--workers", strconv.Itoa(o.workers), "--log", log)
+	args := []string{"--urls", e.urls, "--connect", e.addr, "--workers", strconv.Itoa(o.workers), "--log", log}
+	if e.ca != "" {
+		args = append(args, "--ca-file", e.ca)
+	}
+	p, err := start(ctx, o, e.bins.ceiling, filepath.Join(dir, "stdout"), args...)
 	if err != nil {
 		return result{Err: err.Error()}
 	}
@@ -293,6 +309,9 @@ func runSextant(ctx context.Context, o options, e *env, rep int, kind string, ex
 	args := append([]string{"crawl", "--seeds", e.seeds, "--data", data,
 		"--resolve", e.web.Domain() + "=" + e.addr, "--allow-private", "--min-delay", "0",
 		"--scope", "suffixes", "--suffix", e.web.Domain(), "--sitemaps", "off", "--workers", strconv.Itoa(o.workers), "--progress", "0"}, extra...)
+	if e.ca != "" {
+		args = append(args, "--ca-file", e.ca)
+	}
 	p, err := start(ctx, o, e.bins.crawler, filepath.Join(dir, "stdout"), args...)
 	if err != nil {
 		return result{Err: err.Error()}

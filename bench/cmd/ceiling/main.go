@@ -9,12 +9,15 @@
 // host; every host name is dialled at --connect (the simweb listener). Each
 // response's URL and status is written to --log, one "STATUS URL" line per
 // fetch; text/html bodies (up to 16 MiB) run through x/net/html's tokenizer,
-// the same tokenizer Sextant's extractor uses.
+// the same tokenizer Sextant's extractor uses. https URLs are fetched over
+// TLS (h2 where offered), trusting --ca-file's CA: the TLS ceiling.
 package main
 
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"flag"
 	"fmt"
 	"io"
@@ -36,18 +39,45 @@ func main() {
 	workers := flag.Int("workers", 64, "fetching goroutines")
 	logFile := flag.String("log", "", "write one 'STATUS URL' line per fetch here (required)")
 	ua := flag.String("user-agent", "Sextant/0.1 (+https://github.com/sextant-crawler/sextant)", "User-Agent header")
+	caFile := flag.String("ca-file", "", "PEM file of CA certificates to trust for https URLs besides the system roots")
 	flag.Parse()
 	if *urlsFile == "" || *connect == "" || *logFile == "" || *workers < 1 {
 		fmt.Fprintln(os.Stderr, "usage: ceiling --urls FILE --connect HOST:PORT --log FILE [--workers N]")
 		os.Exit(2)
 	}
-	if err := run(*urlsFile, *connect, *logFile, *ua, *workers); err != nil {
+	tc, err := tlsConfig(*caFile)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "ceiling:", err)
+		os.Exit(2)
+	}
+	if err := run(*urlsFile, *connect, *logFile, *ua, *workers, tc); err != nil {
 		fmt.Fprintln(os.Stderr, "ceiling:", err)
 		os.Exit(1)
 	}
 }
 
-func run(urlsFile, connect, logFile, ua string, workers int) error {
+// tlsConfig trusts the system roots and the certificates of caFile.
+func tlsConfig(caFile string) (*tls.Config, error) {
+	tc := &tls.Config{MinVersion: tls.VersionTLS12}
+	if caFile == "" {
+		return tc, nil
+	}
+	pem, err := os.ReadFile(caFile)
+	if err != nil {
+		return nil, err
+	}
+	pool, err := x509.SystemCertPool()
+	if err != nil {
+		pool = x509.NewCertPool()
+	}
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("%s: no PEM certificate", caFile)
+	}
+	tc.RootCAs = pool
+	return tc, nil
+}
+
+func run(urlsFile, connect, logFile, ua string, workers int, tc *tls.Config) error {
 	urls, err := readInterleaved(urlsFile)
 	if err != nil {
 		return err
@@ -65,6 +95,10 @@ func run(urlsFile, connect, logFile, ua string, workers int) error {
 		DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
 			return d.DialContext(ctx, network, connect)
 		},
+		TLSClientConfig: tc,
+		// h2 where a host offers it by ALPN: the best this stack can do
+		// (still one connection per host).
+		ForceAttemptHTTP2:   true,
 		DisableCompression:  true,
 		MaxConnsPerHost:     1,
 		MaxIdleConnsPerHost: 1,
