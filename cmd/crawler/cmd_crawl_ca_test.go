@@ -25,7 +25,7 @@ func TestCrawlCAFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer srv.Close()
-	oracle, err := web.Oracle(web.Seeds(), simweb.Rules{BodyCap: 1 << 20})
+	oracle, err := web.Oracle(web.Seeds(), simweb.Rules{BodyCap: 1 << 20, Sitemaps: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -49,7 +49,7 @@ func TestCrawlFactorZero(t *testing.T) {
 	}
 	code, out, errOut := runCLI(t, "crawl", "--seeds", seeds, "--data", t.TempDir(), "--allow-private", "--scope", "host",
 		"--workers", "4", "--factor", "0", "--min-delay", "0", "--max-delay", "10s", "--due-flush", "20ms",
-		"--progress", "0", "--cache-advice=false")
+		"--progress", "0", "--cache-advice=false", "--sitemaps", "off")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s%s", code, out, errOut)
 	}

@@ -40,7 +40,7 @@ func TestCrawlResolveIPv6Nginx(t *testing.T) {
 	data := t.TempDir()
 	code, out, errOut := runCLI(t, "crawl", "--seeds", seeds, "--data", data, "--allow-private", "--scope", "host",
 		"--resolve", "v6.test="+n.HTTP6.String(), "--factor", "0", "--min-delay", "0", "--due-flush", "20ms",
-		"--progress", "0", "--cache-advice=false")
+		"--progress", "0", "--cache-advice=false", "--sitemaps", "off")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s%s", code, out, errOut)
 	}
