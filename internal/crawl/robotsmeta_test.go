@@ -174,6 +174,7 @@ func crawlRobotsSite(t *testing.T, userAgent, nofollow string) (map[string]int, 
 	dir := t.TempDir()
 	n, err := Open(Options{
 		DataDir: dir, Workers: 2, NoFollow: nofollow,
+		Sitemaps:         SitemapsOff, // the site's exact set is under test, not the /sitemap.xml probe
 		Fetcher:          fetcher.Options{AllowPrivate: true, UserAgent: userAgent},
 		Frontier:         frontier.Options{MinDelay: 0, MaxDelay: 20 * time.Millisecond},
 		DUEFlushInterval: 20 * time.Millisecond,
