@@ -583,3 +583,40 @@ func TestRobotsRedirectOtherHostFails(t *testing.T) {
 		t.Fatalf("released %v, want [true]", g.released)
 	}
 }
+
+// Issue 25, defect 6: with a RobotsHostGate (a crawler keeping politeness
+// state), a robots.txt redirect chain on the host itself goes one hop per
+// call — each hop in the host's next slot, after its delay — instead of
+// back to back; the chain's result and the redirect limit are unchanged.
+func TestRobotsSameHostChainOneHopPerSlot(t *testing.T) {
+	g := &fakeGate{}
+	rw := newRobotsWeb(t, robotsRedirectHandler(t), func(o *Options) { o.RobotsHostGate = g })
+	// s3: robots.txt → /robots/2.txt → /robots/1.txt → /robots/0.txt.
+	for call := 1; call <= 3; call++ {
+		r, fetched := rw.robots(t, "s3.sim.test")
+		if !fetched || r.Outcome != RobotsDeferred || !r.Retry || r.Allowed("/open") {
+			t.Fatalf("call %d: fetched %v %+v", call, fetched, r)
+		}
+		if n := rw.count("s3.sim.test"); n != call {
+			t.Fatalf("call %d: %d requests to the host, want %d (one hop per call)", call, n, call)
+		}
+		rw.clock.Advance(10 * time.Millisecond)
+	}
+	r, fetched := rw.robots(t, "s3.sim.test")
+	if !fetched || r.Outcome != RobotsParsed || r.Allowed("/secret") || !r.Allowed("/open") || rw.count("s3.sim.test") != 4 {
+		t.Fatalf("last hop: fetched %v %+v, %d requests", fetched, r, rw.count("s3.sim.test"))
+	}
+	if len(g.granted) != 0 {
+		t.Fatalf("gate asked for the host's own hops: %v", g.granted)
+	}
+	// The limit of 5 redirects still counts hops across the calls.
+	for i := 0; i < 6; i++ {
+		if r, _ = rw.robots(t, "s6.sim.test"); r.Outcome != RobotsDeferred {
+			break
+		}
+		rw.clock.Advance(10 * time.Millisecond)
+	}
+	if r.Outcome != RobotsAllowAll || rw.count("s6.sim.test") != 6 {
+		t.Fatalf("6 same-host hops: %v after %d requests, want allow-all after 6", r.Outcome, rw.count("s6.sim.test"))
+	}
+}
