@@ -35,7 +35,7 @@ type robotsWeb struct {
 	hits  sync.Map // host → *atomic.Int32
 }
 
-func newRobotsWeb(t *testing.T, h func(w http.ResponseWriter, r *http.Request), mod func(*Options)) *robotsWeb {
+func newRobotsWeb(t testing.TB, h func(w http.ResponseWriter, r *http.Request), mod func(*Options)) *robotsWeb {
 	rw := &robotsWeb{clock: &fakeClock{now: time.Unix(1.7e9, 0)}}
 	s := serve(t, func(w http.ResponseWriter, r *http.Request) {
 		c, _ := rw.hits.LoadOrStore(r.Host, new(atomic.Int32))

@@ -398,6 +398,7 @@ func Open(opts Options) (*Node, error) {
 		n.fr.Close()
 		return nil, fmt.Errorf("crawl: fetcher: %w", err)
 	}
+	n.loadRobots()
 	if n.log = opts.CrawlLog; n.log == nil {
 		if n.log, err = OpenCrawlLog(filepath.Join(opts.DataDir, crawlLogFile)); err != nil {
 			n.due.Close()
@@ -444,6 +445,9 @@ func (n *Node) Close() error {
 		n.opts.Logf("crawl: DUE flush on close: %v", err)
 	}
 	var errs []error
+	if err := n.saveRobots(); err != nil {
+		n.opts.Logf("%v", err) // costs robots.txt re-fetches after a restart, not URLs
+	}
 	errs = append(errs, n.due.Close(), n.fr.Close())
 	if n.own {
 		errs = append(errs, n.log.Close())
@@ -516,6 +520,11 @@ func (n *Node) Run(ctx context.Context, stopWhenIdle bool) error {
 	defer cancel()
 	var wg sync.WaitGroup
 	errc := make(chan error, n.opts.Workers)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		n.saveRobotsEvery(wctx)
+	}()
 	for i := 0; i < n.opts.Workers; i++ {
 		wg.Add(1)
 		go func(i int) {

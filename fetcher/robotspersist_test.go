@@ -1,0 +1,107 @@
+package fetcher
+
+import (
+	"bytes"
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+func persistHandler(w http.ResponseWriter, r *http.Request) {
+	switch r.Host {
+	case "p.sim.test":
+		w.Write([]byte(sampleRobots))
+	case "d.sim.test":
+		http.Error(w, "down", http.StatusServiceUnavailable)
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+// Issue 25, defect 7: the robots cache survives a restart — rules saved
+// with their expiry are used without a request until they expire; an
+// outage is not saved (tried again), rules for another token are not
+// used, and a damaged line costs only that host's refetch.
+func TestRobotsCacheSaveLoad(t *testing.T) {
+	rw := newRobotsWeb(t, persistHandler, nil)
+	for _, h := range []string{"p.sim.test", "n.sim.test", "d.sim.test"} {
+		rw.robots(t, h)
+	}
+	var buf bytes.Buffer
+	n, err := rw.f.SaveRobots(&buf)
+	if err != nil || n != 2 {
+		t.Fatalf("saved %d entries (%v), want 2: the parsed and the 404 host, not the outage", n, err)
+	}
+	saved := buf.String()
+	want, _ := rw.robots(t, "p.sim.test")
+
+	// A restarted fetcher, an hour later.
+	rw2 := newRobotsWeb(t, persistHandler, nil)
+	rw2.clock.Advance(time.Hour)
+	loaded, bad, err := rw2.f.LoadRobots(strings.NewReader(saved))
+	if err != nil || loaded != 2 || bad != 0 {
+		t.Fatalf("loaded %d, bad %d, %v", loaded, bad, err)
+	}
+	got, fetched := rw2.robots(t, "p.sim.test")
+	if fetched || got.Outcome != RobotsParsed || got.CrawlDelay() != want.CrawlDelay() || !got.Expires.Equal(want.Expires) ||
+		got.Allowed("/x") != want.Allowed("/x") || got.Allowed("/private/a") != want.Allowed("/private/a") ||
+		strings.Join(got.Sitemaps, ",") != strings.Join(want.Sitemaps, ",") || len(want.Sitemaps) != 1 {
+		t.Fatalf("restored rules: fetched %v %+v, want %+v", fetched, got, want)
+	}
+	if r, fetched := rw2.robots(t, "n.sim.test"); fetched || r.Outcome != RobotsAllowAll {
+		t.Fatalf("restored 404: fetched %v %v", fetched, r.Outcome)
+	}
+	if _, fetched := rw2.robots(t, "d.sim.test"); !fetched {
+		t.Fatal("an outage was restored instead of tried again")
+	}
+	if rw2.count("p.sim.test")+rw2.count("n.sim.test") != 0 {
+		t.Fatalf("restored hosts asked again: %d %d", rw2.count("p.sim.test"), rw2.count("n.sim.test"))
+	}
+	// Past their expiry (24 h) the rules are fetched again.
+	rw2.clock.Advance(24 * time.Hour)
+	if _, fetched := rw2.robots(t, "p.sim.test"); !fetched {
+		t.Fatal("expired restored rules used")
+	}
+
+	// Expired when loaded: skipped.
+	rw3 := newRobotsWeb(t, persistHandler, nil)
+	rw3.clock.Advance(25 * time.Hour)
+	if loaded, _, err := rw3.f.LoadRobots(strings.NewReader(saved)); err != nil || loaded != 0 {
+		t.Fatalf("expired entries loaded: %d, %v", loaded, err)
+	}
+	// Another robots token: its groups differ, nothing is used.
+	rw4 := newRobotsWeb(t, persistHandler, func(o *Options) { o.RobotsToken = "otherbot" })
+	if loaded, _, err := rw4.f.LoadRobots(strings.NewReader(saved)); err != nil || loaded != 0 {
+		t.Fatalf("another token's rules loaded: %d, %v", loaded, err)
+	}
+	// A damaged line is skipped and counted; a foreign stream is refused.
+	lines := strings.SplitAfter(saved, "\n")
+	lines[1] = `{"k": 12, broken` + "\n"
+	rw5 := newRobotsWeb(t, persistHandler, nil)
+	if loaded, bad, err := rw5.f.LoadRobots(strings.NewReader(strings.Join(lines, ""))); err != nil || loaded != 1 || bad != 1 {
+		t.Fatalf("damaged line: loaded %d bad %d %v", loaded, bad, err)
+	}
+	for _, in := range []string{"", "not json\n", `{"format":"other/9"}` + "\n"} {
+		if _, _, err := rw5.f.LoadRobots(strings.NewReader(in)); !errors.Is(err, ErrRobotsFormat) {
+			t.Errorf("LoadRobots(%q): %v, want ErrRobotsFormat", in, err)
+		}
+	}
+}
+
+func FuzzLoadRobots(f *testing.F) {
+	rw := newRobotsWeb(f, persistHandler, nil)
+	rw.f.Robots(f.Context(), "http", "p.sim.test")
+	var buf bytes.Buffer
+	rw.f.SaveRobots(&buf)
+	f.Add(buf.Bytes())
+	f.Add([]byte(`{"format":"sextant-robots-cache/1","token":"sextant"}` + "\n" + `{"k":"http://a","o":0,"r":[{"p":"/x","l":-5}]}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		ft := newRobotsWeb(t, persistHandler, nil)
+		ft.f.LoadRobots(bytes.NewReader(b))
+		if r := ft.f.CachedRobots("http", "a"); r != nil {
+			r.Allowed("/x/y") // restored rules must be usable, whatever they say
+		}
+	})
+}
