@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sextant-crawler/sextant/internal/crawl"
 	"github.com/sextant-crawler/sextant/internal/realweb"
@@ -59,7 +60,7 @@ func TestCrawlResolveIPv6Nginx(t *testing.T) {
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("fetched %q, want %q", got, want)
 	}
-	reqs, err := n.Requests()
+	reqs, err := n.Settled(6, 100*time.Millisecond)
 	if err != nil {
 		t.Fatal(err)
 	}

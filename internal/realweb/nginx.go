@@ -404,6 +404,28 @@ func (n *Nginx) Requests() ([]Request, error) {
 	return rs, sc.Err()
 }
 
+// Settled reads the access log once it holds at least min requests and no
+// line was added for quiet, or after 5 s: nginx writes a request's line
+// after sending its response, so a client can have the response (and a
+// crawl can have ended) before the line is there.
+func (n *Nginx) Settled(min int, quiet time.Duration) ([]Request, error) {
+	deadline := time.Now().Add(5 * time.Second)
+	rs, err := n.Requests()
+	for last := time.Now(); time.Now().Before(deadline); {
+		time.Sleep(quiet / 4)
+		again, aerr := n.Requests()
+		if len(again) != len(rs) {
+			rs, err, last = again, aerr, time.Now()
+			continue
+		}
+		rs, err = again, aerr
+		if len(rs) >= min && time.Since(last) >= quiet {
+			break
+		}
+	}
+	return rs, err
+}
+
 // ErrBadLogLine: an access log line not in the sextant log_format.
 var ErrBadLogLine = errors.New("realweb: malformed access log line")
 

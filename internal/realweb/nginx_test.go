@@ -108,7 +108,7 @@ func TestNginxMirrorCrawl(t *testing.T) {
 
 func requests(t *testing.T, n *realweb.Nginx) []realweb.Request {
 	t.Helper()
-	rs, err := n.Requests()
+	rs, err := n.Settled(0, 100*time.Millisecond)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/sextant-crawler/sextant/internal/realweb"
 )
@@ -70,7 +71,7 @@ func TestNginxServes(t *testing.T) {
 				resp.Header.Get("Location"), ct, tc.proto, tc.status, tc.location, tc.ctypePref)
 		}
 	}
-	reqs, err := n.Requests()
+	reqs, err := n.Settled(6, 50*time.Millisecond)
 	if err != nil || len(reqs) != 6 {
 		t.Fatalf("access log: %d requests, %v; want 6", len(reqs), err)
 	}
