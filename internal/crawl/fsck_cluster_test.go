@@ -253,21 +253,7 @@ func TestCorruptionMatrixCluster(t *testing.T) {
 				for j, off := range offs {
 					logURLsFrom(t, filepath.Join(root, fmt.Sprintf("node-%d", j), crawlLogFile), off, count)
 				}
-				var fetched []string
-				for u, k := range count {
-					fetched = append(fetched, u)
-					if k > 1 {
-						r.twice++
-					}
-				}
-				for _, u := range oracle.Fetched {
-					if count[u] == 0 {
-						r.lost++
-					}
-				}
-				if err := oracle.Check(fetched); err != nil {
-					t.Errorf("%d URLs lost: %v", r.lost, err)
-				}
+				tallyCase(t, count, oracle, &r.lost, &r.twice)
 			})
 		}()
 	}

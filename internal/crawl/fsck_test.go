@@ -272,21 +272,7 @@ func TestCorruptionMatrix(t *testing.T) {
 				}
 				count := maps2(baseCount)
 				logURLsFrom(t, filepath.Join(dir, crawlLogFile), off, count)
-				var fetched []string
-				for u, k := range count {
-					fetched = append(fetched, u)
-					if k > 1 {
-						r.twice++
-					}
-				}
-				for _, u := range oracle.Fetched {
-					if count[u] == 0 {
-						r.lost++
-					}
-				}
-				if err := oracle.Check(fetched); err != nil {
-					t.Errorf("%d URLs lost: %v", r.lost, err)
-				}
+				tallyCase(t, count, oracle, &r.lost, &r.twice)
 			})
 		}()
 	}
@@ -308,6 +294,28 @@ func TestCorruptionMatrix(t *testing.T) {
 	}
 	fmt.Fprintf(&b, "%d cases: %d refused and repaired, %d resumed as they were; %d URLs lost in all", ran, refused, ran-refused, lost)
 	t.Logf("corruption matrix (base: %d fetched of %d; twice = fetched more than once over both runs):\n%s", len(baseCount), oracle.Size(), b.String())
+}
+
+// tallyCase adds what a corruption case's crawl logs say to *lost and
+// *twice (oracle URLs never fetched; URLs fetched more than once over both
+// runs) and fails t if the fetched set is not the oracle's.
+func tallyCase(t *testing.T, count map[string]int, oracle *simweb.OracleResult, lost, twice *int) {
+	t.Helper()
+	var fetched []string
+	for u, k := range count {
+		fetched = append(fetched, u)
+		if k > 1 {
+			*twice++
+		}
+	}
+	for _, u := range oracle.Fetched {
+		if count[u] == 0 {
+			*lost++
+		}
+	}
+	if err := oracle.Check(fetched); err != nil {
+		t.Errorf("%d URLs lost: %v", *lost, err)
+	}
 }
 
 // corruptionBudget is the host budget of the corruption matrices: a trap

@@ -1,7 +1,6 @@
 package crawl
 
 import (
-	"context"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -29,23 +28,12 @@ func TestPrivateAddressRefusedLogged(t *testing.T) {
 		MaxPagesPerHost:  1000,
 		Filter:           mustFilter(t, "intranet.test"),
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
 	n, err := Open(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	seeds := []string{"http://intranet.test/a", "http://intranet.test/b"}
-	if err := n.Seed(ctx, seeds); err != nil {
-		t.Fatal(err)
-	}
-	if err := n.Run(ctx, true); err != nil {
-		t.Fatal(err)
-	}
-	st := n.Stats()
-	if err := n.Close(); err != nil {
-		t.Fatal(err)
-	}
+	st := crawlToEnd(t, n, seeds, 2*time.Minute)
 	es, err := ReadLogFile(filepath.Join(dir, "crawl.log"))
 	if err != nil {
 		t.Fatal(err)

@@ -1,7 +1,6 @@
 package crawl
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -55,17 +54,7 @@ func TestRobotsCacheSurvivesRestart(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-		defer cancel()
-		if err := n.Seed(ctx, seeds); err != nil {
-			t.Fatal(err)
-		}
-		if err := n.Run(ctx, true); err != nil {
-			t.Fatal(err)
-		}
-		if err := n.Close(); err != nil {
-			t.Fatal(err)
-		}
+		crawlToEnd(t, n, seeds, time.Minute)
 	}
 	run(hosts) // every host's home page: every robots.txt fetched
 	mu.Lock()

@@ -1,7 +1,6 @@
 package crawl
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -59,17 +58,7 @@ func TestRobotsSameHostChainPolite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	if err := n.Seed(ctx, []string{"http://chain.test/"}); err != nil {
-		t.Fatal(err)
-	}
-	if err := n.Run(ctx, true); err != nil {
-		t.Fatal(err)
-	}
-	if err := n.Close(); err != nil {
-		t.Fatal(err)
-	}
+	crawlToEnd(t, n, []string{"http://chain.test/"}, time.Minute)
 	mu.Lock()
 	defer mu.Unlock()
 	var paths []string

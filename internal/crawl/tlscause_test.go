@@ -1,7 +1,6 @@
 package crawl
 
 import (
-	"context"
 	"crypto/tls"
 	"io"
 	"log"
@@ -58,25 +57,14 @@ func TestUntrustedCertLoggedWithCause(t *testing.T) {
 		MaxPagesPerHost:  1000,
 		Filter:           mustFilter(t, "secure.test"),
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
 	n, err := Open(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	seeds := []string{"https://secure.test/a", "https://secure.test/b"}
 	start := time.Now()
-	if err := n.Seed(ctx, seeds); err != nil {
-		t.Fatal(err)
-	}
-	if err := n.Run(ctx, true); err != nil {
-		t.Fatal(err)
-	}
+	st := crawlToEnd(t, n, seeds, 2*time.Minute)
 	took := time.Since(start)
-	st := n.Stats()
-	if err := n.Close(); err != nil {
-		t.Fatal(err)
-	}
 	es, err := ReadLogFile(filepath.Join(dir, "crawl.log"))
 	if err != nil {
 		t.Fatal(err)
