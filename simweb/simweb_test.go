@@ -164,20 +164,16 @@ func TestOracleMatchesHTTPBFSDefault(t *testing.T) {
 	testOracleMatchesHTTPBFS(t, DefaultConfig(), 0, 20000)
 }
 
-func testOracleMatchesHTTPBFS(t *testing.T, cfg Config, budget, minURLs int) {
-	defer goleak.VerifyNone(t, serverLeaksOnly()...)
-	w := newWeb(t, cfg)
-	rules := Rules{MaxPagesPerHost: budget}
-	res, err := w.Oracle(w.Seeds(), rules)
-	if err != nil {
-		t.Fatal(err)
-	}
+// crawlBFS serves w and crawls it from its seeds with the independent
+// HTTP BFS crawler under rules, returning what it fetched.
+func crawlBFS(t *testing.T, w *Web, rules Rules) []string {
+	t.Helper()
 	srv, err := Start(w, Options{NoLatency: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	client := srv.Client()
-	b := &httpBFS{client: client, rules: res.Rules, robots: map[string]*robotstxt.RobotsData{}}
+	b := &httpBFS{client: client, rules: rules, robots: map[string]*robotstxt.RobotsData{}}
 	isTrap := func(host string) bool {
 		h, ok := w.HostIndex(host)
 		return ok && w.hosts[h].kind == Trap
@@ -187,6 +183,18 @@ func testOracleMatchesHTTPBFS(t *testing.T, cfg Config, budget, minURLs int) {
 	if err := srv.Close(); err != nil {
 		t.Fatal(err)
 	}
+	return fetched
+}
+
+func testOracleMatchesHTTPBFS(t *testing.T, cfg Config, budget, minURLs int) {
+	defer goleak.VerifyNone(t, serverLeaksOnly()...)
+	w := newWeb(t, cfg)
+	rules := Rules{MaxPagesPerHost: budget}
+	res, err := w.Oracle(w.Seeds(), rules)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fetched := crawlBFS(t, w, res.Rules)
 	t.Logf("oracle %d URLs + traps %v; BFS fetched %d", len(res.Fetched), res.TrapHosts, len(fetched))
 	if err := res.Check(fetched); err != nil {
 		t.Fatal(err)

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/temoto/robotstxt"
 	"go.uber.org/goleak"
 )
 
@@ -28,21 +27,7 @@ func TestSitemapsOracleMatchesHTTPBFS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := Start(w, Options{NoLatency: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	client := srv.Client()
-	b := &httpBFS{client: client, rules: res.Rules, robots: map[string]*robotstxt.RobotsData{}}
-	isTrap := func(host string) bool {
-		h, ok := w.HostIndex(host)
-		return ok && w.hosts[h].kind == Trap
-	}
-	fetched := b.crawl(t, w.Seeds(), isTrap)
-	client.CloseIdleConnections()
-	if err := srv.Close(); err != nil {
-		t.Fatal(err)
-	}
+	fetched := crawlBFS(t, w, res.Rules)
 	t.Logf("oracle %d URLs (%d sitemap files, %d entries), BFS %d", res.Size(), res.SitemapFiles, res.SitemapEntries, len(fetched))
 	if err := res.Check(fetched); err != nil {
 		t.Fatal(err)
