@@ -56,15 +56,7 @@ func FuzzExtract(f *testing.F) {
 		if err != nil {
 			t.Fatalf("Extract: %v", err)
 		}
-		if n != res.Links || n > opts.MaxLinks || res.Bytes > opts.MaxBytes || res.Bytes > int64(len(doc)) {
-			t.Fatalf("limits: %d links emitted, result %+v", n, res)
-		}
-		if res.NoFollow < 0 || res.Robots&^(NoFollow|NoIndex) != 0 {
-			t.Fatalf("result %+v", res)
-		}
-		if c, err := urlnorm.Normalize(res.Canonical); res.Canonical != "" && (err != nil || c != res.Canonical) {
-			t.Fatalf("non-canonical Canonical %q", res.Canonical)
-		}
+		checkResult(t, opts, doc, n, res)
 		// The raw-attribute fast path must agree with Tokenizer.TagAttr.
 		res2, _ := slow.Extract(bytes.NewReader(doc), base, contentType, func(l Link) { want = append(want, l) })
 		if fmt.Sprint(got) != fmt.Sprint(want) || res != res2 {
@@ -109,4 +101,20 @@ func FuzzSrcset(f *testing.F) {
 func attrName(tag, attr string) string {
 	a, _ := attrOf(tag, []byte(attr))
 	return a
+}
+
+// checkResult fails t unless an extraction of doc that emitted n links
+// kept within opts' limits and returned a consistent Result (the fuzzers'
+// common invariants).
+func checkResult(t *testing.T, opts Options, doc []byte, n int, res Result) {
+	t.Helper()
+	if n != res.Links || n > opts.MaxLinks || res.Bytes > opts.MaxBytes || res.Bytes > int64(len(doc)) {
+		t.Fatalf("limits: %d links emitted, result %+v", n, res)
+	}
+	if res.NoFollow < 0 || res.Robots&^(NoFollow|NoIndex) != 0 {
+		t.Fatalf("result %+v", res)
+	}
+	if c, err := urlnorm.Normalize(res.Canonical); res.Canonical != "" && (err != nil || c != res.Canonical) {
+		t.Fatalf("non-canonical Canonical %q", res.Canonical)
+	}
 }

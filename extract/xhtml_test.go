@@ -273,15 +273,7 @@ func FuzzXHTML(f *testing.F) {
 		if err != nil {
 			t.Fatalf("Extract: %v", err)
 		}
-		if n != res.Links || n > opts.MaxLinks || res.Bytes > opts.MaxBytes || res.Bytes > int64(len(doc)) {
-			t.Fatalf("limits: %d links emitted, result %+v", n, res)
-		}
-		if res.NoFollow < 0 || res.Robots&^(NoFollow|NoIndex) != 0 {
-			t.Fatalf("result %+v", res)
-		}
-		if c, err := urlnorm.Normalize(res.Canonical); res.Canonical != "" && (err != nil || c != res.Canonical) {
-			t.Fatalf("non-canonical Canonical %q", res.Canonical)
-		}
+		checkResult(t, opts, doc, n, res)
 		if len(e.xsrc.tok) > opts.MaxTokenBytes {
 			t.Fatalf("token buffer %d > MaxTokenBytes", len(e.xsrc.tok))
 		}
