@@ -27,6 +27,10 @@ var (
 	ErrMismatch = errors.New("simweb: fetched set differs from the oracle")
 )
 
+// SitemapMaxRedirects is how many redirects of a sitemap chain the
+// crawler follows (Rules, Sitemaps).
+const SitemapMaxRedirects = 5
+
 // Rules are the crawl rules the oracle applies; they are the contract
 // between simweb and the crawler. The zero value means every default.
 //
@@ -69,7 +73,11 @@ var (
 // answered 2xx is parsed with package sitemap (gzip by magic bytes,
 // whatever the Content-Type; sitemap.RulePath against the sitemap's own
 // URL; the protocol's 50,000 URLs and 50 MB; URLs longer than
-// MaxURLLength dropped); other statuses discover nothing. A urlset or text
+// MaxURLLength dropped). A sitemap answered 3xx with a Location discovers
+// the Location as a sitemap of the same kind (one hop, as a page's
+// redirect), for at most SitemapMaxRedirects hops in a chain, so the
+// location rule is judged against the final URL; other statuses discover
+// nothing. A urlset or text
 // sitemap discovers its URLs as pages (then fetched and followed as any
 // page); an index discovers its children as sitemaps, but the children of
 // an index listed by an index are not fetched (index depth 1). A sitemap
@@ -145,13 +153,14 @@ func (w *Web) Oracle(seeds []string, rules Rules) (*OracleResult, error) {
 		url   string
 		depth int
 		sm    uint8 // 0: a page; 1: a sitemap; 2: a sitemap an index listed
+		hops  int   // a sitemap's: the redirects that led to it
 	}
 	seen := map[string]struct{}{}
 	var queue []item
 	perHost := map[string]int{}
 	probed := map[string]bool{} // origins whose sitemaps are discovered
-	var consider func(u *whatwg.Url, depth int, sm uint8)
-	consider = func(u *whatwg.Url, depth int, sm uint8) {
+	var consider func(u *whatwg.Url, depth int, sm uint8, hops int)
+	consider = func(u *whatwg.Url, depth int, sm uint8, hops int) {
 		s := u.Href(true)
 		if _, ok := seen[s]; ok {
 			return
@@ -171,7 +180,7 @@ func (w *Web) Oracle(seeds []string, rules Rules) (*OracleResult, error) {
 		if origin := u.Scheme() + "://" + u.Host(); rules.Sitemaps && !probed[origin] {
 			probed[origin] = true
 			for _, v := range w.sitemapsOf(robots[origin], u) {
-				consider(v, depth+1, 1)
+				consider(v, depth+1, 1, 0)
 			}
 		}
 		if h, ok := w.HostIndex(host); ok && w.hosts[h].kind == Trap {
@@ -180,14 +189,14 @@ func (w *Web) Oracle(seeds []string, rules Rules) (*OracleResult, error) {
 		}
 		perHost[host]++
 		res.set[s] = struct{}{}
-		queue = append(queue, item{s, depth, sm})
+		queue = append(queue, item{s, depth, sm, hops})
 	}
 	for _, s := range seeds {
 		u, err := whatwg.Parse(s)
 		if err != nil {
 			return nil, fmt.Errorf("simweb: seed %q: %w", s, err)
 		}
-		consider(u, 0, 0)
+		consider(u, 0, 0, 0)
 	}
 	// Pages are generated and their links resolved in parallel, a chunk of
 	// the FIFO queue at a time; discovered URLs are then considered in queue
@@ -224,8 +233,14 @@ func (w *Web) Oracle(seeds []string, rules Rules) (*OracleResult, error) {
 				res.SitemapFiles++
 				res.SitemapEntries += len(o.found)
 			}
+			hops := 0
+			if o.redirect {
+				if hops = chunk[i].hops + 1; hops > SitemapMaxRedirects {
+					continue
+				}
+			}
 			for _, v := range o.found {
-				consider(v, chunk[i].depth+1, o.foundSm)
+				consider(v, chunk[i].depth+1, o.foundSm, hops)
 			}
 		}
 	}
@@ -247,11 +262,12 @@ func (w *Web) Oracle(seeds []string, rules Rules) (*OracleResult, error) {
 
 // walked is what fetching one URL yields.
 type walked struct {
-	status  int
-	found   []*whatwg.Url
-	foundSm uint8 // found are sitemaps (item.sm)
-	links   int
-	err     error
+	status   int
+	found    []*whatwg.Url
+	foundSm  uint8 // found are sitemaps (item.sm)
+	redirect bool  // found is a sitemap's redirect target
+	links    int
+	err      error
 }
 
 // walk "fetches" s through the generator with g and returns what it makes
@@ -269,6 +285,11 @@ func (res *OracleResult) walk(g *gen, s string, sm uint8) walked {
 		seen: g.seen, basePath: g.basePath[:0], collect: true, zipfCache: g.zipfCache, zipfNext: g.zipfNext}
 	clear(g.seen)
 	res.w.buildScheme(g, int32(h), pathQuery(u), u.Scheme() == "https")
+	if sm > 0 && g.status >= 300 && g.status < 400 && g.location != "" {
+		o := walked{status: g.status, foundSm: sm, redirect: true}
+		o.err = res.discover(g, u, func(v *whatwg.Url) { o.found = append(o.found, v) })
+		return o
+	}
 	if sm > 0 {
 		return res.readSitemap(g, s, sm)
 	}

@@ -40,9 +40,15 @@ import (
 // than the crawl's limit invalid). A urlset or text sitemap's URLs are
 // routed as the links of a page; an index's children are routed as marked
 // sitemaps, but the children of an index that an index listed are not
-// (index depth 1). A sitemap's body is never searched for HTML links and
-// its redirect is not followed. It is read up to the fetcher's BodyCap (a
-// longer one is parsed as far as it was read, noted "truncated").
+// (index depth 1). A sitemap's body is never searched for HTML links.
+//
+// A sitemap answered 3xx hands its Location on as a sitemap of the same
+// level, one hop per fetch like a page's redirect: the target is an
+// ordinary marked URL, so a same-host target waits for the host's next
+// politeness slot and another host's goes to its owner. The mark counts
+// the hops ("#sextant-sitemap-r2"); a chain is followed for at most
+// maxSitemapRedirects hops. The target is parsed with its own URL as the
+// base, so the location rule is judged against the final URL.
 const (
 	// SitemapsOn (Options.Sitemaps' default) reads sitemaps; SitemapsOff
 	// does not.
@@ -57,6 +63,11 @@ const (
 
 	markSitemap      = "#sextant-sitemap"
 	markSitemapChild = "#sextant-sitemap-child"
+	markHops         = "-r" // + one digit: the redirect hops that led here
+
+	// maxSitemapRedirects bounds a sitemap's redirect chain, as RFC 9309
+	// bounds robots.txt's (and fetcher.DefaultRobotsMaxRedirects).
+	maxSitemapRedirects = 5
 )
 
 // Sitemap levels of a URL (the mark it carries).
@@ -66,33 +77,44 @@ const (
 	smChild              // listed by a sitemap index: its own children are too deep
 )
 
-// splitSitemapMark returns s without its sitemap mark and its level.
-func splitSitemapMark(s string) (string, uint8) {
+// splitSitemapMark returns s without its sitemap mark, its level and the
+// redirect hops that led to it.
+func splitSitemapMark(s string) (string, uint8, uint8) {
 	i := strings.IndexByte(s, '#')
 	if i < 0 {
-		return s, smPage
+		return s, smPage, 0
 	}
-	switch s[i:] {
+	mark, hops := s[i:], uint8(0)
+	if j := len(mark) - len(markHops) - 1; j > 0 && mark[j:j+len(markHops)] == markHops &&
+		mark[len(mark)-1] >= '1' && mark[len(mark)-1] <= '9' {
+		mark, hops = mark[:j], mark[len(mark)-1]-'0'
+	}
+	switch mark {
 	case markSitemap:
-		return s[:i], smRoot
+		return s[:i], smRoot, hops
 	case markSitemapChild:
-		return s[:i], smChild
+		return s[:i], smChild, hops
 	}
-	return s, smPage
+	return s, smPage, 0
 }
 
 // withSitemapMark is the marked form of the canonical URL s.
-func withSitemapMark(s string, level uint8) string {
+func withSitemapMark(s string, level, hops uint8) string {
 	if level == smChild {
-		return s + markSitemapChild
+		s += markSitemapChild
+	} else {
+		s += markSitemap
 	}
-	return s + markSitemap
+	if hops > 0 {
+		s += markHops + string('0'+min(hops, 9))
+	}
+	return s
 }
 
 // urlFP is the DUE fingerprint of a URL as the DUE and frontier hold it:
 // that of the URL without its sitemap mark.
 func urlFP(s string) uint64 {
-	bare, _ := splitSitemapMark(s)
+	bare, _, _ := splitSitemapMark(s)
 	return fingerprint.URL(bare)
 }
 
@@ -102,25 +124,43 @@ func IsSitemapNote(note string) bool { return sitemapLevelOfNote(note) != smPage
 
 // sitemapLevelOfNote is the sitemap level a crawl log note records.
 func sitemapLevelOfNote(note string) uint8 {
-	first := note
+	level, _ := sitemapOfNote(note)
+	return level
+}
+
+// sitemapOfNote is the sitemap level and redirect hops a crawl log note
+// records ("sitemap hop=2 …").
+func sitemapOfNote(note string) (level, hops uint8) {
+	first, rest := note, ""
 	if i := strings.IndexAny(note, " _"); i >= 0 {
-		first = note[:i]
+		first, rest = note[:i], note[i+1:]
 	}
 	switch first {
 	case NoteSitemap:
-		return smRoot
+		level = smRoot
 	case NoteSitemapListed:
-		return smChild
+		level = smChild
+	default:
+		return smPage, 0
 	}
-	return smPage
+	if len(rest) >= len(noteHop)+1 && strings.HasPrefix(rest, noteHop) {
+		if c := rest[len(noteHop)]; c >= '1' && c <= '9' {
+			hops = c - '0'
+		}
+	}
+	return level, hops
 }
+
+// noteHop begins the second word of the note of a sitemap reached by
+// redirects.
+const noteHop = "hop="
 
 // queuedForm is the URL of a crawl log line as the frontier would hold it:
 // a sitemap's with its mark, so that a rebuilt frontier fetches it again
 // as a sitemap (its entries are known nowhere else).
 func queuedForm(e LogEntry) string {
-	if level := sitemapLevelOfNote(e.Note); level != smPage {
-		return withSitemapMark(e.URL, level)
+	if level, hops := sitemapOfNote(e.Note); level != smPage {
+		return withSitemapMark(e.URL, level, hops)
 	}
 	return e.URL
 }
@@ -145,6 +185,10 @@ type SitemapStats struct {
 	// by an index).
 	Children uint64 `json:"index_children"`
 	TooDeep  uint64 `json:"index_too_deep"`
+	// Redirects of sitemaps: targets handed on as sitemaps, or not
+	// followed (beyond maxSitemapRedirects hops).
+	Redirects     uint64 `json:"redirects_followed"`
+	RedirectLimit uint64 `json:"redirects_over_limit"`
 }
 
 // Add adds o's counts to s (a cluster's sum).
@@ -161,6 +205,8 @@ func (s *SitemapStats) Add(o SitemapStats) {
 	s.OverLimit += o.OverLimit
 	s.Children += o.Children
 	s.TooDeep += o.TooDeep
+	s.Redirects += o.Redirects
+	s.RedirectLimit += o.RedirectLimit
 }
 
 type sitemapMetrics struct {
@@ -168,13 +214,15 @@ type sitemapMetrics struct {
 	found, admitted, filtered            atomic.Uint64
 	outOfPath, invalid, overLimit        atomic.Uint64
 	children, tooDeep                    atomic.Uint64
+	redirects, redirectLimit             atomic.Uint64
 }
 
 func (m *sitemapMetrics) stats() SitemapStats {
 	return SitemapStats{Origins: m.origins.Load(), Discovered: m.discovered.Load(), Fetches: m.fetches.Load(),
 		Failed: m.failed.Load(), Found: m.found.Load(), Admitted: m.admitted.Load(), Filtered: m.filtered.Load(),
 		OutOfPath: m.outOfPath.Load(), Invalid: m.invalid.Load(), OverLimit: m.overLimit.Load(),
-		Children: m.children.Load(), TooDeep: m.tooDeep.Load()}
+		Children: m.children.Load(), TooDeep: m.tooDeep.Load(),
+		Redirects: m.redirects.Load(), RedirectLimit: m.redirectLimit.Load()}
 }
 
 // sitemapProbedSize bounds the origins a node remembers having offered
@@ -230,13 +278,13 @@ func (w *worker) discoverSitemaps(ctx context.Context, scheme, host string, d ui
 		u, _ := urlnorm.Resolve(robotsURL, "/sitemap.xml")
 		urls = append(urls, u)
 	}
-	return w.routeSitemaps(ctx, urls, smRoot, childDepth(d))
+	return w.routeSitemaps(ctx, urls, smRoot, 0, childDepth(d))
 }
 
-// routeSitemaps hands sitemap URLs, marked with level, to the DUE (local
-// hosts) or the splitter (other nodes' hosts), after the crawl's filter
-// and depth limit.
-func (w *worker) routeSitemaps(ctx context.Context, urls []*urlnorm.URL, level uint8, depth uint16) error {
+// routeSitemaps hands sitemap URLs, marked with level and hops, to the
+// DUE (local hosts) or the splitter (other nodes' hosts), after the
+// crawl's filter and depth limit.
+func (w *worker) routeSitemaps(ctx context.Context, urls []*urlnorm.URL, level, hops uint8, depth uint16) error {
 	n := w.n
 	if n.opts.MaxDepth > 0 && int(depth) > n.opts.MaxDepth {
 		n.metrics.LinksTooDeep.Add(uint64(len(urls)))
@@ -249,7 +297,7 @@ func (w *worker) routeSitemaps(ctx context.Context, urls []*urlnorm.URL, level u
 			n.metrics.LinksFiltered.Add(1)
 			continue
 		}
-		s := withSitemapMark(u.String(), level)
+		s := withSitemapMark(u.String(), level, hops)
 		if n.opts.Splitter != nil && !n.opts.Splitter.IsLocal(u.Host()) {
 			remote = append(remote, s)
 			continue
@@ -321,7 +369,7 @@ func (w *worker) readSitemap(ctx context.Context, base string, depth uint16, res
 		} else {
 			m.children.Add(uint64(len(children)))
 			fmt.Fprintf(&b, " children=%d", len(children))
-			if err := w.routeSitemaps(ctx, children, smChild, childDepth(depth)); err != nil {
+			if err := w.routeSitemaps(ctx, children, smChild, 0, childDepth(depth)); err != nil {
 				return "", err
 			}
 		}
@@ -360,11 +408,27 @@ func (w *worker) readSitemap(ctx context.Context, base string, depth uint16, res
 	return b.String(), nil
 }
 
-// sitemapNote marks the crawl log note of a fetch of a sitemap at level.
-func sitemapNote(level uint8, note string) string {
+// sitemapRedirect hands the Location of a sitemap's 3xx on as a sitemap
+// of the same level, one hop further, unless the chain is at its limit.
+func (w *worker) sitemapRedirect(ctx context.Context, target *urlnorm.URL, depth uint16) error {
+	m := &w.n.sm.m
+	if w.smHops >= maxSitemapRedirects {
+		m.redirectLimit.Add(1)
+		return nil
+	}
+	m.redirects.Add(1)
+	return w.routeSitemaps(ctx, []*urlnorm.URL{target}, w.sm, w.smHops+1, childDepth(depth))
+}
+
+// sitemapNote marks the crawl log note of a fetch of a sitemap at level,
+// reached by hops redirects.
+func sitemapNote(level, hops uint8, note string) string {
 	p := NoteSitemap
 	if level == smChild {
 		p = NoteSitemapListed
+	}
+	if hops > 0 {
+		p += " " + noteHop + string('0'+min(hops, 9))
 	}
 	if note == "" {
 		return p

@@ -82,7 +82,9 @@ func (s *sitemapSite) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case "a.test/maps/nested.xml":
 		xml("sitemapindex", maps("http://a.test/maps/deep.txt"))
 	case "a.test/maps/moved.xml":
-		http.Redirect(w, r, "/maps/moved-target.html", http.StatusMovedPermanently)
+		http.Redirect(w, r, "/maps/moved-target.xml", http.StatusMovedPermanently)
+	case "a.test/maps/moved-target.xml":
+		xml("urlset", urls("http://a.test/maps/m1.html"))
 	case "b.test/from-a.xml":
 		xml("urlset", urls("http://b.test/b1.html", "http://a.test/cross.html"))
 	case "b.test/sitemap.xml":
@@ -98,7 +100,8 @@ func (s *sitemapSite) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // host, robots-disallowed) and found by the /sitemap.xml probe are fetched
 // once each, in their host's politeness slot, and what they list is
 // crawled under the protocol's and the crawl's rules: an index's children
-// (gzip, text) but not a nested index's; not a sitemap's redirect; nothing
+// (gzip, text) but not a nested index's; a sitemap's redirect (as a
+// sitemap: TestSitemapRedirectsFollowed has the details); nothing
 // against the location rule, beyond 50,000 URLs, too long or disallowed.
 // A second run on the same data fetches nothing.
 func TestSitemapsCrawled(t *testing.T) {
@@ -125,7 +128,7 @@ func TestSitemapsCrawled(t *testing.T) {
 	want := map[string]int{
 		"a.test/robots.txt": 1, "a.test/": 1,
 		"a.test/maps/index.xml": 1, "a.test/maps/pages.xml.gz": 1, "a.test/maps/list.txt": 1,
-		"a.test/maps/nested.xml": 1, "a.test/maps/moved.xml": 1,
+		"a.test/maps/nested.xml": 1, "a.test/maps/moved.xml": 1, "a.test/maps/moved-target.xml": 1, "a.test/maps/m1.html": 1,
 		"a.test/maps/p1.html": 1, "a.test/maps/p2.html": 1, "a.test/maps/t1.html": 1,
 		"b.test/robots.txt": 1, "b.test/from-a.xml": 1, "b.test/sitemap.xml": 1,
 		"b.test/b1.html": 1, "b.test/only.html": 1,
@@ -150,10 +153,10 @@ func TestSitemapsCrawled(t *testing.T) {
 	site.mu.Unlock()
 	sm := st.Sitemap
 	t.Logf("sitemap stats %+v; robots disallowed %d", sm, st.RobotsDisallowed)
-	// a.test: index, gzip, text, nested, moved; b.test: from-a, sitemap.xml.
-	if sm.Fetches != 7 || sm.Origins != 2 || sm.OverLimit != 1 || sm.TooDeep != 1 || sm.Children != 4 ||
+	// a.test: index, gzip, text, nested, moved, moved-target; b.test: from-a, sitemap.xml.
+	if sm.Fetches != 8 || sm.Origins != 2 || sm.OverLimit != 1 || sm.TooDeep != 1 || sm.Children != 4 ||
 		sm.OutOfPath != 4 || sm.Invalid != 1 || sm.Failed != 0 || st.RobotsDisallowed != 2 {
-		t.Errorf("sitemap stats %+v, robots-disallowed %d; want 7 fetches, 2 origins, 1 over the limit, 1 too deep, 4 children (not the other host's), 4 out of path, 1 invalid, 0 failed, 2 disallowed",
+		t.Errorf("sitemap stats %+v, robots-disallowed %d; want 8 fetches, 2 origins, 1 over the limit, 1 too deep, 4 children (not the other host's), 4 out of path, 1 invalid, 0 failed, 2 disallowed",
 			sm, st.RobotsDisallowed)
 	}
 	es, err := ReadLogFile(filepath.Join(dir, "crawl.log"))
@@ -173,8 +176,8 @@ func TestSitemapsCrawled(t *testing.T) {
 			t.Errorf("crawl log: %s logged with its mark", e.URL)
 		}
 	}
-	if marked != 7 {
-		t.Errorf("%d crawl log lines marked as sitemap fetches, want 7", marked)
+	if marked != 8 {
+		t.Errorf("%d crawl log lines marked as sitemap fetches, want 8", marked)
 	}
 
 	// Resumed: the origins are probed again, and the DUE drops their
@@ -246,19 +249,22 @@ func TestSitemapWebMatchesOracle(t *testing.T) {
 
 func TestSitemapMark(t *testing.T) {
 	for _, c := range []struct {
-		in, bare string
-		level    uint8
+		in, bare    string
+		level, hops uint8
 	}{
-		{"http://a/x", "http://a/x", smPage},
-		{"http://a/sitemap.xml" + markSitemap, "http://a/sitemap.xml", smRoot},
-		{"http://a/s.xml" + markSitemapChild, "http://a/s.xml", smChild},
-		{"http://a/s.xml#other", "http://a/s.xml#other", smPage},
+		{"http://a/x", "http://a/x", smPage, 0},
+		{"http://a/sitemap.xml" + markSitemap, "http://a/sitemap.xml", smRoot, 0},
+		{"http://a/s.xml" + markSitemapChild, "http://a/s.xml", smChild, 0},
+		{"http://a/sitemap.xml" + markSitemap + "-r1", "http://a/sitemap.xml", smRoot, 1},
+		{"http://a/s.xml" + markSitemapChild + "-r5", "http://a/s.xml", smChild, 5},
+		{"http://a/s.xml#other", "http://a/s.xml#other", smPage, 0},
+		{"http://a/s.xml#other-r1", "http://a/s.xml#other-r1", smPage, 0},
 	} {
-		bare, level := splitSitemapMark(c.in)
-		if bare != c.bare || level != c.level {
-			t.Errorf("splitSitemapMark(%q) = %q, %d; want %q, %d", c.in, bare, level, c.bare, c.level)
+		bare, level, hops := splitSitemapMark(c.in)
+		if bare != c.bare || level != c.level || hops != c.hops {
+			t.Errorf("splitSitemapMark(%q) = %q, %d, %d; want %q, %d, %d", c.in, bare, level, hops, c.bare, c.level, c.hops)
 		}
-		if level != smPage && (withSitemapMark(bare, level) != c.in || urlFP(c.in) != urlFP(bare)) {
+		if level != smPage && (withSitemapMark(bare, level, hops) != c.in || urlFP(c.in) != urlFP(bare)) {
 			t.Errorf("%q: mark does not round-trip or changes the fingerprint", c.in)
 		}
 	}
@@ -267,11 +273,19 @@ func TestSitemapMark(t *testing.T) {
 		if got := sitemapLevelOfNote(note); got != level || IsSitemapNote(note) != (level != smPage) {
 			t.Errorf("note %q: level %d, want %d", note, got, level)
 		}
-		if level != smPage && sitemapLevelOfNote(sitemapNote(level, "kind=urlset")) != level {
-			t.Errorf("sitemapNote(%d) does not round-trip", level)
+		for hops := range uint8(3) {
+			if level != smPage {
+				if l, h := sitemapOfNote(sitemapNote(level, hops, "kind=urlset")); l != level || h != hops {
+					t.Errorf("sitemapNote(%d, %d) does not round-trip: %d, %d", level, hops, l, h)
+				}
+			}
 		}
-		if q := queuedForm(LogEntry{URL: "http://a/s.xml", Note: note}); level != smPage && q != withSitemapMark("http://a/s.xml", level) || level == smPage && q != "http://a/s.xml" {
+		if q := queuedForm(LogEntry{URL: "http://a/s.xml", Note: note}); level != smPage && q != withSitemapMark("http://a/s.xml", level, 0) || level == smPage && q != "http://a/s.xml" {
 			t.Errorf("queuedForm with note %q: %s", note, q)
 		}
+	}
+	// As read back from crawl.log (spaces escaped).
+	if l, h := sitemapOfNote("sitemap-listed_hop=3_https://a/x"); l != smChild || h != 3 {
+		t.Errorf("read-back note: level %d, %d hops", l, h)
 	}
 }

@@ -70,6 +70,7 @@ type worker struct {
 	links  []*urlnorm.URL
 	sniff  []byte
 	sm     uint8 // the leased URL's sitemap level (sitemaps.go)
+	smHops uint8 // the redirects that led to the leased sitemap
 }
 
 func (n *Node) newWorker(id int) *worker {
@@ -128,7 +129,7 @@ func (w *worker) loop(ctx context.Context) error {
 // error is fatal to the node (storage failure); fetch failures are logged.
 func (w *worker) process(ctx context.Context, l frontier.Lease) (frontier.Result, error) {
 	n := w.n
-	l.URL, w.sm = splitSitemapMark(l.URL)
+	l.URL, w.sm, w.smHops = splitSitemapMark(l.URL)
 	u, err := urlnorm.Parse(l.URL)
 	if err != nil { // cannot happen for URLs that passed the DUE
 		return frontier.Result{}, w.logLine(LogEntry{Time: time.Now(), Node: n.opts.ID, URL: l.URL, Status: -1, Outcome: OutcomeError, Note: err.Error()})
@@ -247,9 +248,11 @@ func (w *worker) fetch(ctx context.Context, l frontier.Lease, u *urlnorm.URL, ru
 	case resp.Status >= 300 && resp.Status < 400:
 		outcome = &n.metrics.FetchRedirect
 		e.Outcome, e.Note = OutcomeRedirect, resp.Location
-		if resp.Location != "" && w.sm == smPage { // a sitemap's redirect is not followed
-			if c, err := urlnorm.Parse(resp.Location); err == nil {
+		if c, err := urlnorm.Parse(resp.Location); resp.Location != "" && err == nil {
+			if w.sm == smPage {
 				w.links = append(w.links, c)
+			} else if err := w.sitemapRedirect(ctx, c, l.Depth); err != nil {
+				return res, err
 			}
 		}
 	case resp.Status >= 200 && resp.Status < 300:
@@ -295,7 +298,7 @@ func (w *worker) fetch(ctx context.Context, l frontier.Lease, u *urlnorm.URL, ru
 func (w *worker) logFetch(e LogEntry, outcome *atomic.Uint64, d time.Duration, bytes int64) error {
 	m := &w.n.metrics
 	if w.sm != smPage {
-		e.Note = sitemapNote(w.sm, e.Note)
+		e.Note = sitemapNote(w.sm, w.smHops, e.Note)
 	}
 	if err := w.logLine(e); err != nil {
 		return err
