@@ -187,13 +187,28 @@ const acceptHeader = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;
 // sentinel (ErrTimeout, ErrPrivateAddress, ...) — see IsRetryable. A non-2xx
 // status is not an error.
 func (f *Fetcher) Fetch(ctx context.Context, rawURL string) (*Response, error) {
+	return f.FetchCapped(ctx, rawURL, f.opts.BodyCap, f.opts.DecompressCap)
+}
+
+// FetchCapped is Fetch with its own caps in place of Options.BodyCap and
+// DecompressCap, for a resource whose limit is not a page's (a sitemap
+// may hold 50 MB whatever BodyCap says). The body still spills to TempDir
+// above MemThreshold, so a large cap costs disk, not memory. A cap < 1
+// means the Options' one.
+func (f *Fetcher) FetchCapped(ctx context.Context, rawURL string, bodyCap, decompressCap int64) (*Response, error) {
+	if bodyCap < 1 {
+		bodyCap = f.opts.BodyCap
+	}
+	if decompressCap < 1 {
+		decompressCap = f.opts.DecompressCap
+	}
 	u, err := parseFetchURL(rawURL)
 	if err != nil {
 		f.stats.eBadURL.add(1)
 		return nil, err
 	}
 	f.stats.fetches.add(1)
-	resp, err := f.get(ctx, u, f.opts.BodyCap, f.opts.DecompressCap)
+	resp, err := f.get(ctx, u, bodyCap, decompressCap)
 	if err != nil {
 		f.stats.countErr(err)
 		f.opts.Logger.Debug("fetch failed", "url", rawURL, "err", err)

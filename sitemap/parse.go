@@ -72,6 +72,13 @@ func Parse(r io.Reader, base string, opts Options, fn func(Entry) error) (Result
 	return parse(r, base, opts, func(_ Kind, e Entry) error { return fn(e) })
 }
 
+// ParseKind is Parse with the file's kind passed to fn (known before the
+// first entry), for a caller that handles pages and child sitemaps as
+// they come.
+func ParseKind(r io.Reader, base string, opts Options, fn func(Kind, Entry) error) (Result, error) {
+	return parse(r, base, opts, fn)
+}
+
 // parse is Parse with the file's kind passed to fn (known before the
 // first entry).
 func parse(r io.Reader, base string, opts Options, fn func(Kind, Entry) error) (Result, error) {

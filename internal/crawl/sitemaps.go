@@ -189,6 +189,8 @@ type SitemapStats struct {
 	// followed (beyond maxSitemapRedirects hops).
 	Redirects     uint64 `json:"redirects_followed"`
 	RedirectLimit uint64 `json:"redirects_over_limit"`
+	// TooLarge counts sitemaps cut at 50 MB uncompressed (also in Failed).
+	TooLarge uint64 `json:"too_large"`
 }
 
 // Add adds o's counts to s (a cluster's sum).
@@ -207,6 +209,7 @@ func (s *SitemapStats) Add(o SitemapStats) {
 	s.TooDeep += o.TooDeep
 	s.Redirects += o.Redirects
 	s.RedirectLimit += o.RedirectLimit
+	s.TooLarge += o.TooLarge
 }
 
 type sitemapMetrics struct {
@@ -215,6 +218,7 @@ type sitemapMetrics struct {
 	outOfPath, invalid, overLimit        atomic.Uint64
 	children, tooDeep                    atomic.Uint64
 	redirects, redirectLimit             atomic.Uint64
+	tooLarge                             atomic.Uint64
 }
 
 func (m *sitemapMetrics) stats() SitemapStats {
@@ -222,7 +226,7 @@ func (m *sitemapMetrics) stats() SitemapStats {
 		Failed: m.failed.Load(), Found: m.found.Load(), Admitted: m.admitted.Load(), Filtered: m.filtered.Load(),
 		OutOfPath: m.outOfPath.Load(), Invalid: m.invalid.Load(), OverLimit: m.overLimit.Load(),
 		Children: m.children.Load(), TooDeep: m.tooDeep.Load(),
-		Redirects: m.redirects.Load(), RedirectLimit: m.redirectLimit.Load()}
+		Redirects: m.redirects.Load(), RedirectLimit: m.redirectLimit.Load(), TooLarge: m.tooLarge.Load()}
 }
 
 // sitemapProbedSize bounds the origins a node remembers having offered
@@ -334,79 +338,142 @@ func (n *Node) sitemapURLLength() int {
 	return max(l, 16)
 }
 
+// sitemapBatch is how many entries of a sitemap are routed at a time: a
+// file may list 50,000 URLs of up to MaxURLLength bytes each, which are
+// handed on as they are parsed rather than held.
+const sitemapBatch = 1024
+
+// sitemapCaps are the wire and decoded caps of a sitemap fetch: the
+// protocol's 50 MB (uncompressed) whatever the page caps say, or the page
+// caps if they are larger. The body spills to disk as a page's does, and
+// package sitemap cuts a gzip file's decompressed size at 50 MB too.
+func (n *Node) sitemapCaps() (wire, decoded int64) {
+	wire, decoded = n.opts.Fetcher.BodyCap, n.opts.Fetcher.DecompressCap
+	if wire <= 0 {
+		wire = fetcher.DefaultBodyCap
+	}
+	if decoded <= 0 {
+		decoded = wire
+	}
+	return max(wire, sitemap.ProtocolMaxBytes), max(decoded, sitemap.ProtocolMaxBytes)
+}
+
 // readSitemap parses the 2xx sitemap in resp (fetched from base, at
-// level w.sm): page entries go to w.links (routed by the caller as a
-// page's links), an index's children are routed here. It returns the
-// crawl log note (without NoteSitemap, which logFetch adds).
+// level w.sm), routing its entries sitemapBatch at a time: a urlset's or
+// text file's as a page's links (the last batch is left in w.links for
+// the caller; w.routed counts the others), an index's children as
+// sitemaps. It returns the crawl log note (without NoteSitemap, which
+// logFetch adds).
 func (w *worker) readSitemap(ctx context.Context, base string, depth uint16, resp *fetcher.Response) (string, error) {
 	n, m := w.n, &w.n.sm.m
 	ul := n.sitemapURLLength()
 	opts := sitemap.Options{MaxURLLength: ul, MaxTokenBytes: max(64<<10, ul)}
-	var locs []string
-	res, perr := sitemap.Parse(resp.Body.NewReader(), base, opts, func(e sitemap.Entry) error {
-		locs = append(locs, e.Loc)
+	var (
+		children           []*urlnorm.URL
+		nChildren, invalid int
+		admitted, filtered int
+		tooDeep            = w.sm == smChild // the protocol does not let an index list indexes
+	)
+	flushChildren := func() error {
+		nChildren += len(children)
+		if tooDeep || len(children) == 0 {
+			children = children[:0]
+			return nil
+		}
+		err := w.routeSitemaps(ctx, children, smChild, 0, childDepth(depth))
+		children = children[:0]
+		return err
+	}
+	res, perr := sitemap.ParseKind(resp.Body.NewReader(), base, opts, func(kind sitemap.Kind, e sitemap.Entry) error {
+		u, err := urlnorm.Parse(e.Loc)
+		if err != nil {
+			invalid++
+			return nil
+		}
+		if kind == sitemap.KindIndex {
+			if children = append(children, u); len(children) >= sitemapBatch {
+				return flushChildren()
+			}
+			return nil
+		}
+		if n.opts.Filter != nil && !n.opts.Filter.Allow(u) {
+			filtered++
+			return nil
+		}
+		admitted++
+		if w.links = append(w.links, u); len(w.links) >= sitemapBatch {
+			return w.routeSitemapLinks(ctx, depth)
+		}
 		return nil
 	})
+	var cbErr *sitemapCallbackError
+	if errors.As(perr, &cbErr) {
+		return "", cbErr.err
+	}
+	if err := flushChildren(); err != nil {
+		return "", err
+	}
+	res.Invalid += invalid
 	m.outOfPath.Add(uint64(res.OutOfPath))
 	m.invalid.Add(uint64(res.Invalid))
 	var b strings.Builder
 	fmt.Fprintf(&b, "kind=%s", res.Kind)
 	if res.Kind == sitemap.KindIndex {
-		var children []*urlnorm.URL
-		for _, s := range locs {
-			if u, err := urlnorm.Parse(s); err == nil {
-				children = append(children, u)
-			} else {
-				res.Invalid++
-				m.invalid.Add(1)
-			}
-		}
-		if w.sm == smChild {
-			// The protocol does not let an index list indexes: this one's
-			// children are one level too deep.
-			m.tooDeep.Add(uint64(len(children)))
-			fmt.Fprintf(&b, " too-deep=%d", len(children))
+		if tooDeep {
+			m.tooDeep.Add(uint64(nChildren))
+			fmt.Fprintf(&b, " too-deep=%d", nChildren)
 		} else {
-			m.children.Add(uint64(len(children)))
-			fmt.Fprintf(&b, " children=%d", len(children))
-			if err := w.routeSitemaps(ctx, children, smChild, 0, childDepth(depth)); err != nil {
-				return "", err
-			}
+			m.children.Add(uint64(nChildren))
+			fmt.Fprintf(&b, " children=%d", nChildren)
 		}
 	} else {
+		found := admitted + filtered + invalid
 		m.overLimit.Add(uint64(res.Dropped))
-		admitted, filtered := 0, 0
-		for _, s := range locs {
-			u, err := urlnorm.Parse(s)
-			if err != nil {
-				res.Invalid++
-				m.invalid.Add(1)
-				continue
-			}
-			if n.opts.Filter != nil && !n.opts.Filter.Allow(u) {
-				filtered++
-				continue
-			}
-			admitted++
-			w.links = append(w.links, u)
-		}
-		m.found.Add(uint64(len(locs)))
+		m.found.Add(uint64(found))
 		m.filtered.Add(uint64(filtered))
 		m.admitted.Add(uint64(admitted))
-		fmt.Fprintf(&b, " found=%d admitted=%d filtered=%d over-limit=%d", len(locs), admitted, filtered, res.Dropped)
+		fmt.Fprintf(&b, " found=%d admitted=%d filtered=%d over-limit=%d", found, admitted, filtered, res.Dropped)
 	}
 	fmt.Fprintf(&b, " out-of-path=%d invalid=%d", res.OutOfPath, res.Invalid)
 	if res.Compressed {
 		b.WriteString(" gzip")
 	}
-	if perr != nil && !errors.Is(perr, sitemap.ErrTooManyURLs) {
+	tooLarge := errors.Is(perr, sitemap.ErrTooLarge) || resp.Truncated
+	if tooLarge {
+		// Cut at 50 MB uncompressed (sitemaps.org's limit; a gzip bomb
+		// ends here): what was read before the cut is kept.
+		m.tooLarge.Add(1)
+		fmt.Fprintf(&b, " too-large=%d", sitemap.ProtocolMaxBytes)
+	}
+	switch {
+	case perr != nil && !errors.Is(perr, sitemap.ErrTooManyURLs):
 		m.failed.Add(1)
-		fmt.Fprintf(&b, " error=%v", perr)
-	} else if resp.Truncated {
+		if !errors.Is(perr, sitemap.ErrTooLarge) {
+			fmt.Fprintf(&b, " error=%v", perr)
+		}
+	case tooLarge:
 		m.failed.Add(1)
 	}
 	return b.String(), nil
 }
+
+// routeSitemapLinks routes a batch of a sitemap's page entries (w.links)
+// as the caller routes a page's links, and empties w.links.
+func (w *worker) routeSitemapLinks(ctx context.Context, depth uint16) error {
+	w.routed += len(w.links)
+	err := w.routeLinks(ctx, childDepth(depth))
+	w.links = w.links[:0]
+	if err != nil {
+		return &sitemapCallbackError{err}
+	}
+	return nil
+}
+
+// sitemapCallbackError marks an error of routing (fatal to the node) that
+// stopped a sitemap's parse, to tell it from the file's own errors.
+type sitemapCallbackError struct{ err error }
+
+func (e *sitemapCallbackError) Error() string { return e.err.Error() }
 
 // sitemapRedirect hands the Location of a sitemap's 3xx on as a sitemap
 // of the same level, one hop further, unless the chain is at its limit.

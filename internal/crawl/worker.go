@@ -71,6 +71,7 @@ type worker struct {
 	sniff  []byte
 	sm     uint8 // the leased URL's sitemap level (sitemaps.go)
 	smHops uint8 // the redirects that led to the leased sitemap
+	routed int   // links of the fetch routed before the end (a sitemap's batches)
 }
 
 func (n *Node) newWorker(id int) *worker {
@@ -206,7 +207,14 @@ func (w *worker) process(ctx context.Context, l frontier.Lease) (frontier.Result
 func (w *worker) fetch(ctx context.Context, l frontier.Lease, u *urlnorm.URL, rules *fetcher.RobotsRules) (frontier.Result, error) {
 	n := w.n
 	start := time.Now()
-	resp, err := n.ft.Fetch(ctx, l.URL)
+	wireCap, decodedCap := n.sitemapCaps()
+	var resp *fetcher.Response
+	var err error
+	if w.sm == smPage {
+		resp, err = n.ft.Fetch(ctx, l.URL)
+	} else {
+		resp, err = n.ft.FetchCapped(ctx, l.URL, wireCap, decodedCap)
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return frontier.Result{}, ctx.Err()
@@ -242,7 +250,7 @@ func (w *worker) fetch(ctx context.Context, l frontier.Lease, u *urlnorm.URL, ru
 	e := LogEntry{Time: time.Now(), Node: n.opts.ID, URL: l.URL, Status: resp.Status, Bytes: resp.Bytes,
 		ContentType: resp.ContentType, Duration: resp.Duration}
 	res := frontier.Result{Duration: resp.Duration, CrawlDelay: rules.CrawlDelay()}
-	w.links, w.page, w.pageOK = w.links[:0], extract.Result{}, false
+	w.links, w.page, w.pageOK, w.routed = w.links[:0], extract.Result{}, false, 0
 	var outcome *atomic.Uint64
 	switch {
 	case resp.Status >= 300 && resp.Status < 400:
@@ -279,10 +287,8 @@ func (w *worker) fetch(ctx context.Context, l frontier.Lease, u *urlnorm.URL, ru
 	if resp.Truncated {
 		e.Note = "truncated " + e.Note
 	}
-	e.Links = len(w.links)
-	if d := childDepth(l.Depth); n.opts.MaxDepth > 0 && int(d) > n.opts.MaxDepth {
-		n.metrics.LinksTooDeep.Add(uint64(len(w.links)))
-	} else if err := w.route(ctx, w.links, d); err != nil {
+	e.Links = w.routed + len(w.links)
+	if err := w.routeLinks(ctx, childDepth(l.Depth)); err != nil {
 		return res, err
 	}
 	if err := w.logFetch(e, outcome, resp.Duration, resp.Bytes); err != nil {
@@ -389,6 +395,15 @@ func childDepth(d uint16) uint16 {
 		return d
 	}
 	return d + 1
+}
+
+// routeLinks routes w.links at depth, unless that is beyond MaxDepth.
+func (w *worker) routeLinks(ctx context.Context, depth uint16) error {
+	if n := w.n; n.opts.MaxDepth > 0 && int(depth) > n.opts.MaxDepth {
+		n.metrics.LinksTooDeep.Add(uint64(len(w.links)))
+		return nil
+	}
+	return w.route(ctx, w.links, depth)
 }
 
 // route filters links, splits them into local and remote, drops local ones

@@ -333,6 +333,10 @@ func (r *Report) WriteText(w io.Writer, title string, extra ...string) {
 	if sm := r.Sitemaps; sm.Origins > 0 {
 		fmt.Fprintf(w, "sitemaps        %d fetched (of them in fetches above; %d hosts probed, %d not read whole); %d URLs found, %d admitted, %d out of scope; dropped %d against the location rule, %d invalid, %d over 50,000 per file; %d index children, %d too deep\n",
 			sm.Fetches, sm.Origins, sm.Failed, sm.Found, sm.Admitted, sm.Filtered, sm.OutOfPath, sm.Invalid, sm.OverLimit, sm.Children, sm.TooDeep)
+		if sm.Redirects+sm.RedirectLimit+sm.TooLarge > 0 {
+			fmt.Fprintf(w, "                %d sitemap redirects followed, %d not (over 5 hops); %d sitemaps cut at 50 MB uncompressed\n",
+				sm.Redirects, sm.RedirectLimit, sm.TooLarge)
+		}
 	}
 	fmt.Fprintf(w, "requeued        %d fetches begun but cut short by the stop or a fatal error: not counted above, their URLs fetched again on resume\n", r.FetchesRequeued)
 	fmt.Fprintf(w, "throughput      %.0f pages/s, %.2f MiB/s (%.1f MiB in all)\n",
