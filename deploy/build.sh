@@ -9,7 +9,7 @@ ctx=$(mktemp -d)
 trap 'rm -rf "$ctx"' EXIT
 CGO_ENABLED=0 GOFLAGS=${GOFLAGS:--buildvcs=false} go build -trimpath -ldflags='-s -w' -o "$ctx/crawler" ./cmd/crawler
 cp -r deploy/rootfs "$ctx/rootfs"
-mkdir -p "$ctx/data" "$ctx/tmp"
+mkdir -p "$ctx/data" "$ctx/tmp" "$ctx/ca"
 chmod 1777 "$ctx/tmp"
 cp deploy/Dockerfile "$ctx/Dockerfile"
 docker build -q -t "$tag" "$ctx" >/dev/null

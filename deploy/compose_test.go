@@ -11,7 +11,8 @@ import (
 )
 
 // TestComposeConfig checks that the shipped compose config is valid for
-// every member and that its seeds are the small web's.
+// every member, that its seeds are the small web's (HTTPS hosts included)
+// and that the nodes trust the CA simweb writes.
 func TestComposeConfig(t *testing.T) {
 	for _, id := range []string{"node-0", "node-1", "node-2"} {
 		c, err := nodeconfig.LoadAs(filepath.Join("compose", "node.json"), id)
@@ -22,7 +23,7 @@ func TestComposeConfig(t *testing.T) {
 			t.Errorf("%s: cert %s data %s metrics %s", id, c.TLS.Cert, c.DataDir, c.MetricsListen)
 		}
 	}
-	web, err := simweb.New(plainSmall())
+	web, err := simweb.New(simweb.SmallConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,6 +46,40 @@ func TestComposeConfig(t *testing.T) {
 		}
 	}
 	checkComposePKI(t, string(b))
+	checkComposeCA(t, string(b), c.CAFile)
+}
+
+// checkComposeCA: simweb serves HTTPS hosts and writes its CA (--ca-out)
+// into the shared volume that every node mounts read-only at the directory
+// of its ca_file; the nodes start once simweb is healthy (the CA written).
+func checkComposeCA(t *testing.T, compose, caFile string) {
+	t.Helper()
+	if strings.Contains(compose, `"--plain"`) {
+		t.Error("compose.yaml serves simweb --plain: the cluster would crawl no HTTPS host")
+	}
+	if caFile == "" {
+		t.Fatal("compose/node.json has no ca_file: the nodes cannot verify simweb's HTTPS hosts")
+	}
+	if !strings.Contains(compose, `"--ca-out", "`+caFile+`"`) {
+		t.Errorf("compose.yaml: simweb does not write its CA to %s (ca_file)", caFile)
+	}
+	dir := filepath.Dir(caFile)
+	if !strings.Contains(compose, "- simweb-ca:"+dir+"\n") {
+		t.Errorf("compose.yaml: simweb does not mount the simweb-ca volume at %s", dir)
+	}
+	if n := strings.Count(compose, "- simweb-ca:"+dir+":ro"); n != 3 {
+		t.Errorf("compose.yaml: %d nodes mount simweb-ca at %s read-only, want 3", n, dir)
+	}
+	if !strings.Contains(compose, "condition: service_healthy") {
+		t.Error("compose.yaml: the nodes do not wait for simweb to be healthy (its CA written)")
+	}
+	df, err := os.ReadFile("Dockerfile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(df), "COPY --chown=65532:65532 ca/ "+dir+"/") {
+		t.Errorf("Dockerfile: %s is not owned by the image's user: simweb could not write its CA into a fresh volume", dir)
+	}
 }
 
 // checkComposePKI: every node mounts its own PKI directory and nothing else
@@ -84,12 +119,4 @@ func checkComposePKI(t *testing.T, compose string) {
 	if !strings.Contains(string(df), "USER 65532:65532") {
 		t.Error("the image's user is not 65532:65532, the owner up.sh gives the keys")
 	}
-}
-
-// plainSmall is `crawler simweb --preset small --plain`, the web the compose
-// cluster and the fault test serve: plain HTTP (the nodes lack simweb's CA).
-func plainSmall() simweb.Config {
-	c := simweb.SmallConfig()
-	c.HTTPSShare, c.RedirectHTTPSShare, c.H2Share, c.HSTSShare = 0, 0, 0, 0
-	return c
 }

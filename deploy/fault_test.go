@@ -67,6 +67,7 @@ func (c *cluster) runNode(id string) {
 		"-v", filepath.Join(c.dir, "node.json")+":/etc/sextant/node.json:ro",
 		"-v", filepath.Join(c.dir, "seeds.txt")+":/etc/sextant/seeds.txt:ro",
 		"-v", filepath.Join(c.dir, "pki", id)+":/pki:ro", // its own key only
+		"-v", c.name("ca")+":/ca:ro", // simweb's CA (ca_file)
 		"-p", "127.0.0.1::9100",
 		"--stop-timeout", "30",
 		c.image, "node", "--config", "/etc/sextant/node.json", "--id", id)
@@ -187,7 +188,7 @@ func TestFaults(t *testing.T) {
 		}
 		c.docker("network", "rm", c.network())
 		c.docker("network", "rm", c.webNet())
-		for _, id := range c.ids {
+		for _, id := range append([]string{"ca"}, c.ids...) {
 			c.docker("volume", "rm", "-f", c.name(id))
 		}
 		c.docker("rmi", c.image)
@@ -199,8 +200,18 @@ func TestFaults(t *testing.T) {
 	for _, id := range c.ids {
 		c.must("volume", "create", c.name(id))
 	}
+	// simweb serves most hosts over HTTPS: it writes its CA into a volume
+	// the nodes mount, and a node reads it at start, so they wait for it.
+	c.must("volume", "create", c.name("ca"))
 	c.must("run", "-d", "--name", c.name("simweb"), "--network", c.webNet(), "--network-alias", "simweb",
-		c.image, "simweb", "--preset", "small", "--plain", "--listen", "0.0.0.0:8080", "--allow-remote")
+		"-v", c.name("ca")+":/ca", c.image,
+		"simweb", "--preset", "small", "--ca-out", "/ca/simweb-ca.pem", "--listen", "0.0.0.0:8080", "--allow-remote")
+	if !c.waitFor("simweb's CA", time.Minute, func() bool {
+		out, _ := c.docker("logs", c.name("simweb"))
+		return strings.Contains(out, "CA certificate written to /ca/simweb-ca.pem")
+	}) {
+		return
+	}
 	for _, id := range c.ids {
 		c.runNode(id)
 	}
@@ -275,7 +286,7 @@ func TestFaults(t *testing.T) {
 		}
 	}
 
-	web, err := simweb.New(plainSmall())
+	web, err := simweb.New(simweb.SmallConfig())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -111,7 +111,14 @@ func writeCA(env *cmdEnv, srv *simweb.Server, path string) error {
 	if path == "" {
 		return nil
 	}
-	if err := os.WriteFile(path, srv.CAPEM(), 0o644); err != nil {
+	// Written aside and renamed: a crawler reading the file as it appears
+	// (a container sharing the directory) never sees half a certificate.
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, srv.CAPEM(), 0o644); err != nil {
+		return fmt.Errorf("--ca-out: %w", err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
 		return fmt.Errorf("--ca-out: %w", err)
 	}
 	fmt.Fprintf(env.stdout, "CA certificate written to %s (crawl --ca-file %s)\n", termsafe.String(path), termsafe.String(path))
