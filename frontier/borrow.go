@@ -81,7 +81,7 @@ func (f *Frontier) Return(b Borrowed, r Result) error {
 	g.states[h.name] = encodeState(f.mu.sched.after(h, now, r))
 	g.n++
 	f.mu.sched.complete(h, now, r)
-	if !h.queued {
+	if !h.queued && h.released == 0 {
 		f.retireLocked(h)
 	}
 	if g.n >= doneGroupMax || len(f.mu.leases) == 0 && len(f.mu.borrows) == 0 {

@@ -54,7 +54,14 @@ func (f *Frontier) doneLocked(l Lease, r Result) (uint64, error) {
 	if g.b == nil {
 		g.b = f.db.NewBatch()
 	}
-	g.states[h.name] = encodeState(f.mu.sched.after(h, now, r))
+	if rec.released {
+		// Release scheduled the host already: only the URL's fate and
+		// the host's current state are left to write.
+		g.states[h.name] = encodeState(h.next, h.failures)
+		h.released--
+	} else {
+		g.states[h.name] = encodeState(f.mu.sched.after(h, now, r))
+	}
 	if r.Requeue {
 		seq := f.mu.nextSeq
 		f.mu.frontKeys -= int64(f.appendBackLocked(&g.b, h, rec.e, &seq))
@@ -71,11 +78,15 @@ func (f *Frontier) doneLocked(l Lease, r Result) (uint64, error) {
 	}
 	g.n++
 	delete(f.mu.leases, l.id)
-	if r.Failed {
-		f.mu.stats.Failures++
+	if rec.released {
+		f.mu.sched.fix(h) // a requeued URL may make the host ready
+	} else {
+		if r.Failed {
+			f.mu.stats.Failures++
+		}
+		f.mu.sched.complete(h, now, r)
 	}
-	f.mu.sched.complete(h, now, r)
-	if !h.queued {
+	if !h.queued && !h.leased && h.released == 0 {
 		f.retireLocked(h)
 	}
 	gen := g.gen
@@ -91,6 +102,41 @@ func (f *Frontier) doneLocked(l Lease, r Result) (uint64, error) {
 	}
 	f.notifyLocked()
 	return gen, nil
+}
+
+// Release ends a lease's hold on its host before its Done: the host's next
+// fetch is scheduled from r (Duration, CrawlDelay, Failed, as Done would)
+// and another URL of the host may be leased from then on, while this
+// lease stays outstanding — its URL stays in the store and is handed out
+// again after a crash — until Done, which then only removes or requeues
+// it (r's other fields are not used again). A worker calls it as soon as
+// a response is read, so that the host's next fetch does not wait for the
+// page's processing and durable completion (Mercator releases a host when
+// its fetch ends). Release writes nothing; a second Release of a lease is
+// a no-op.
+func (f *Frontier) Release(l Lease, r Result) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.usableLocked(); err != nil {
+		return err
+	}
+	rec, ok := f.mu.leases[l.id]
+	if !ok || l.f != f {
+		return ErrUnknownLease
+	}
+	if rec.released {
+		return nil
+	}
+	rec.released = true
+	f.mu.leases[l.id] = rec
+	h := rec.host
+	h.released++
+	if r.Failed {
+		f.mu.stats.Failures++
+	}
+	f.mu.sched.complete(h, f.opts.Clock.Now(), r)
+	f.notifyLocked()
+	return nil
 }
 
 // flushDoneLocked commits the open group (without fsync) if it holds any

@@ -157,8 +157,9 @@ type idleState struct {
 }
 
 type leaseRec struct {
-	host *hostState
-	e    entry
+	host     *hostState
+	e        entry
+	released bool // Release scheduled the host's next fetch already
 }
 
 // Open opens (creating if needed) the frontier stored in dir. A frontier that

@@ -23,9 +23,12 @@ type hostState struct {
 	// slot: from hold on the borrower gets it although next, pushed back by
 	// Options.BorrowHold, keeps the back queue waiting. Zero otherwise.
 	hold   time.Time
-	wanted bool   // a borrower asked during a fetch: promise it the next slot
-	idx    int    // index in the heap, -1 when absent
-	order  uint64 // activation order: breaks ties in the heap
+	wanted bool // a borrower asked during a fetch: promise it the next slot
+	// released counts the host's leases that Release ended (the host may
+	// be leased again) but Done has not: their URLs are still the host's.
+	released int
+	idx      int    // index in the heap, -1 when absent
+	order    uint64 // activation order: breaks ties in the heap
 
 	back headQueue // the back queue's in-memory head (owned by the shell)
 }
@@ -58,7 +61,7 @@ func (s *scheduler) activate(name string, next time.Time, failures int) *hostSta
 
 // deactivate forgets an idle host (no URLs, no lease).
 func (s *scheduler) deactivate(h *hostState) {
-	if h.leased || h.queued || h.idx >= 0 {
+	if h.leased || h.queued || h.idx >= 0 || h.released > 0 {
 		panic(fmt.Sprintf("frontier: deactivating busy host %q", h.name))
 	}
 	delete(s.hosts, h.name)
@@ -173,7 +176,9 @@ func (s *scheduler) after(h *hostState, now time.Time, r Result) (time.Time, int
 func (s *scheduler) drop(h *hostState) {
 	h.leased, h.queued = false, false
 	s.leased--
-	s.deactivate(h)
+	if h.released == 0 { // else the last released lease's Done retires it
+		s.deactivate(h)
+	}
 }
 
 // ready counts the hosts that could be leased at now.

@@ -237,6 +237,14 @@ func (w *worker) fetch(ctx context.Context, l frontier.Lease, u *urlnorm.URL, ru
 		return frontier.Result{Duration: d, CrawlDelay: rules.CrawlDelay(), Failed: true}, nil
 	}
 	defer resp.Close()
+	if !n.opts.HoldHost {
+		// The host's request is over: its next fetch may be scheduled now
+		// (Mercator); the lease itself ends with the loop's Done.
+		pr := frontier.Result{Duration: resp.Duration, CrawlDelay: rules.CrawlDelay(), Failed: resp.Status >= 500}
+		if err := n.fr.Release(l, pr); err != nil {
+			return frontier.Result{}, fmt.Errorf("crawl: frontier release: %w", err)
+		}
+	}
 	if n.opts.WARC != nil {
 		_, werr := n.opts.WARC.WriteFetch(warc.Fetch{URL: l.URL, Date: start, StatusCode: resp.Status,
 			Header: resp.Header, Body: resp.Body.NewReader()})

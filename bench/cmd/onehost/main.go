@@ -29,6 +29,8 @@ func main() {
 	flag.StringVar(&o.Scheme, "scheme", "https", "https (TLS, h2 offered) or http")
 	flag.BoolVar(&o.Spans, "spans", false, "diagnostic: split each contender's time into server and client parts (wraps the connections, which turns the fetcher's TCP_QUICKACK off)")
 	flag.BoolVar(&o.LazyDone, "lazy-done", false, "diagnostic: the crawl does not fsync frontier completions (crawl.Options.LazyDone)")
+	flag.BoolVar(&o.HoldHost, "hold-host", false, "the crawl holds the host's slot until a page is processed and its completion durable (crawl.Options.HoldHost; the behaviour before frontier.Release)")
+	flag.BoolVar(&o.CompareHold, "compare-hold", false, "each round also crawls with -hold-host flipped, against the same loop")
 	flag.IntVar(&o.MaxDepth, "max-depth", 0, "limit the crawl to this many hops (0: the whole site)")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole run (crawls and loops) to this file")
 	traceFile := flag.String("trace", "", "write a runtime execution trace of the whole run to this file (go tool trace -pprof=sched|sync|syscall|net)")

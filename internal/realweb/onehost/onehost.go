@@ -63,6 +63,12 @@ type Options struct {
 	// LazyDone is the crawl's Options.LazyDone (frontier completions not
 	// fsynced; a diagnostic).
 	LazyDone bool
+	// HoldHost is the crawl's Options.HoldHost (the host's slot held until
+	// the page is processed and its completion durable).
+	HoldHost bool
+	// CompareHold also runs, each round, a second crawl with HoldHost
+	// flipped, timed against the same loop (Round.OtherRatio).
+	CompareHold bool
 	// Spans splits each contender's time into the server's and the
 	// client's part (see spans) by wrapping its connections. The wrapper
 	// is not a *net.TCPConn, so the fetcher's TCP_QUICKACK re-arming is
@@ -102,6 +108,10 @@ type Round struct {
 	LoopSeconds    float64
 	LoopPages      int
 	Ratio          float64 // Sextant pages/s ÷ loop pages/s
+	// With Options.CompareHold: the crawl with HoldHost flipped (run
+	// after the first crawl), its pages/s ÷ the same loop's.
+	OtherSeconds float64
+	OtherRatio   float64
 	// With Options.Spans: seconds the server held each contender's
 	// requests, seconds between a response's end and the next request.
 	SextantServer, SextantClient, LoopServer, LoopClient float64
@@ -210,12 +220,36 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		if urls == nil {
 			urls = got
 		}
+		var otherPages int
+		runOther := func() error {
+			if !o.CompareHold {
+				return nil
+			}
+			oo := o
+			oo.HoldHost = !o.HoldHost
+			got, secs, err := crawlOnce(ctx, oo, n, addr, seed, schemes, filepath.Join(o.Work, fmt.Sprintf("crawl-%d-other", i)), nil)
+			if err == nil {
+				err = check(want, got)
+			}
+			otherPages, r.OtherSeconds = len(got), secs
+			return err
+		}
 		if r.SextantFirst {
 			if err := loop(); err != nil {
 				return rep, err
 			}
+			if err := runOther(); err != nil {
+				return rep, err
+			}
+		} else if err := runOther(); err != nil {
+			return rep, err
 		}
 		r.Ratio = (float64(r.SextantPages) / r.SextantSeconds) / (float64(r.LoopPages) / r.LoopSeconds)
+		if o.CompareHold {
+			r.OtherRatio = (float64(otherPages) / r.OtherSeconds) / (float64(r.LoopPages) / r.LoopSeconds)
+			o.Logf("round %d: with HoldHost=%v: %d pages in %.2f s (%.0f pages/s): ratio %.2f",
+				i+1, !o.HoldHost, otherPages, r.OtherSeconds, float64(otherPages)/r.OtherSeconds, r.OtherRatio)
+		}
 		o.Logf("round %d: Sextant %d pages in %.2f s (%.0f pages/s), loop %d in %.2f s (%.0f pages/s): ratio %.2f",
 			i+1, r.SextantPages, r.SextantSeconds, float64(r.SextantPages)/r.SextantSeconds,
 			r.LoopPages, r.LoopSeconds, float64(r.LoopPages)/r.LoopSeconds, r.Ratio)
@@ -285,7 +319,7 @@ func crawlOnce(ctx context.Context, o Options, n *realweb.Nginx, addr interface{
 		clog = crawl.NewCrawlLog(logWriter{w: f, sp: sp})
 	}
 	node, err := crawl.Open(crawl.Options{
-		DataDir: dir, Workers: o.Workers, LazyDone: o.LazyDone, CrawlLog: clog,
+		DataDir: dir, Workers: o.Workers, LazyDone: o.LazyDone, HoldHost: o.HoldHost, CrawlLog: clog,
 		Fetcher: fo,
 		// --factor 0 --min-delay 0: the host is fetched as fast as the
 		// crawl can hand out its URLs.

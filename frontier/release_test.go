@@ -1,0 +1,124 @@
+package frontier
+
+import (
+	"errors"
+	"testing"
+	"time"
+)
+
+// TestRelease: Release lets the host's next URL be leased at the delay
+// Release's result asks for, while the released lease stays outstanding
+// until its Done; a released URL not yet Done is handed out again after a
+// reopen (never lost), and one requeued by its Done comes back at the tail.
+func TestRelease(t *testing.T) {
+	dir := t.TempDir()
+	clock := NewManualClock(epoch)
+	f := open(t, dir, Options{Clock: clock, MinDelay: 10 * time.Millisecond, MaxDelay: time.Second, Factor: 1, FactorSet: true})
+	if err := f.Add(items("h", 4)...); err != nil {
+		t.Fatal(err)
+	}
+	next := func() (Lease, bool) {
+		t.Helper()
+		l, ok, err := f.TryNext()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l, ok
+	}
+	a, _ := next()
+	if _, ok := next(); ok {
+		t.Fatal("a second URL of the host was leased during a fetch")
+	}
+	if err := f.Release(a, Result{Duration: 20 * time.Millisecond}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Release(a, Result{Duration: time.Hour}); err != nil { // a no-op
+		t.Fatal(err)
+	}
+	if _, ok := next(); ok {
+		t.Fatal("leased before the released fetch's delay")
+	}
+	clock.Advance(20 * time.Millisecond)
+	b, ok := next()
+	if !ok || b.URL == a.URL {
+		t.Fatalf("after Release and the delay: leased %v %q, want the host's next URL", ok, b.URL)
+	}
+	if got := f.InFlight(); got != 2 {
+		t.Errorf("InFlight %d, want 2 (the released lease is outstanding until Done)", got)
+	}
+	if err := f.Done(a, Result{Requeue: true}); err != nil { // a's URL goes to the tail
+		t.Fatal(err)
+	}
+	if err := f.Release(a, Result{}); !errors.Is(err, ErrUnknownLease) {
+		t.Errorf("Release after Done: %v, want ErrUnknownLease", err)
+	}
+	if err := f.Release(b, Result{}); err != nil {
+		t.Fatal(err)
+	}
+	// b released, not Done: a crash (here a reopen without Close's
+	// completion) hands it out again.
+	clock.Advance(time.Second)
+	c, _ := next()
+	if err := f.Done(c, Result{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f = open(t, dir, Options{Clock: clock})
+	defer f.Close()
+	clock.Advance(time.Second) // past the host's persisted delay
+	got := map[string]bool{}
+	for _, u := range drain(t, f) {
+		got[u] = true
+	}
+	want := []string{a.URL, b.URL, "http://h/3"}
+	if c.URL == "http://h/3" {
+		want[2] = "http://h/2"
+	}
+	for _, u := range want {
+		if !got[u] {
+			t.Errorf("after the reopen %s was not handed out (got %v)", u, got)
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("after the reopen got %v, want %v", got, want)
+	}
+}
+
+// TestReleaseLastURL: a host whose only URL was released and is then Done
+// is retired as usual, and a host whose released lease is outstanding is
+// not (its Done needs it).
+func TestReleaseLastURL(t *testing.T) {
+	f := open(t, t.TempDir(), Options{})
+	defer f.Close()
+	if err := f.Add(items("h", 1)...); err != nil {
+		t.Fatal(err)
+	}
+	a, ok, err := f.TryNext()
+	if err != nil || !ok {
+		t.Fatal(ok, err)
+	}
+	if err := f.Release(a, Result{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Add(Item{URL: "http://h/late", Host: "h"}); err != nil {
+		t.Fatal(err)
+	}
+	b, ok, err := f.TryNext()
+	if err != nil || !ok || b.URL != "http://h/late" {
+		t.Fatalf("leased %q %v %v", b.URL, ok, err)
+	}
+	if err := f.Done(b, Result{}); err != nil { // h: no URL, no lease, one released
+		t.Fatal(err)
+	}
+	if err := f.Done(a, Result{}); err != nil {
+		t.Fatal(err)
+	}
+	if !f.Idle() {
+		t.Errorf("not idle after both Dones: %+v", f.Stats())
+	}
+	if s := f.Stats(); s.ActiveHosts != 0 || s.Completed != 2 {
+		t.Errorf("stats %+v: want no active host, 2 completed", s)
+	}
+}
