@@ -80,14 +80,16 @@ type Options struct {
 	Frontier frontier.Options
 	Extract  extract.Options
 	LazyDone bool
-	// HoldHost keeps a host's politeness slot until its page is processed
-	// and its completion durable (the behaviour before frontier.Release).
-	// By default a worker releases the host as soon as the response is
-	// read: the host's next fetch need not wait for link extraction, the
-	// crawl log and the fsync of the completion, while the URL stays in
-	// the frontier until then (a kill -9 re-fetches it, as any fetch in
-	// flight). For comparison in benchmarks.
-	HoldHost bool
+	// ReleaseEarly releases a host's politeness slot as soon as its
+	// response is read (frontier.Release, as Mercator does) instead of
+	// once the page is processed and its completion durable: the host's
+	// next fetch need not wait for link extraction, the crawl log and the
+	// fsync. The URL stays in the frontier until then (a kill -9
+	// re-fetches it, as any fetch in flight), so durability is unchanged;
+	// a host may then have two URLs leased, one of them past its fetch.
+	// Off by default: on a loaded 2-core machine it did not speed up a
+	// one-host crawl (docs/bench/onehost.md).
+	ReleaseEarly bool
 	// DUEBuffer is the number of buffered candidates that triggers a DUE
 	// merge; DUEFlushInterval merges at least this often. Defaults 1<<18
 	// and 500 ms (a crawl must not starve waiting for merges).

@@ -86,7 +86,16 @@ func (s *redirectSite) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // rule is judged against the final URL; a chain is followed for 5 hops,
 // not 6. Before, no sitemap redirect was followed (new/sitemap.xml,
 // b.test/maps/s.xml, chain1–5 and the pages they list were never asked).
+// It runs with the host's slot held until a page is processed (the
+// default) and released once the response is read (ReleaseEarly): the
+// politeness checks hold either way.
 func TestSitemapRedirectsFollowed(t *testing.T) {
+	for _, early := range []bool{false, true} {
+		t.Run(fmt.Sprintf("ReleaseEarly=%v", early), func(t *testing.T) { testSitemapRedirects(t, early) })
+	}
+}
+
+func testSitemapRedirects(t *testing.T, releaseEarly bool) {
 	site := &redirectSite{hits: map[string]int{}, busy: map[string]int{}}
 	srv := httptest.NewServer(site)
 	defer srv.Close()
@@ -99,6 +108,7 @@ func TestSitemapRedirectsFollowed(t *testing.T) {
 		Frontier:         frontier.Options{MinDelay: minDelay, MaxDelay: 40 * time.Millisecond},
 		DUEFlushInterval: 10 * time.Millisecond,
 		Filter:           mustFilter(t, "test"),
+		ReleaseEarly:     releaseEarly,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -237,7 +237,7 @@ func (w *worker) fetch(ctx context.Context, l frontier.Lease, u *urlnorm.URL, ru
 		return frontier.Result{Duration: d, CrawlDelay: rules.CrawlDelay(), Failed: true}, nil
 	}
 	defer resp.Close()
-	if !n.opts.HoldHost {
+	if n.opts.ReleaseEarly {
 		// The host's request is over: its next fetch may be scheduled now
 		// (Mercator); the lease itself ends with the loop's Done.
 		pr := frontier.Result{Duration: resp.Duration, CrawlDelay: rules.CrawlDelay(), Failed: resp.Status >= 500}

@@ -63,12 +63,12 @@ type Options struct {
 	// LazyDone is the crawl's Options.LazyDone (frontier completions not
 	// fsynced; a diagnostic).
 	LazyDone bool
-	// HoldHost is the crawl's Options.HoldHost (the host's slot held until
-	// the page is processed and its completion durable).
-	HoldHost bool
-	// CompareHold also runs, each round, a second crawl with HoldHost
-	// flipped, timed against the same loop (Round.OtherRatio).
-	CompareHold bool
+	// ReleaseEarly is the crawl's Options.ReleaseEarly (the host's slot
+	// released once the response is read).
+	ReleaseEarly bool
+	// CompareRelease also runs, each round, a second crawl with
+	// ReleaseEarly flipped, timed against the same loop (Round.OtherRatio).
+	CompareRelease bool
 	// Spans splits each contender's time into the server's and the
 	// client's part (see spans) by wrapping its connections. The wrapper
 	// is not a *net.TCPConn, so the fetcher's TCP_QUICKACK re-arming is
@@ -108,7 +108,7 @@ type Round struct {
 	LoopSeconds    float64
 	LoopPages      int
 	Ratio          float64 // Sextant pages/s ÷ loop pages/s
-	// With Options.CompareHold: the crawl with HoldHost flipped (run
+	// With Options.CompareRelease: the crawl with ReleaseEarly flipped (run
 	// after the first crawl), its pages/s ÷ the same loop's.
 	OtherSeconds float64
 	OtherRatio   float64
@@ -222,11 +222,11 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		}
 		var otherPages int
 		runOther := func() error {
-			if !o.CompareHold {
+			if !o.CompareRelease {
 				return nil
 			}
 			oo := o
-			oo.HoldHost = !o.HoldHost
+			oo.ReleaseEarly = !o.ReleaseEarly
 			got, secs, err := crawlOnce(ctx, oo, n, addr, seed, schemes, filepath.Join(o.Work, fmt.Sprintf("crawl-%d-other", i)), nil)
 			if err == nil {
 				err = check(want, got)
@@ -245,10 +245,10 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			return rep, err
 		}
 		r.Ratio = (float64(r.SextantPages) / r.SextantSeconds) / (float64(r.LoopPages) / r.LoopSeconds)
-		if o.CompareHold {
+		if o.CompareRelease {
 			r.OtherRatio = (float64(otherPages) / r.OtherSeconds) / (float64(r.LoopPages) / r.LoopSeconds)
-			o.Logf("round %d: with HoldHost=%v: %d pages in %.2f s (%.0f pages/s): ratio %.2f",
-				i+1, !o.HoldHost, otherPages, r.OtherSeconds, float64(otherPages)/r.OtherSeconds, r.OtherRatio)
+			o.Logf("round %d: with ReleaseEarly=%v: %d pages in %.2f s (%.0f pages/s): ratio %.2f",
+				i+1, !o.ReleaseEarly, otherPages, r.OtherSeconds, float64(otherPages)/r.OtherSeconds, r.OtherRatio)
 		}
 		o.Logf("round %d: Sextant %d pages in %.2f s (%.0f pages/s), loop %d in %.2f s (%.0f pages/s): ratio %.2f",
 			i+1, r.SextantPages, r.SextantSeconds, float64(r.SextantPages)/r.SextantSeconds,
@@ -319,7 +319,7 @@ func crawlOnce(ctx context.Context, o Options, n *realweb.Nginx, addr interface{
 		clog = crawl.NewCrawlLog(logWriter{w: f, sp: sp})
 	}
 	node, err := crawl.Open(crawl.Options{
-		DataDir: dir, Workers: o.Workers, LazyDone: o.LazyDone, HoldHost: o.HoldHost, CrawlLog: clog,
+		DataDir: dir, Workers: o.Workers, LazyDone: o.LazyDone, ReleaseEarly: o.ReleaseEarly, CrawlLog: clog,
 		Fetcher: fo,
 		// --factor 0 --min-delay 0: the host is fetched as fast as the
 		// crawl can hand out its URLs.
