@@ -479,7 +479,7 @@ func (m *Member) handoff(ctx context.Context, epoch uint64) error {
 			if h, ok := hostsplit.Host(it.URL); ok {
 				hosts[h] = true
 			}
-			if fetched[it.URL] {
+			if fetched[queueKey(it.URL)] {
 				continue // fetched already (requeued after a kill): seen-only is enough
 			}
 			urls = append(urls, it.URL)

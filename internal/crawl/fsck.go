@@ -128,7 +128,7 @@ func (r *CheckReport) checkFrontier(opts Options, ds dirState, fetched map[strin
 		r.add("frontier", true, "%v", err)
 	}
 	r.Queued, err = fr.Scan(func(it frontier.Item) error {
-		if fetched[it.URL] {
+		if fetched[queueKey(it.URL)] {
 			r.Refetch++
 		}
 		return nil
@@ -176,7 +176,7 @@ func readFetched(path string) (map[string]bool, int, error) {
 			continue
 		}
 		if e.Outcome != OutcomeRobots && e.URL != "" {
-			set[queuedForm(e)] = true // a sitemap keeps its mark (sitemaps.go)
+			set[queueKey(queuedForm(e))] = true // a sitemap keeps its mark (sitemaps.go)
 		}
 	}
 	return set, bad, sc.Err()
@@ -214,10 +214,10 @@ func Repair(opts Options) (RepairReport, error) {
 	seen := map[string]bool{}
 	var entries []due.Entry
 	add := func(url string, depth uint16) bool {
-		if url == "" || seen[url] {
+		if url == "" || seen[queueKey(url)] {
 			return false
 		}
-		seen[url] = true
+		seen[queueKey(url)] = true
 		entries = append(entries, due.Entry{FP: urlFP(url), URL: url, Depth: depth})
 		return true
 	}

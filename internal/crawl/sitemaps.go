@@ -66,34 +66,12 @@ const (
 	smChild              // listed by a sitemap index: its own children are too deep
 )
 
-// splitSitemapMark returns s without its sitemap mark and its level.
-func splitSitemapMark(s string) (string, uint8) {
-	i := strings.IndexByte(s, '#')
-	if i < 0 {
-		return s, smPage
-	}
-	switch s[i:] {
-	case markSitemap:
-		return s[:i], smRoot
-	case markSitemapChild:
-		return s[:i], smChild
-	}
-	return s, smPage
-}
-
 // withSitemapMark is the marked form of the canonical URL s.
 func withSitemapMark(s string, level uint8) string {
 	if level == smChild {
 		return s + markSitemapChild
 	}
 	return s + markSitemap
-}
-
-// urlFP is the DUE fingerprint of a URL as the DUE and frontier hold it:
-// that of the URL without its sitemap mark.
-func urlFP(s string) uint64 {
-	bare, _ := splitSitemapMark(s)
-	return fingerprint.URL(bare)
 }
 
 // IsSitemapNote reports whether a crawl log note (as written or as read
@@ -117,12 +95,10 @@ func sitemapLevelOfNote(note string) uint8 {
 
 // queuedForm is the URL of a crawl log line as the frontier would hold it:
 // a sitemap's with its mark, so that a rebuilt frontier fetches it again
-// as a sitemap (its entries are known nowhere else).
+// as a sitemap (its entries are known nowhere else), and annotated with
+// the via and hop path the line records (annot.go).
 func queuedForm(e LogEntry) string {
-	if level := sitemapLevelOfNote(e.Note); level != smPage {
-		return withSitemapMark(e.URL, level)
-	}
-	return e.URL
+	return withAnnot(e.URL, annot{sm: sitemapLevelOfNote(e.Note), hops: e.Hops, via: e.Via})
 }
 
 // SitemapStats count a node's sitemap work.
@@ -249,7 +225,7 @@ func (w *worker) routeSitemaps(ctx context.Context, urls []*urlnorm.URL, level u
 			n.metrics.LinksFiltered.Add(1)
 			continue
 		}
-		s := withSitemapMark(u.String(), level)
+		s := withAnnot(u.String(), w.sitemapAnnot(level))
 		if n.opts.Splitter != nil && !n.opts.Splitter.IsLocal(u.Host()) {
 			remote = append(remote, s)
 			continue
@@ -268,6 +244,17 @@ func (w *worker) routeSitemaps(ctx context.Context, urls []*urlnorm.URL, level u
 		}
 	}
 	return nil
+}
+
+// sitemapAnnot is how a sitemap of level found by the leased URL was
+// reached: from the origin's robots.txt (level smRoot; the robots.txt is a
+// prerequisite of the leased URL) or from the index being read (smChild).
+func (w *worker) sitemapAnnot(level uint8) annot {
+	if level == smChild {
+		return annot{sm: level, hops: extendHops(w.ca.hops, HopSitemap), via: w.cur}
+	}
+	robots := origin(w.cur) + "/robots.txt"
+	return annot{sm: level, hops: extendHops(extendHops(w.ca.hops, HopPrereq), HopSitemap), via: robots}
 }
 
 // sitemapURLLength is the longest URL a sitemap entry may have: the
@@ -340,7 +327,7 @@ func (w *worker) readSitemap(ctx context.Context, base string, depth uint16, res
 				continue
 			}
 			admitted++
-			w.links = append(w.links, u)
+			w.links, w.kinds = append(w.links, u), append(w.kinds, HopSitemap)
 		}
 		m.found.Add(uint64(len(locs)))
 		m.filtered.Add(uint64(filtered))
