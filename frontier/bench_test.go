@@ -55,9 +55,14 @@ func benchItem(i int) Item {
 	u := fmt.Sprintf("http://%s/section/%d/page-%08d.html", host, i%97, i)
 	if benchAnnotate {
 		// As internal/crawl queues a link (annot.go): its hop path and the
-		// page it was found on, stored relative to the URL's origin; each
-		// page has 10 links.
-		u += fmt.Sprintf("#h=%s#v=/section/%d/page-%08d.html", "LLLLL"[:1+i%5], (i/10)%97, i/10)
+		// page it was found on (each page has 10 links), stored as the
+		// length of the prefix it shares with the URL, '.', and the rest.
+		via := fmt.Sprintf("http://%s/section/%d/page-%08d.html", host, (i/10)%97, i/10)
+		n := 0
+		for n < len(u) && u[n] == via[n] {
+			n++
+		}
+		u += fmt.Sprintf("#h=%s#v=%d.%s", "LLLLL"[:1+i%5], n, via[n:])
 	}
 	return Item{URL: u, Host: host}
 }

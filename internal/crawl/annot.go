@@ -1,6 +1,7 @@
 package crawl
 
 import (
+	"strconv"
 	"strings"
 
 	"github.com/sextant-crawler/sextant/internal/fingerprint"
@@ -22,9 +23,12 @@ import (
 // change to any format on disk or on the wire; the fingerprint is the bare
 // URL's (urlFP), so annotations never change what is seen.
 //
-// VIA is stored relative to the URL when both share an origin (most links
-// are on-site): "/path?query" instead of "http://host/path?query". A page's
-// links share its via, so the frontier's and the spool's block compression
+// VIA is stored relative to the URL when both share more than an origin
+// (most links are on-site, many in the same directory): the length of the
+// prefix they share, '.', and the rest ("31.index.html" for a via of
+// http://a.test/blog/2024/index.html beside http://a.test/blog/2024/post);
+// an absolute via starts with a scheme, never a digit. A page's links
+// share its via, so the frontier's and the spool's block compression
 // (pebble's, the batch codec's) squeeze the repeats further. A seed has no
 // annotation (empty hop path and via), and so has a URL queued by a
 // version before annotations.
@@ -79,6 +83,7 @@ func splitAnnot(s string) (string, annot) {
 
 // withAnnot is the annotated form of the canonical URL s.
 func withAnnot(s string, a annot) string {
+	bare := s
 	if a.sm != smPage {
 		s = withSitemapMark(s, a.sm)
 	}
@@ -86,7 +91,7 @@ func withAnnot(s string, a annot) string {
 		s += annotHops + a.hops
 	}
 	if a.via != "" {
-		if v := compactVia(s, a.via); len(s)+len(annotVia)+len(v) <= maxAnnotated {
+		if v := compactVia(bare, a.via); len(s)+len(annotVia)+len(v) <= maxAnnotated {
 			s += annotVia + v
 		}
 	}
@@ -106,21 +111,34 @@ func origin(u string) string {
 	return u
 }
 
-// compactVia is via as stored beside u: its path and query when it shares
-// u's origin, else whole.
+// compactVia is via as stored beside the bare URL u: when they share more
+// than u's origin, the length of the prefix they share, '.', and the rest
+// of via ("31.b/index.html"); else whole. Links mostly point into the
+// same site, often the same directory.
 func compactVia(u, via string) string {
-	if o := origin(u); o != "" && len(via) > len(o) && strings.HasPrefix(via, o) && via[len(o)] == '/' {
-		return via[len(o):]
+	o := origin(u)
+	n := 0
+	for n < len(u) && n < len(via) && u[n] == via[n] {
+		n++
 	}
-	return via
+	if o == "" || n <= len(o) {
+		return via
+	}
+	return strconv.Itoa(n) + "." + via[n:]
 }
 
-// expandVia undoes compactVia for the bare URL u.
+// expandVia undoes compactVia for the bare URL u ("" if v is not a valid
+// compact via of u).
 func expandVia(u, v string) string {
-	if strings.HasPrefix(v, "/") {
-		return origin(u) + v
+	i := strings.IndexByte(v, '.')
+	if v == "" || v[0] < '0' || v[0] > '9' || i < 0 {
+		return v
 	}
-	return v
+	n, err := strconv.Atoi(v[:i])
+	if err != nil || n > len(u) || v[0] == '0' {
+		return ""
+	}
+	return u[:n] + v[i+1:]
 }
 
 // urlFP is the DUE fingerprint of a URL as the DUE and frontier hold it:

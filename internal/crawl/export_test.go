@@ -4,15 +4,18 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/sextant-crawler/sextant/frontier"
+	"github.com/sextant-crawler/sextant/internal/warc"
 )
 
 // exportSite: a page robots.txt refuses (seen, not fetched), a redirect,
@@ -185,5 +188,56 @@ func TestLogJSONRoundTrip(t *testing.T) {
 	}
 	if !strings.Contains(string(orig), " via=") || !strings.Contains(string(orig), " hops=") || !strings.Contains(string(orig), " digest=") {
 		t.Errorf("the crawl's log has no provenance fields:\n%s", orig)
+	}
+}
+
+// locatingWARC is a WARC writer that says where each record went.
+type locatingWARC struct {
+	mu sync.Mutex
+	n  int64
+}
+
+func (w *locatingWARC) WriteFetch(f warc.Fetch) (string, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.n++
+	return fmt.Sprintf("<urn:uuid:%d>", w.n), nil
+}
+
+func (w *locatingWARC) Location(rid string) (string, int64, string, bool) {
+	var n int64
+	fmt.Sscanf(rid, "<urn:uuid:%d>", &n)
+	return "TEST-n1-00001.warc.gz", 1000 * n, fmt.Sprintf("sha1:REC%d", n), true
+}
+
+// A WARC writer that implements WARCLocator has each fetch's line record
+// the file and offset of its response record, and its payload digest.
+func TestCrawlLogWARCLocation(t *testing.T) {
+	site := newSpecSite(t)
+	site.define(t, exportSite)
+	dir := t.TempDir()
+	o := site.options(t, dir, "hop.test")
+	o.WARC = &locatingWARC{}
+	n, err := Open(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	crawlToEnd(t, n, []string{"http://e.hop.test/"}, time.Minute)
+	es, err := ReadLogFile(filepath.Join(dir, crawlLogFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	offs := map[int64]bool{}
+	for _, e := range es {
+		if e.Outcome == OutcomeRobots {
+			continue
+		}
+		if e.WARCFile != "TEST-n1-00001.warc.gz" || e.WARCOffset%1000 != 0 || e.Digest != fmt.Sprintf("sha1:REC%d", e.WARCOffset/1000) || offs[e.WARCOffset] {
+			t.Errorf("%s: warc %s:%d digest %s", e.URL, e.WARCFile, e.WARCOffset, e.Digest)
+		}
+		offs[e.WARCOffset] = true
+	}
+	if len(offs) != 8 { // 7 pages and /sitemap.xml (404); /private refused
+		t.Errorf("%d fetches with a WARC location, want 8", len(offs))
 	}
 }

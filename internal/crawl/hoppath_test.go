@@ -57,11 +57,12 @@ func TestAnnotRoundTrip(t *testing.T) {
 		want string
 	}{
 		{"http://a.test/x", annot{}, "http://a.test/x"},
-		{"http://a.test/x", annot{hops: "LL", via: "http://a.test/p?q=1"}, "http://a.test/x#h=LL#v=/p?q=1"},
+		{"http://a.test/x", annot{hops: "LL", via: "http://a.test/p?q=1"}, "http://a.test/x#h=LL#v=14.p?q=1"},
+		{"http://a.test/blog/2024/post", annot{hops: "LL", via: "http://a.test/blog/2024/index.html"}, "http://a.test/blog/2024/post#h=LL#v=24.index.html"},
 		{"http://a.test/x", annot{hops: "L", via: "https://a.test/p"}, "http://a.test/x#h=L#v=https://a.test/p"},
 		{"http://a.test:81/x", annot{hops: "L", via: "http://a.test/"}, "http://a.test:81/x#h=L#v=http://a.test/"},
 		{"http://a.test/sitemap.xml", annot{sm: smRoot, hops: "PS", via: "http://a.test/robots.txt"},
-			"http://a.test/sitemap.xml#sextant-sitemap#h=PS#v=/robots.txt"},
+			"http://a.test/sitemap.xml#sextant-sitemap#h=PS#v=14.robots.txt"},
 		{"http://a.test/s2.xml", annot{sm: smChild, hops: "PSS", via: "http://b.test/s.xml"},
 			"http://a.test/s2.xml#sextant-sitemap-child#h=PSS#v=http://b.test/s.xml"},
 		{"http://a.test/x", annot{hops: "L", via: "http://a.test/" + strings.Repeat("v", maxAnnotated)}, "http://a.test/x#h=L"},
@@ -84,9 +85,10 @@ func TestAnnotRoundTrip(t *testing.T) {
 	}
 	// Queued before annotations, or by a later version: still parse.
 	for s, want := range map[string]annot{
-		"http://a.test/x#sextant-sitemap": {sm: smRoot},
-		"http://a.test/x#h=L#v=/p#z=new":  {hops: "L", via: "http://a.test/p"},
-		"http://a.test/x#h=bad#v=/p":      {via: "http://a.test/p"},
+		"http://a.test/x#sextant-sitemap":  {sm: smRoot},
+		"http://a.test/x#h=L#v=14.p#z=new": {hops: "L", via: "http://a.test/p"},
+		"http://a.test/x#h=bad#v=14.p":     {via: "http://a.test/p"},
+		"http://a.test/x#h=L#v=99.p":       {hops: "L"}, // not a compact via of this URL: none
 	} {
 		if bare, a := splitAnnot(s); bare != "http://a.test/x" || a != want {
 			t.Errorf("splitAnnot(%q) = %q, %+v; want %+v", s, bare, a, want)
@@ -100,6 +102,8 @@ func FuzzHopPath(f *testing.F) {
 	f.Add("", byte('L'), "http://a.test/x", "http://a.test/p")
 	f.Add("3+"+strings.Repeat("E", 50), byte('R'), "https://b.test:8443/", "http://c.test/?a#")
 	f.Add("LLR#", byte('#'), "http://a.test/x#y", "/rel")
+	f.Add("", byte('E'), "http://a.test/dir/x", "http://a.test/dir/")
+	f.Add("", byte('E'), "http://a.test/dir/x", "7abc")
 	f.Fuzz(func(t *testing.T, p string, hop byte, u, via string) {
 		if validHops(p) {
 			n := HopCount(p)
@@ -117,7 +121,7 @@ func FuzzHopPath(f *testing.F) {
 			return
 		}
 		a.via = via
-		if strings.HasPrefix(via, "/") {
+		if !strings.Contains(via, "://") || via[0] >= '0' && via[0] <= '9' {
 			a.via = "" // not an absolute via: not what a worker stores
 		}
 		s := withAnnot(bare, a)
