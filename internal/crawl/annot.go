@@ -162,3 +162,10 @@ func queueKey(s string) string {
 	bare, a := splitAnnot(s)
 	return withAnnot(bare, annot{sm: a.sm})
 }
+
+// receivedDepth is the link depth of an annotated URL received from a peer
+// (hostsplit batches carry no depth): the one its hop path implies.
+func receivedDepth(s string) uint16 {
+	_, a := splitAnnot(s)
+	return hopsDepth(a.hops)
+}

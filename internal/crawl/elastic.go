@@ -645,7 +645,7 @@ func (n *Node) DeliverQueued(ctx context.Context, source string, seq uint64, url
 	items := make([]frontier.Item, 0, len(urls))
 	for _, u := range urls {
 		host := hostOf(u)
-		items = append(items, frontier.Item{URL: u, Host: host})
+		items = append(items, frontier.Item{URL: u, Host: host, Depth: receivedDepth(u)})
 	}
 	return n.fr.AddBatch(source, seq, items)
 }

@@ -1,6 +1,7 @@
 package crawl
 
 import (
+	"math"
 	"strconv"
 	"strings"
 )
@@ -102,4 +103,18 @@ func linkHop(tag, attr string) byte {
 		return HopEmbed
 	}
 	return HopLink
+}
+
+// hopsDepth is the link depth (Options.MaxDepth) a hop path implies, for
+// URLs received from peers, whose batches carry the annotation but not the
+// depth: one per hop except prerequisites (a sitemap named by robots.txt
+// is one hop from the page whose visit found it, "PS"). Hops dropped from
+// a long path count one each.
+func hopsDepth(p string) uint16 {
+	if !validHops(p) {
+		return 0
+	}
+	dropped, letters := splitHops(p)
+	d := dropped + len(letters) - strings.Count(letters, string(rune(HopPrereq)))
+	return uint16(min(d, math.MaxUint16))
 }

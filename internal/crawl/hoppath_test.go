@@ -35,6 +35,15 @@ func TestExtendHops(t *testing.T) {
 	}
 }
 
+func TestHopsDepth(t *testing.T) {
+	for p, want := range map[string]uint16{"": 0, "L": 1, "LR": 2, "PS": 1, "LPSS": 3, "LPSSS": 4, "bad": 0,
+		"7+" + strings.Repeat("L", 50): 57, "2+P" + strings.Repeat("S", 49): 51} {
+		if got := hopsDepth(p); got != want {
+			t.Errorf("hopsDepth(%q) = %d, want %d", p, got, want)
+		}
+	}
+}
+
 func TestLinkHop(t *testing.T) {
 	for _, tc := range []struct {
 		tag, attr string

@@ -215,6 +215,40 @@ var curSite *specSite
 // embed are logged by the owner of their host with the discovering page
 // as via.
 func TestClusterProvenance(t *testing.T) {
+	got := clusterProvenance(t, 0)
+	want := strings.Join([]string{
+		"node-0 http://A/ - -",
+		"node-0 http://A/back LRL http://B/y",
+		"node-1 http://B/i.png E http://A/",
+		"node-1 http://B/x L http://A/",
+		"node-1 http://B/y LR http://B/x",
+	}, "\n")
+	if got != want {
+		t.Errorf("cluster crawl log (node URL hops via):\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// MaxDepth holds across members: a URL received from a peer takes the
+// depth its hop path implies. Before, it started again at depth 0, and
+// http://A/back (3 hops: L, R, L) was fetched with MaxDepth 2.
+func TestClusterMaxDepth(t *testing.T) {
+	got := clusterProvenance(t, 2)
+	want := strings.Join([]string{
+		"node-0 http://A/ - -",
+		"node-1 http://B/i.png E http://A/",
+		"node-1 http://B/x L http://A/",
+		"node-1 http://B/y LR http://B/x",
+	}, "\n")
+	if got != want {
+		t.Errorf("cluster crawl log with MaxDepth 2 (node URL hops via):\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// clusterProvenance crawls a two-host site on two members, the seed's host
+// owned by node-0 and the other by node-1, and returns their crawl logs'
+// lines as "NODE URL HOPS VIA", sorted, the hosts written A and B.
+func clusterProvenance(t *testing.T, maxDepth int) string {
+	t.Helper()
 	site := newSpecSite(t)
 	root := t.TempDir()
 	members, seats, err := LoopbackCluster(filepath.Join(root, "pki"), 2)
@@ -224,7 +258,7 @@ func TestClusterProvenance(t *testing.T) {
 	var ms []*Member
 	for _, seat := range seats {
 		o := site.options(t, filepath.Join(root, seat.ID), "hop.test")
-		o.Sitemaps = SitemapsOff
+		o.Sitemaps, o.MaxDepth = SitemapsOff, maxDepth
 		m, err := StartMember(MemberOptions{Node: o, Self: seat.ID, Members: members, TLS: seat.TLS, Listener: seat.Listener, PeerCacheSize: 1024})
 		if err != nil {
 			t.Fatal(err)
@@ -291,16 +325,7 @@ A/back 200 leaf`))
 		lines = append(lines, l)
 	}
 	sort.Strings(lines)
-	want := strings.NewReplacer("N0", seats[0].ID, "N1", seats[1].ID).Replace(strings.Join([]string{
-		"N0 http://A/ - -",
-		"N0 http://A/back LRL http://B/y",
-		"N1 http://B/i.png E http://A/",
-		"N1 http://B/x L http://A/",
-		"N1 http://B/y LR http://B/x",
-	}, "\n"))
-	if g := strings.Join(lines, "\n"); g != want {
-		t.Errorf("cluster crawl log (node URL hops via):\n%s\nwant:\n%s", g, want)
-	}
+	return strings.Join(lines, "\n")
 }
 
 func cmpOr(a, b string) string {
