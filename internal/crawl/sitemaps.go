@@ -98,7 +98,11 @@ func sitemapLevelOfNote(note string) uint8 {
 // as a sitemap (its entries are known nowhere else), and annotated with
 // the via and hop path the line records (annot.go).
 func queuedForm(e LogEntry) string {
-	return withAnnot(e.URL, annot{sm: sitemapLevelOfNote(e.Note), hops: e.Hops, via: e.Via})
+	a := annot{sm: sitemapLevelOfNote(e.Note), hops: e.Hops, via: e.Via}
+	if strings.HasSuffix(a.via, LogEllipsis) {
+		a.via = "" // cut in the log: not the page's URL
+	}
+	return withAnnot(e.URL, a)
 }
 
 // SitemapStats count a node's sitemap work.
