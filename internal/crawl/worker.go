@@ -250,10 +250,13 @@ func (w *worker) fetch(ctx context.Context, l frontier.Lease, u *urlnorm.URL, ru
 	e := w.entry(LogEntry{Time: time.Now(), Node: n.opts.ID, URL: l.URL, Status: resp.Status, Bytes: resp.Bytes,
 		ContentType: resp.ContentType, Duration: resp.Duration, Proto: resp.Proto,
 		WARCFile: loc.file, WARCOffset: loc.offset})
-	if loc.digest != "" {
-		e.Digest = loc.digest
-	} else if e.Digest, err = payloadDigest(resp.Body.NewReader()); err != nil {
-		return frontier.Result{}, fmt.Errorf("crawl: digest of %s: %w", l.URL, err)
+	if e.Digest = loc.digest; e.Digest == "" {
+		var derr error
+		if e.Digest, derr = payloadDigest(resp.Body.NewReader()); derr != nil {
+			// The body's spill file failed to read back: the line goes
+			// without a digest rather than stop the node over it.
+			n.opts.Logf("crawl: digest of %s: %v", l.URL, derr)
+		}
 	}
 	res := frontier.Result{Duration: resp.Duration, CrawlDelay: rules.CrawlDelay()}
 	w.links, w.kinds, w.page, w.pageOK = w.links[:0], w.kinds[:0], extract.Result{}, false
