@@ -22,6 +22,8 @@ import (
 // any N with SEXTANT_FRONTIER_N=N (e.g. 100000000 for 10⁸).
 // SEXTANT_ENQUEUE_ONLY=1 makes BenchmarkFrontier stop after the enqueue
 // figures (memory and disk per queued URL), skipping the dequeue.
+// SEXTANT_FRONTIER_ANNOTATE=1 queues the URLs with the crawl's via and hop
+// path annotations.
 //
 //	go test -run '^$' -bench . -benchtime=1x ./frontier
 //	SEXTANT_FRONTIER_N=100000000 SEXTANT_ENQUEUE_ONLY=1 go test -run '^$' -bench 'BenchmarkFrontier$' -benchtime=1x -timeout 120m ./frontier
@@ -50,8 +52,24 @@ var benchSize = sync.OnceValue(func() int {
 func benchItem(i int) Item {
 	h := (i * 7919) % max(benchSize()/benchPerHost, 1)
 	host := fmt.Sprintf("h%06d.sim.test", h)
-	return Item{URL: fmt.Sprintf("http://%s/section/%d/page-%08d.html", host, i%97, i), Host: host}
+	u := fmt.Sprintf("http://%s/section/%d/page-%08d.html", host, i%97, i)
+	if benchAnnotate {
+		// As internal/crawl queues a link (annot.go): its hop path and the
+		// page it was found on (each page has 10 links), stored as the
+		// length of the prefix it shares with the URL, '.', and the rest.
+		via := fmt.Sprintf("http://%s/section/%d/page-%08d.html", host, (i/10)%97, i/10)
+		n := 0
+		for n < len(u) && u[n] == via[n] {
+			n++
+		}
+		u += fmt.Sprintf("#h=%s#v=%d.%s", "LLLLL"[:1+i%5], n, via[n:])
+	}
+	return Item{URL: u, Host: host}
 }
+
+// benchAnnotate (SEXTANT_FRONTIER_ANNOTATE=1) queues URLs annotated with a
+// via and hop path as the crawl does, to measure what they cost.
+var benchAnnotate = os.Getenv("SEXTANT_FRONTIER_ANNOTATE") != ""
 
 func heapInUse() uint64 {
 	runtime.GC()

@@ -105,10 +105,11 @@ func batches(urls []string, size int) [][]string {
 	seen := map[string]bool{}
 	var cur []string
 	for _, u := range urls {
-		if seen[u] {
+		if k := withoutFragment(u); seen[k] {
 			continue
+		} else {
+			seen[k] = true
 		}
-		seen[u] = true
 		cur = append(cur, u)
 		if len(cur) == size {
 			out = append(out, cur)
@@ -140,7 +141,36 @@ var urlSets = []urlSet{
 		}
 		return out
 	}},
+	{"sim-annotated", func(testing.TB) []string { return annotate(realisticSimURLs(200000, 10000, 1), 1) }},
 	{"wiki", wikiURLs},
+}
+
+// annotate gives each URL of a realisticSimURLs stream the annotations
+// internal/crawl adds (annot.go): a hop path of 1–6 letters and the page
+// the link was found on, on the link's host's origin most of the time,
+// stored as the length of the prefix it shares with the URL, '.', and
+// the rest; the links of one page (runs of up to 60) share it.
+func annotate(urls []string, seed uint64) []string {
+	r := rand.New(rand.NewPCG(seed, 2))
+	out := make([]string, 0, len(urls))
+	var via, hops string
+	for i, u := range urls {
+		if i == 0 || r.IntN(30) == 0 { // a new page
+			o := u[:strings.Index(u[len("http://"):], "/")+len("http://")]
+			via = fmt.Sprintf("%s/%s/%d.html", o, []string{"news", "blog", "docs", "tag"}[r.IntN(4)], r.IntN(5000))
+			hops = "LLLLLL"[:1+r.IntN(6)]
+		}
+		n := 0
+		for n < len(u) && n < len(via) && u[n] == via[n] {
+			n++
+		}
+		v := via
+		if n > strings.Index(u[len("http://"):], "/")+len("http://") {
+			v = fmt.Sprintf("%d.%s", n, via[n:])
+		}
+		out = append(out, u+"#h="+hops+"#v="+v)
+	}
+	return out
 }
 
 // BenchmarkWireSize reports bytes on the wire per URL and as a share of raw

@@ -19,7 +19,9 @@
 //  2. Call Register on the gRPC server you own (with mTLS from
 //     internal/tlsutil: ServerConfig requires member client certificates),
 //     then serve it.
-//  3. Call Route with the normalised URLs extracted from each page. Local
+//  3. Call Route with the normalised URLs extracted from each page (a
+//     fragment, which no normalised URL has, is the caller's annotation:
+//     it travels with the URL but is not part of its fingerprint). Local
 //     URLs are delivered before Route returns; remote URLs are durable only
 //     once spooled (batch full, BatchMaxAge, or Flush). Call Flush before
 //     recording a page as done if its links must survive a kill -9.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -327,7 +328,7 @@ func (s *Splitter) Route(ctx context.Context, urls []string) error {
 	var local []string
 	var full []*peer
 	for _, u := range urls {
-		fp := fingerprint.URL(u)
+		fp := fingerprint.URL(withoutFragment(u))
 		if s.opts.FullTrace != nil {
 			s.opts.FullTrace(fp)
 		}
@@ -358,6 +359,17 @@ func (s *Splitter) Route(ctx context.Context, urls []string) error {
 		errs = append(errs, s.flushPeer(p, false))
 	}
 	return errors.Join(errs...)
+}
+
+// withoutFragment is u up to its first '#'. A canonical URL has none: a
+// fragment is the caller's annotation (how the URL was reached), carried
+// with the URL but no part of its identity, so that the peer cache
+// suppresses a URL however it was reached.
+func withoutFragment(u string) string {
+	if i := strings.IndexByte(u, '#'); i >= 0 {
+		return u[:i]
+	}
+	return u
 }
 
 // add puts u in p's buffer unless p's cache has seen it, and reports whether

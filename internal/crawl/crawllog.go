@@ -37,16 +37,32 @@ type LogEntry struct {
 	// header's rel=canonical, else its <link rel=canonical>), or "".
 	Robots    string
 	Canonical string
+	// How the URL was reached (annot.go): Via is the URL it was found on
+	// ("" for a seed, or a URL queued before vias were kept), Hops its
+	// hop path from the seed in Heritrix letters (hoppath.go; "" for a
+	// seed). A robots.txt line's via is the URL that needed it, and its
+	// hop path that URL's plus HopPrereq.
+	Via  string
+	Hops string
+	// Digest is the payload digest of a fetched body, "sha1:" and base32
+	// (see payloadDigest); Proto the response's protocol ("HTTP/1.1",
+	// "HTTP/2.0"). WARCFile and WARCOffset locate the response record
+	// when the node archives (WARCLocator); WARCFile is "" otherwise.
+	Digest     string
+	Proto      string
+	WARCFile   string
+	WARCOffset int64
 }
 
 // CrawlLog appends one line per fetch to a file, Heritrix-style:
 //
 //	TIME NODE STATUS BYTES DURATION_MS LINKS OUTCOME URL CONTENT-TYPE NOTE [EPOCH] [robots=R] [canonical=C]
+//	    [via=V] [hops=H] [digest=D] [proto=P] [warc=FILE:OFFSET]
 //
 // EPOCH, the membership epoch (LogEntry.Epoch), is written by cluster
 // members only (SetEpochSource); lines without it parse with Epoch 0.
-// The keyed fields robots= and canonical= (LogEntry.Robots, Canonical)
-// are written, in that order, only when not empty, so a line without
+// The keyed fields (LogEntry.Robots, Canonical, Via, Hops, Digest, Proto,
+// WARCFile and WARCOffset) are written, in that order, only when not empty, so a line without
 // them is byte for byte what earlier versions wrote, and their logs parse.
 //
 // Each text field is escaped and capped (see appendField and the Log…
@@ -95,7 +111,15 @@ const (
 const (
 	logKeyRobots    = "robots="
 	logKeyCanonical = "canonical="
+	logKeyVia       = "via="
+	logKeyHops      = "hops="
+	logKeyDigest    = "digest="
+	logKeyProto     = "proto="
+	logKeyWARC      = "warc="
 )
+
+// logKeyedFields is how many keyed fields a line may have.
+const logKeyedFields = 7
 
 // maxLogLine is the longest line a LogReader parses: the widest line Write
 // makes (the bounds above plus under 200 bytes of numbers and spaces) fits
@@ -286,6 +310,7 @@ func (l *CrawlLog) Write(e LogEntry) error {
 		b = append(b, " "+logKeyCanonical...)
 		b = appendField(b, e.Canonical, l.maxURL)
 	}
+	b = l.appendProvenance(b, &e)
 	b = append(b, '\n')
 	l.buf = b
 	_, err := l.w.Write(b)
@@ -298,4 +323,31 @@ func (l *CrawlLog) Close() error {
 		return nil
 	}
 	return l.f.Close()
+}
+
+// appendProvenance appends the keyed fields that say where a line's URL
+// came from and where its body went: via=, hops=, digest=, proto=, warc=.
+func (l *CrawlLog) appendProvenance(b []byte, e *LogEntry) []byte {
+	for _, f := range [...]struct {
+		key, v string
+		limit  int
+	}{
+		{logKeyVia, e.Via, l.maxURL},
+		{logKeyHops, e.Hops, LogShortLength},
+		{logKeyDigest, e.Digest, LogShortLength},
+		{logKeyProto, e.Proto, LogShortLength},
+	} {
+		if f.v != "" {
+			b = append(b, ' ')
+			b = append(b, f.key...)
+			b = appendField(b, f.v, f.limit)
+		}
+	}
+	if e.WARCFile != "" {
+		b = append(b, " "+logKeyWARC...)
+		b = appendField(b, e.WARCFile, LogContentTypeLength)
+		b = append(b, ':')
+		b = strconv.AppendInt(b, e.WARCOffset, 10)
+	}
+	return b
 }

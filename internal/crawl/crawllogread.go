@@ -20,7 +20,7 @@ var ErrBadLogLine = errors.New("crawl: malformed crawl log line")
 // A torn line (from a kill mid-write) fails to parse.
 func ParseLogLine(line string) (LogEntry, error) {
 	f := strings.Split(strings.TrimRight(line, "\n"), " ")
-	if len(f) < 10 || len(f) > 13 {
+	if len(f) < 10 || len(f) > 11+logKeyedFields {
 		return LogEntry{}, fmt.Errorf("%w: %d fields in %.200q", ErrBadLogLine, len(f), line)
 	}
 	var e LogEntry
@@ -51,16 +51,30 @@ func ParseLogLine(line string) (LogEntry, error) {
 		}
 		rest = rest[1:]
 	}
-	for _, k := range []struct {
+	var warcLoc string
+	for _, k := range [...]struct {
 		key string
 		v   *string
-	}{{logKeyRobots, &e.Robots}, {logKeyCanonical, &e.Canonical}} {
+	}{{logKeyRobots, &e.Robots}, {logKeyCanonical, &e.Canonical}, {logKeyVia, &e.Via},
+		{logKeyHops, &e.Hops}, {logKeyDigest, &e.Digest}, {logKeyProto, &e.Proto}, {logKeyWARC, &warcLoc}} {
 		if len(rest) > 0 && strings.HasPrefix(rest[0], k.key) {
 			if *k.v = rest[0][len(k.key):]; *k.v == "" {
 				return e, fmt.Errorf("%w: empty %s", ErrBadLogLine, k.key)
 			}
 			rest = rest[1:]
 		}
+	}
+	if warcLoc != "" {
+		i := strings.LastIndexByte(warcLoc, ':')
+		if i <= 0 {
+			return e, fmt.Errorf("%w: warc %.200q", ErrBadLogLine, warcLoc)
+		}
+		off := warcLoc[i+1:]
+		if e.WARCOffset, err = strconv.ParseInt(off, 10, 64); err != nil || off[0] == '+' || off[0] == '-' ||
+			(len(off) > 1 && off[0] == '0') {
+			return e, fmt.Errorf("%w: warc offset %.200q", ErrBadLogLine, warcLoc)
+		}
+		e.WARCFile = warcLoc[:i]
 	}
 	if len(rest) > 0 {
 		return e, fmt.Errorf("%w: unexpected field %.200q", ErrBadLogLine, rest[0])

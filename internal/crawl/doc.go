@@ -65,8 +65,9 @@
 // URL of crawl.log into a fresh DUE and frontier. Fetched URLs are queued
 // again because their links are known nowhere else: the fetched set is
 // re-crawled once (counted, logged), and no URL is lost. Their link depth
-// is not in the log: they restart at depth 0, so under MaxDepth a rebuilt
-// crawl may go deeper than the first one. A member's damaged spool is
+// is the one their logged hop path implies (lines written before hop paths
+// were logged: depth 0, so under MaxDepth such a rebuilt crawl may go
+// deeper than the first one). A member's damaged spool is
 // rebuilt under a new epoch with the batches it still holds
 // (hostsplit.RebuildSpool); the batches it lost are re-derived by those
 // same fetches, whose links are routed again. A member's frontier holds

@@ -479,7 +479,7 @@ func (m *Member) handoff(ctx context.Context, epoch uint64) error {
 			if h, ok := hostsplit.Host(it.URL); ok {
 				hosts[h] = true
 			}
-			if fetched[it.URL] {
+			if fetched[queueKey(it.URL)] {
 				continue // fetched already (requeued after a kill): seen-only is enough
 			}
 			urls = append(urls, it.URL)
@@ -645,7 +645,7 @@ func (n *Node) DeliverQueued(ctx context.Context, source string, seq uint64, url
 	items := make([]frontier.Item, 0, len(urls))
 	for _, u := range urls {
 		host := hostOf(u)
-		items = append(items, frontier.Item{URL: u, Host: host})
+		items = append(items, frontier.Item{URL: u, Host: host, Depth: receivedDepth(u)})
 	}
 	return n.fr.AddBatch(source, seq, items)
 }

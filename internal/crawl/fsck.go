@@ -113,7 +113,7 @@ func Check(opts Options) (CheckReport, error) {
 	return r, nil
 }
 
-func (r *CheckReport) checkFrontier(opts Options, ds dirState, fetched map[string]bool) {
+func (r *CheckReport) checkFrontier(opts Options, ds dirState, fetched map[string]string) {
 	path := filepath.Join(opts.DataDir, frontierDir)
 	fr, err := frontier.Open(path, opts.Frontier)
 	if err != nil {
@@ -128,7 +128,7 @@ func (r *CheckReport) checkFrontier(opts Options, ds dirState, fetched map[strin
 		r.add("frontier", true, "%v", err)
 	}
 	r.Queued, err = fr.Scan(func(it frontier.Item) error {
-		if fetched[it.URL] {
+		if _, ok := fetched[queueKey(it.URL)]; ok {
 			r.Refetch++
 		}
 		return nil
@@ -159,14 +159,16 @@ func (refuseSink) Deliver(uint64, []due.Entry) error {
 }
 
 // readFetched returns the distinct URLs the crawl log shows fetched
-// (robots.txt fetches excluded) and the number of lines that do not parse.
-func readFetched(path string) (map[string]bool, int, error) {
+// (robots.txt fetches excluded), by queueKey, each in its queued form
+// (annotated with its line's via and hop path), and the number of lines
+// that do not parse.
+func readFetched(path string) (map[string]string, int, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, 0, err
 	}
 	defer f.Close()
-	set, bad := map[string]bool{}, 0
+	set, bad := map[string]string{}, 0
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
@@ -176,7 +178,8 @@ func readFetched(path string) (map[string]bool, int, error) {
 			continue
 		}
 		if e.Outcome != OutcomeRobots && e.URL != "" {
-			set[queuedForm(e)] = true // a sitemap keeps its mark (sitemaps.go)
+			q := queuedForm(e) // a sitemap keeps its mark (sitemaps.go), the URL its via and hops
+			set[queueKey(q)] = q
 		}
 	}
 	return set, bad, sc.Err()
@@ -214,10 +217,10 @@ func Repair(opts Options) (RepairReport, error) {
 	seen := map[string]bool{}
 	var entries []due.Entry
 	add := func(url string, depth uint16) bool {
-		if url == "" || seen[url] {
+		if url == "" || seen[queueKey(url)] {
 			return false
 		}
-		seen[url] = true
+		seen[queueKey(url)] = true
 		entries = append(entries, due.Entry{FP: urlFP(url), URL: url, Depth: depth})
 		return true
 	}
@@ -248,8 +251,8 @@ func Repair(opts Options) (RepairReport, error) {
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return rep, fmt.Errorf("crawl: repair: %w", err)
 	}
-	for u := range fetched {
-		if add(u, 0) {
+	for _, u := range fetched {
+		if add(u, receivedDepth(u)) {
 			rep.FromLog++
 		}
 	}

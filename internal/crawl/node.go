@@ -156,7 +156,7 @@ type Options struct {
 	// and the frontier), as in Heritrix's max-hops: it equals the shortest
 	// distance when the crawl is breadth-first (one host, or FIFO order
 	// across hosts), and may exceed it otherwise. URLs received from peers
-	// (hostsplit carries no depth) start again at depth 0.
+	// take the depth their hop path implies (hopsDepth; 0 without one).
 	MaxDepth int
 	// NoFollow is NoFollowObey (default) or NoFollowIgnore: whether the
 	// nofollow robots directives of pages (robots <meta>, X-Robots-Tag)
@@ -486,7 +486,7 @@ func (n *Node) Seed(ctx context.Context, seeds []string) error {
 func (n *Node) Deliver(ctx context.Context, urls []string) error {
 	es := make([]due.Entry, 0, len(urls))
 	for _, u := range urls {
-		es = append(es, due.Entry{FP: urlFP(u), URL: u}) // a sitemap's mark is not part of its fingerprint
+		es = append(es, due.Entry{FP: urlFP(u), URL: u, Depth: receivedDepth(u)}) // a sitemap's mark is not part of its fingerprint
 	}
 	n.metrics.Received.Add(uint64(len(urls)))
 	return n.due.AddBatch(es)

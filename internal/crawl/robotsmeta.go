@@ -72,7 +72,7 @@ func (w *worker) applyRobots(e *LogEntry, u *urlnorm.URL, resp *fetcher.Response
 	}
 	if p.d.Has(extract.NoFollow) && n.opts.NoFollow != NoFollowIgnore && w.pageOK {
 		p.dropped += len(w.links)
-		w.links = w.links[:0]
+		w.links, w.kinds = w.links[:0], w.kinds[:0]
 	}
 	return p
 }

@@ -77,27 +77,6 @@ const (
 	smChild              // listed by a sitemap index: its own children are too deep
 )
 
-// splitSitemapMark returns s without its sitemap mark, its level and the
-// redirect hops that led to it.
-func splitSitemapMark(s string) (string, uint8, uint8) {
-	i := strings.IndexByte(s, '#')
-	if i < 0 {
-		return s, smPage, 0
-	}
-	mark, hops := s[i:], uint8(0)
-	if j := len(mark) - len(markHops) - 1; j > 0 && mark[j:j+len(markHops)] == markHops &&
-		mark[len(mark)-1] >= '1' && mark[len(mark)-1] <= '9' {
-		mark, hops = mark[:j], mark[len(mark)-1]-'0'
-	}
-	switch mark {
-	case markSitemap:
-		return s[:i], smRoot, hops
-	case markSitemapChild:
-		return s[:i], smChild, hops
-	}
-	return s, smPage, 0
-}
-
 // withSitemapMark is the marked form of the canonical URL s.
 func withSitemapMark(s string, level, hops uint8) string {
 	if level == smChild {
@@ -109,13 +88,6 @@ func withSitemapMark(s string, level, hops uint8) string {
 		s += markHops + string('0'+min(hops, 9))
 	}
 	return s
-}
-
-// urlFP is the DUE fingerprint of a URL as the DUE and frontier hold it:
-// that of the URL without its sitemap mark.
-func urlFP(s string) uint64 {
-	bare, _, _ := splitSitemapMark(s)
-	return fingerprint.URL(bare)
 }
 
 // IsSitemapNote reports whether a crawl log note (as written or as read
@@ -157,12 +129,15 @@ const noteHop = "hop="
 
 // queuedForm is the URL of a crawl log line as the frontier would hold it:
 // a sitemap's with its mark, so that a rebuilt frontier fetches it again
-// as a sitemap (its entries are known nowhere else).
+// as a sitemap (its entries are known nowhere else), and annotated with
+// the via and hop path the line records (annot.go).
 func queuedForm(e LogEntry) string {
-	if level, hops := sitemapOfNote(e.Note); level != smPage {
-		return withSitemapMark(e.URL, level, hops)
+	a := annot{hops: e.Hops, via: e.Via}
+	a.sm, a.smHops = sitemapOfNote(e.Note)
+	if strings.HasSuffix(a.via, LogEllipsis) {
+		a.via = "" // cut in the log: not the page's URL
 	}
-	return e.URL
+	return withAnnot(e.URL, a)
 }
 
 // SitemapStats count a node's sitemap work.
@@ -301,7 +276,7 @@ func (w *worker) routeSitemaps(ctx context.Context, urls []*urlnorm.URL, level, 
 			n.metrics.LinksFiltered.Add(1)
 			continue
 		}
-		s := withSitemapMark(u.String(), level, hops)
+		s := withAnnot(u.String(), w.sitemapAnnot(level, hops))
 		if n.opts.Splitter != nil && !n.opts.Splitter.IsLocal(u.Host()) {
 			remote = append(remote, s)
 			continue
@@ -320,6 +295,21 @@ func (w *worker) routeSitemaps(ctx context.Context, urls []*urlnorm.URL, level, 
 		}
 	}
 	return nil
+}
+
+// sitemapAnnot is how a sitemap of level found by the leased URL was
+// reached: by the leased sitemap's redirect (redirects > 0: its hop
+// count), from the origin's robots.txt (level smRoot; the robots.txt is a
+// prerequisite of the leased URL) or from the index being read (smChild).
+func (w *worker) sitemapAnnot(level, redirects uint8) annot {
+	if redirects > 0 {
+		return annot{sm: level, smHops: redirects, hops: extendHops(w.ca.hops, HopRedirect), via: w.cur}
+	}
+	if level == smChild {
+		return annot{sm: level, hops: extendHops(w.ca.hops, HopSitemap), via: w.cur}
+	}
+	robots := origin(w.cur) + "/robots.txt"
+	return annot{sm: level, hops: extendHops(extendHops(w.ca.hops, HopPrereq), HopSitemap), via: robots}
 }
 
 // sitemapURLLength is the longest URL a sitemap entry may have: the
@@ -401,6 +391,7 @@ func (w *worker) readSitemap(ctx context.Context, base string, depth uint16, res
 			return nil
 		}
 		admitted++
+		w.kinds = append(w.kinds, HopSitemap)
 		if w.links = append(w.links, u); len(w.links) >= sitemapBatch {
 			return w.routeSitemapLinks(ctx, depth)
 		}
@@ -462,7 +453,7 @@ func (w *worker) readSitemap(ctx context.Context, base string, depth uint16, res
 func (w *worker) routeSitemapLinks(ctx context.Context, depth uint16) error {
 	w.routed += len(w.links)
 	err := w.routeLinks(ctx, childDepth(depth))
-	w.links = w.links[:0]
+	w.links, w.kinds = w.links[:0], w.kinds[:0]
 	if err != nil {
 		return &sitemapCallbackError{err}
 	}

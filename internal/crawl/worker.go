@@ -68,10 +68,15 @@ type worker struct {
 	obsL   []uint64 // the page's local fingerprints, for FrontObserverBatch
 	obsR   []uint64 // the page's remote fingerprints, for RemoteObserverBatch
 	links  []*urlnorm.URL
+	kinds  []byte // hop letter of each of links (hoppath.go)
 	sniff  []byte
 	sm     uint8 // the leased URL's sitemap level (sitemaps.go)
 	smHops uint8 // the redirects that led to the leased sitemap
 	routed int   // links of the fetch routed before the end (a sitemap's batches)
+	// cur is the leased URL (bare) and how it was reached (annot.go): its
+	// links are annotated with it as via. Empty for seeds.
+	cur string
+	ca  annot
 }
 
 func (n *Node) newWorker(id int) *worker {
@@ -130,10 +135,11 @@ func (w *worker) loop(ctx context.Context) error {
 // error is fatal to the node (storage failure); fetch failures are logged.
 func (w *worker) process(ctx context.Context, l frontier.Lease) (frontier.Result, error) {
 	n := w.n
-	l.URL, w.sm, w.smHops = splitSitemapMark(l.URL)
+	l.URL, w.ca = splitAnnot(l.URL)
+	w.sm, w.smHops, w.cur = w.ca.sm, w.ca.smHops, l.URL
 	u, err := urlnorm.Parse(l.URL)
 	if err != nil { // cannot happen for URLs that passed the DUE
-		return frontier.Result{}, w.logLine(LogEntry{Time: time.Now(), Node: n.opts.ID, URL: l.URL, Status: -1, Outcome: OutcomeError, Note: err.Error()})
+		return frontier.Result{}, w.logLine(w.entry(LogEntry{Time: time.Now(), Node: n.opts.ID, URL: l.URL, Status: -1, Outcome: OutcomeError, Note: err.Error()}))
 	}
 	scheme, host := u.Scheme(), u.Host()
 	rules, fetched, rdur, err := n.ft.Robots(ctx, scheme, host)
@@ -148,7 +154,8 @@ func (w *worker) process(ctx context.Context, l frontier.Lease) (frontier.Result
 		if note := robotsNote(rules); note != "" {
 			// Not a page fetch: logged as a robots line (no fetch counted).
 			if err := w.logLine(LogEntry{Time: time.Now(), Node: n.opts.ID, URL: scheme + "://" + host + "/robots.txt",
-				Status: rules.Status, Outcome: OutcomeRobots, Duration: rdur, Note: note}); err != nil {
+				Status: rules.Status, Outcome: OutcomeRobots, Duration: rdur, Note: note,
+				Via: l.URL, Hops: extendHops(w.ca.hops, HopPrereq)}); err != nil {
 				return frontier.Result{}, err
 			}
 		}
@@ -164,7 +171,7 @@ func (w *worker) process(ctx context.Context, l frontier.Lease) (frontier.Result
 		return frontier.Result{Requeue: true, CrawlDelay: robotsRetryIn(rules)}, nil
 	}
 	if !rules.Allowed(l.URL) {
-		e := LogEntry{Time: time.Now(), Node: n.opts.ID, URL: l.URL, Outcome: OutcomeRobots}
+		e := w.entry(LogEntry{Time: time.Now(), Node: n.opts.ID, URL: l.URL, Outcome: OutcomeRobots})
 		switch {
 		case errors.Is(rules.Err, fetcher.ErrPrivateAddress):
 			// Not robots.txt's verdict: the guard refused the host's address.
@@ -230,7 +237,7 @@ func (w *worker) fetch(ctx context.Context, l frontier.Lease, u *urlnorm.URL, ru
 			n.metrics.PrivateRefused.Add(1)
 			note = privateNote(u.Host(), err)
 		}
-		if err := w.logFetch(LogEntry{Time: time.Now(), Node: n.opts.ID, URL: l.URL, Status: -1, Outcome: OutcomeError, Duration: d, Note: note},
+		if err := w.logFetch(w.entry(LogEntry{Time: time.Now(), Node: n.opts.ID, URL: l.URL, Status: -1, Outcome: OutcomeError, Duration: d, Note: note}),
 			&n.metrics.FetchErr, d, 0); err != nil {
 			return frontier.Result{}, err
 		}
@@ -245,20 +252,31 @@ func (w *worker) fetch(ctx context.Context, l frontier.Lease, u *urlnorm.URL, ru
 			return frontier.Result{}, fmt.Errorf("crawl: frontier release: %w", err)
 		}
 	}
+	var loc warcLoc
 	if n.opts.WARC != nil {
-		_, werr := n.opts.WARC.WriteFetch(warc.Fetch{URL: l.URL, Date: start, StatusCode: resp.Status,
+		rid, werr := n.opts.WARC.WriteFetch(warc.Fetch{URL: l.URL, Date: start, StatusCode: resp.Status,
 			Header: resp.Header, Body: resp.Body.NewReader()})
 		if werr != nil {
 			n.metrics.WARCErrors.Add(1)
 			n.opts.Logf("crawl: warc: %v", werr)
 		} else {
 			n.metrics.WARCRecords.Add(1)
+			loc = w.warcLocOf(rid)
 		}
 	}
-	e := LogEntry{Time: time.Now(), Node: n.opts.ID, URL: l.URL, Status: resp.Status, Bytes: resp.Bytes,
-		ContentType: resp.ContentType, Duration: resp.Duration}
+	e := w.entry(LogEntry{Time: time.Now(), Node: n.opts.ID, URL: l.URL, Status: resp.Status, Bytes: resp.Bytes,
+		ContentType: resp.ContentType, Duration: resp.Duration, Proto: resp.Proto,
+		WARCFile: loc.file, WARCOffset: loc.offset})
+	if e.Digest = loc.digest; e.Digest == "" {
+		var derr error
+		if e.Digest, derr = payloadDigest(resp.Body.NewReader()); derr != nil {
+			// The body's spill file failed to read back: the line goes
+			// without a digest rather than stop the node over it.
+			n.opts.Logf("crawl: digest of %s: %v", l.URL, derr)
+		}
+	}
 	res := frontier.Result{Duration: resp.Duration, CrawlDelay: rules.CrawlDelay()}
-	w.links, w.page, w.pageOK, w.routed = w.links[:0], extract.Result{}, false, 0
+	w.links, w.kinds, w.page, w.pageOK, w.routed = w.links[:0], w.kinds[:0], extract.Result{}, false, 0
 	var outcome *atomic.Uint64
 	switch {
 	case resp.Status >= 300 && resp.Status < 400:
@@ -266,7 +284,7 @@ func (w *worker) fetch(ctx context.Context, l frontier.Lease, u *urlnorm.URL, ru
 		e.Outcome, e.Note = OutcomeRedirect, resp.Location
 		if c, err := urlnorm.Parse(resp.Location); resp.Location != "" && err == nil {
 			if w.sm == smPage {
-				w.links = append(w.links, c)
+				w.links, w.kinds = append(w.links, c), append(w.kinds, HopRedirect)
 			} else if err := w.sitemapRedirect(ctx, c, l.Depth); err != nil {
 				return res, err
 			}
@@ -304,6 +322,25 @@ func (w *worker) fetch(ctx context.Context, l frontier.Lease, u *urlnorm.URL, ru
 	}
 	pr.count(&n.metrics)
 	return res, nil
+}
+
+// entry fills in how the leased URL was reached.
+func (w *worker) entry(e LogEntry) LogEntry {
+	e.Via, e.Hops = w.ca.via, w.ca.hops
+	return e
+}
+
+// annotate returns the i-th link s of the leased page annotated with how
+// it was reached (annot.go); a seed's links (no leased page) are bare.
+func (w *worker) annotate(s string, i int) string {
+	if w.cur == "" {
+		return s
+	}
+	hop := byte(HopLink)
+	if i < len(w.kinds) {
+		hop = w.kinds[i]
+	}
+	return withAnnot(s, annot{hops: extendHops(w.ca.hops, hop), via: w.cur})
 }
 
 // logFetch writes a completed fetch's crawl log line and only then counts
@@ -358,6 +395,7 @@ func (w *worker) extract(base *urlnorm.URL, resp *fetcher.Response) (dup bool, e
 	}
 	w.page, err = w.ex.Extract(resp.Body.NewReader(), base, resp.Header.Get("Content-Type"), func(l extract.Link) {
 		w.links = append(w.links, l.Parsed()) // canonical already: no second parse
+		w.kinds = append(w.kinds, linkHop(l.Tag, l.Attr))
 	})
 	w.pageOK = true
 	return false, err
@@ -423,13 +461,14 @@ func (w *worker) route(ctx context.Context, links []*urlnorm.URL, depth uint16) 
 	w.obsL, w.obsR = w.obsL[:0], w.obsR[:0]
 	n.metrics.LinksFound.Add(uint64(len(links)))
 	var local uint64 // local links, before the front cache
-	for _, u := range links {
+	for i, u := range links {
 		if n.opts.Filter != nil && !n.opts.Filter.Allow(u) {
 			n.metrics.LinksFiltered.Add(1)
 			continue
 		}
 		s := u.String()
 		fp := fingerprint.URL(s)
+		s = w.annotate(s, i)
 		if n.opts.FullTrace != nil {
 			n.opts.FullTrace(fp)
 		}
