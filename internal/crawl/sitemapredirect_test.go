@@ -161,7 +161,7 @@ func testSitemapRedirects(t *testing.T, releaseEarly bool) {
 	}
 	for _, e := range es {
 		if e.URL == "http://a.test/chain5.xml" {
-			if level, hops := sitemapOfNote(e.Note); level != smRoot || hops != 5 || queuedForm(e) != e.URL+markSitemap+"-r5" {
+			if level, hops := sitemapOfNote(e.Note); level != smRoot || hops != 5 || queueKey(queuedForm(e)) != e.URL+markSitemap+"-r5" {
 				t.Errorf("chain5 logged with note %q (level %d, %d hops), queued as %s", e.Note, level, hops, queuedForm(e))
 			}
 		}
