@@ -26,7 +26,10 @@ func SetupAuth(ctx context.Context, cli *clientv3.Client, o Options, nodes, oper
 	root := o.root()
 	steps := []func() error{
 		func() error { _, err := a.RoleAdd(ctx, "root"); return err },
-		func() error { _, err := a.UserAddWithOptions(ctx, "root", randomPassword(), &clientv3.UserAddOptions{}); return err },
+		func() error {
+			_, err := a.UserAddWithOptions(ctx, "root", randomPassword(), &clientv3.UserAddOptions{})
+			return err
+		},
 		func() error { _, err := a.UserGrantRole(ctx, "root", "root"); return err },
 		func() error { _, err := a.RoleAdd(ctx, RoleNode); return err },
 		func() error { _, err := a.RoleAdd(ctx, RoleOperator); return err },

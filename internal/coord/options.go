@@ -92,7 +92,7 @@ func (o *Options) Validate() error {
 // root is the key prefix of the cluster.
 func (o *Options) root() string { return o.Prefix + o.Cluster + "/" }
 
-func (o *Options) viewKey() string            { return o.root() + "view" }
-func (o *Options) changeKey() string          { return o.root() + "change" }
+func (o *Options) viewKey() string             { return o.root() + "view" }
+func (o *Options) changeKey() string           { return o.root() + "change" }
 func (o *Options) removedKey(id string) string { return o.root() + "removed/" + id }
 func (o *Options) memberKey(id string) string  { return o.root() + "members/" + id }

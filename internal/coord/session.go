@@ -173,8 +173,10 @@ func (s *Session) round() {
 	defer cancel()
 	sent := time.Now()
 	err := s.renew(ctx)
-	if err == nil {
-		err = s.refresh(ctx)
+	if err == nil || s.Removed() { // a removed node still learns the view
+		if rerr := s.refresh(ctx); err == nil {
+			err = rerr
+		}
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
