@@ -83,3 +83,7 @@ func StaleFetches(entries []LogEntry, commits []ViewCommit, grace time.Duration)
 	}
 	return stale
 }
+
+// RemovedByControl reports whether Run ended because the control plane
+// removed this member behind its back.
+func (m *Member) RemovedByControl() bool { return m.removedBehindBack() }
