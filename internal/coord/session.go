@@ -3,6 +3,7 @@ package coord
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -12,6 +13,9 @@ import (
 
 	"github.com/sextant-crawler/sextant/hostsplit"
 )
+
+// errRemoved: the node's id is marked removed in etcd.
+var errRemoved = errors.New("coord: node was removed from the cluster")
 
 // Session is a node's presence in etcd and its fence: a lease kept alive
 // while etcd can be reached, the member key under it, and what the node
@@ -172,9 +176,18 @@ func (s *Session) round() {
 	}()
 	defer cancel()
 	sent := time.Now()
-	err := s.renew(ctx)
-	if err == nil || s.Removed() { // a removed node still learns the view
-		if rerr := s.refresh(ctx); err == nil {
+	var err error
+	if s.Removed() {
+		// Never renewed again; it only follows the view.
+		err := s.refresh(ctx)
+		s.mu.Lock()
+		s.mu.lastErr = err
+		s.mu.Unlock()
+		return
+	}
+	err = s.renew(ctx)
+	if err == nil || errors.Is(err, errRemoved) { // a removed node still learns the view
+		if rerr := s.refresh(ctx); err == nil || rerr != nil {
 			err = rerr
 		}
 	}
@@ -236,9 +249,10 @@ func (s *Session) renew(ctx context.Context) error {
 		return mapErr(err)
 	}
 	if !resp.Succeeded {
+		// Removed: refresh (in round) reads the view first, then marks
+		// the node removed, so that it reports the view that removed it.
 		_, _ = s.st.cli.Revoke(cctx, g.ID)
-		s.setRemoved()
-		return fmt.Errorf("coord: %s was removed from the cluster", s.self)
+		return errRemoved
 	}
 	s.mu.Lock()
 	s.mu.lease = g.ID
@@ -323,7 +337,9 @@ func (s *Session) watch() {
 				}
 				if string(ev.Kv.Key) == s.o.viewKey() {
 					_ = s.setView(ev.Kv.Value)
-				} else {
+				} else if s.refresh(ctx) != nil {
+					// refresh reads the view before marking the node
+					// removed; failing that, removed all the same.
 					s.setRemoved()
 				}
 			}

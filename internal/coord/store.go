@@ -11,6 +11,8 @@ import (
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
 
 	"github.com/sextant-crawler/sextant/hostsplit"
 	"github.com/sextant-crawler/sextant/internal/handoff"
@@ -48,6 +50,13 @@ func dial(o Options) (*clientv3.Client, error) {
 		// tries the other endpoints.
 		DialKeepAliveTime: o.TTL / 2, DialKeepAliveTimeout: o.TTL / 4,
 		Logger: zap.NewNop(),
+		// After a partition heals the node must learn its fate within
+		// about a renewal period, not after gRPC's reconnect back-off
+		// (up to 2 min by default).
+		DialOptions: []grpc.DialOption{grpc.WithConnectParams(grpc.ConnectParams{
+			Backoff:           backoff.Config{BaseDelay: 100 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: o.TTL / 4},
+			MinConnectTimeout: o.DialTimeout,
+		})},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("coord: connecting to etcd: %w", err)
