@@ -150,6 +150,9 @@ func (m *Embedded) WaitReady(d time.Duration) error {
 	}
 }
 
+// Ready is closed once the member serves clients (it has a quorum).
+func (m *Embedded) Ready() <-chan struct{} { return m.e.Server.ReadyNotify() }
+
 // Options returns the options the member was started with (defaults and
 // chosen addresses filled in): restart it with StartEmbedded(m.Options()).
 func (m *Embedded) Options() EmbedOptions { return m.o }
