@@ -166,7 +166,10 @@ func (s *Session) keepAlive() {
 
 // round is one renewal: on success renewed becomes the time it was sent.
 func (s *Session) round() {
-	ctx, cancel := context.WithCancel(context.Background())
+	// A round that hangs (a dead endpoint, no leader) gives up after one
+	// renewal period, so that the next one, maybe to another member,
+	// starts before the lease grows too old.
+	ctx, cancel := context.WithTimeout(context.Background(), s.o.TTL/4)
 	go func() {
 		select {
 		case <-s.stop:

@@ -224,6 +224,9 @@ func (s *Store) anyRemoved(ctx context.Context, v hostsplit.View) error {
 // Begin records r at PhasePreparing if r.Old is the current view, no
 // change is open and r.New names no removed id.
 func (s *Store) Begin(ctx context.Context, r handoff.Record) (handoff.Record, error) {
+	if r.New.Epoch <= r.Old.Epoch {
+		return r, fmt.Errorf("%w: new epoch %d not after %d", handoff.ErrStale, r.New.Epoch, r.Old.Epoch)
+	}
 	cur, ok, err := s.Current(ctx)
 	if err != nil {
 		return r, err
