@@ -12,6 +12,7 @@ import (
 
 	"github.com/sextant-crawler/sextant/hostsplit"
 	"github.com/sextant-crawler/sextant/internal/coord"
+	"github.com/sextant-crawler/sextant/internal/nodeconfig"
 	"github.com/sextant-crawler/sextant/internal/tlsutil"
 )
 
@@ -62,5 +63,46 @@ func TestEtcdCommand(t *testing.T) {
 	cancel()
 	if code := <-done; code != 0 {
 		t.Fatalf("crawler etcd: exit %d\n%s", code, errb.String())
+	}
+}
+
+// The etcd flags of `crawler node` fill the config's "etcd" object,
+// defaulting its TLS to the node's own files, and refuse a TTL etcd cannot
+// grant.
+func TestNodeEtcdFlags(t *testing.T) {
+	load := func() *nodeconfig.Config {
+		c, err := nodeconfig.LoadAs(filepath.Join("..", "..", "deploy", "compose", "node.json"), "node-1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	parse := func(args ...string) (etcdFlags, error) {
+		f := newFlags(&cmdEnv{}, "node", "")
+		ef := addEtcdFlags(f)
+		return ef, f.parse(args)
+	}
+	ef, err := parse("--etcd", "https://a:2379,https://b:2379", "--etcd-ttl", "3s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := load()
+	if err := ef.apply(c); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(c.Etcd.Endpoints, " ") != "https://a:2379 https://b:2379" || time.Duration(*c.Etcd.TTL) != 3*time.Second {
+		t.Fatalf("etcd config %+v", c.Etcd)
+	}
+	if got := c.EtcdTLS(); got != c.TLS {
+		t.Fatalf("etcd TLS %+v, want the node's %+v", got, c.TLS)
+	}
+	ef, _ = parse("--etcd", "https://a:2379", "--etcd-ttl", "1500ms")
+	if err := ef.apply(load()); err == nil || !strings.Contains(err.Error(), "whole seconds") {
+		t.Fatalf("--etcd-ttl 1500ms: %v", err)
+	}
+	ef, _ = parse()
+	c = load()
+	if err := ef.apply(c); err != nil || c.Etcd != nil {
+		t.Fatalf("no etcd flags: %v, %+v", err, c.Etcd)
 	}
 }
