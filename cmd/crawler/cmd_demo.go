@@ -42,6 +42,7 @@ Run 'crawler simweb' to only serve the web.`)
 	warcDir := f.String("warc-dir", "", "archive every fetch as WARC/1.1 files in this directory (off by default)")
 	force := f.Bool("force", false, "take over a --data made by another run (crawl, node, another web or cluster size): its IDENTITY files are rewritten, with a warning")
 	statusAddr := f.String("status", "127.0.0.1:0", "listen address of the live status pages (loopback; 'off' to disable)")
+	noEtcd := f.Bool("no-etcd", false, "run without the embedded etcd control plane (no lease fencing)")
 	if err := f.parse(args); err != nil {
 		return err
 	}
@@ -73,7 +74,7 @@ Run 'crawler simweb' to only serve the web.`)
 		*coalesce = -1
 	}
 	o := demo.Options{Web: cfg, Nodes: *nodes, Workers: *workers, CachePerWorker: *cacheW, CacheShared: *cacheShared, PeerCache: *peerCache, WireCoalesce: *coalesce,
-		DataDir: *data, ReportJSON: *report, Progress: *every, Live: isTerminal(env.stdout), Traces: *traces, WARCDir: *warcDir, StatusAddr: *statusAddr, Force: *force}
+		DataDir: *data, ReportJSON: *report, Progress: *every, Live: isTerminal(env.stdout), Traces: *traces, WARCDir: *warcDir, StatusAddr: *statusAddr, Force: *force, NoEtcd: *noEtcd}
 	if *traces && *data == "" {
 		return usagef("--traces needs --data (the traces would be removed with a temporary directory)")
 	}

@@ -64,6 +64,7 @@ data dir resumes.`)
 	reportJSON := f.String("report-json", "", "also write the node's final report as JSON to this file")
 	listen := f.String("listen", "", "gRPC (mTLS) listen address, overriding the config's \"listen\" (default: this member's addr if it is an IP or localhost, else :PORT on every interface)")
 	force := f.Bool("force", false, "take over a data dir made by another run (crawl, demo, another node or seeds): its IDENTITY is rewritten, with a warning")
+	etcd := addEtcdFlags(f)
 	skipCheck := f.Bool("skip-check", false, "open the data dir without reading every frontier key and spool entry to verify them (0.2-0.5 s per million queued URLs saved); run 'crawler fsck' after anything worse than a crash")
 	if err := f.parse(args); err != nil {
 		return err
@@ -86,6 +87,9 @@ data dir resumes.`)
 			return usagef("--listen %q: %v", *listen, err)
 		}
 		cfg.Listen = *listen
+	}
+	if err := etcd.apply(cfg); err != nil {
+		return usagef("%s", oneLine(err))
 	}
 	fenv := *env
 	fenv.forceIdentity, fenv.skipCheck = *force, *skipCheck
@@ -153,6 +157,14 @@ func runNodeConfig(ctx context.Context, env *cmdEnv, cfg *nodeconfig.Config, exi
 	// The splitter logs peer failures (rate-limited) and recoveries: the
 	// only place an operator learns why a peer's spool grows.
 	mo.Logger = slog.New(slog.NewTextHandler(env.stderr, nil)).With("node", cfg.ID)
+	sess, err := openEtcdSession(ctx, cfg, mo.Logger)
+	if err != nil {
+		return err
+	}
+	if sess != nil {
+		defer sess.Close() // after m.Close: the lease is revoked last
+		mo.Control = sess
+	}
 	mo.Node.Identity, mo.Node.ForceIdentity = crawl.NewIdentity("node", seeds), env.forceIdentity
 	mo.Node.SkipOpenCheck = env.skipCheck
 	// The status page's live curves, busiest hosts (from the crawl log)
@@ -292,6 +304,9 @@ func runNodeConfig(ctx context.Context, env *cmdEnv, cfg *nodeconfig.Config, exi
 	st, sp := m.Node.Stats(), m.Split.Stats()
 	if ctx.Err() != nil {
 		fmt.Fprintf(env.stdout, "node %s: interrupted after %s; the state is in %s (restart to resume)\n", cfg.ID, time.Since(start).Round(time.Millisecond), cfg.DataDir)
+	} else if runErr == nil && m.RemovedByControl() {
+		v, _ := sess.View()
+		fmt.Fprintf(env.stdout, "node %s: removed from the cluster (view epoch %d in etcd): stopped after %s\n", cfg.ID, v.Epoch, time.Since(start).Round(time.Millisecond))
 	} else if runErr == nil {
 		done.Store(true)
 		fmt.Fprintf(env.stdout, "node %s: the cluster's crawl has terminated after %s\n", cfg.ID, time.Since(start).Round(time.Millisecond))

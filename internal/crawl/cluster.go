@@ -74,6 +74,9 @@ type MemberOptions struct {
 	// Node.DataDir/crawl.log when Node.CrawlLog is nil; with a custom
 	// CrawlLog and no path, hand-offs carry queued URLs only.
 	CrawlLogPath string
+	// Control, if set, fences the member: it fetches only while Control
+	// holds (fence.go). Nil: no fencing (as before issue 25).
+	Control Control
 
 	testHandoffHook func(step string) // tests: called at each hand-off step
 }
@@ -94,6 +97,8 @@ type Member struct {
 	resent   atomic.Uint64 // URLs re-sent for lost members (hostsplit.ResendLost)
 
 	markStop, markDone chan struct{} // the spool-mark loop (markLoop)
+
+	ctl Control // MemberOptions.Control, nil if none
 }
 
 // sinkRef lets the splitter deliver to the node opened after it.
@@ -271,6 +276,8 @@ func StartMember(o MemberOptions) (*Member, error) {
 		return nil, err
 	}
 	ref.n = m.Node
+	m.ctl = o.Control
+	m.Node.fence = m.fenceHeld
 	fail := func(err error) (*Member, error) {
 		m.Node.Close()
 		m.gf.close()
@@ -350,7 +357,21 @@ func (m *Member) Run(ctx context.Context) error {
 	t := time.NewTicker(100 * time.Millisecond)
 	defer t.Stop()
 	for ctx.Err() == nil {
+		if m.removedBehindBack() {
+			m.Node.opts.Logf("crawl: %s was removed from the cluster while it ran: stopping", m.self)
+			return nil
+		}
 		fetch, changed := m.shouldFetch()
+		if held, _ := m.fenceHeld(); fetch && !held {
+			// Fenced: wait for the control plane (or the phase) to change.
+			select {
+			case <-ctx.Done():
+			case <-changed:
+			case <-m.fenceChanged():
+			case <-t.C:
+			}
+			continue
+		}
 		if fetch {
 			done, err := m.runWorkers(ctx, changed, t)
 			if err != nil || done {
@@ -456,8 +477,16 @@ func (m *Member) runWorkers(ctx context.Context, changed <-chan struct{}, t *tim
 		<-exited
 		m.setRunning(false)
 	}
+	fenceC := m.fenceChanged()
 	for {
 		select {
+		case <-fenceC:
+			fenceC = m.fenceChanged()
+			if held, _ := m.fenceHeld(); !held {
+				stop()
+				return false, runErr
+			}
+			continue
 		case done := <-probe.result:
 			probe.running = false
 			if done {
@@ -476,6 +505,10 @@ func (m *Member) runWorkers(ctx context.Context, changed <-chan struct{}, t *tim
 			stop()
 			return false, runErr
 		case <-t.C:
+		}
+		if held, _ := m.fenceHeld(); !held {
+			stop()
+			return false, runErr
 		}
 		if m.Node.fr.Idle() && m.Node.busy.Load() == 0 {
 			if err := m.Node.Flush(); err != nil {

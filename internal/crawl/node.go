@@ -338,6 +338,7 @@ type Node struct {
 	metrics Metrics
 	sm      sitemapState
 	started time.Time
+	fence   func() (bool, string) // set by a Member with a Control (fence.go); nil: always held
 }
 
 // Open opens (or resumes) a node in opts.DataDir.
@@ -703,6 +704,9 @@ type Stats struct {
 	DUE      due.Stats
 	Fetcher  fetcher.Stats
 	Sitemap  SitemapStats
+	// Fenced is "fenced: <why>" while the control plane keeps the node
+	// from fetching (MemberOptions.Control), else empty.
+	Fenced string
 }
 
 // CacheHitRate is the front caches' hit rate over local links, or 0.
@@ -743,7 +747,19 @@ func (n *Node) Stats() Stats {
 		BudgetDropped: fs.BudgetDropped, Received: m.Received.Load(), LookupFailures: m.LookupFailures.Load(), PrivateRefused: m.PrivateRefused.Load(),
 		FetchTime: time.Duration(m.FetchNanos.Load()),
 		Frontier:  fs, DUE: n.due.Stats(), Fetcher: n.ft.Stats(), Sitemap: n.sm.m.stats(),
+		Fenced: n.fencedNote(),
 	}
+}
+
+// fencedNote is Stats.Fenced.
+func (n *Node) fencedNote() string {
+	if n.fence == nil {
+		return ""
+	}
+	if held, why := n.fence(); !held {
+		return "fenced: " + why
+	}
+	return ""
 }
 
 // dueSyncMode is the DUE's log durability for Options.DUEFsync.

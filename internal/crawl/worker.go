@@ -104,6 +104,16 @@ func (w *worker) loop(ctx context.Context) error {
 			}
 			return fmt.Errorf("crawl: frontier: %w", err)
 		}
+		if w.n.fence != nil {
+			if held, _ := w.n.fence(); !held {
+				// Fenced (issue 25): no request to the host; the URL goes
+				// back and the worker stops until the member restarts it.
+				if err := w.n.fr.Done(l, frontier.Result{Requeue: true}); err != nil {
+					return fmt.Errorf("crawl: frontier done: %w", err)
+				}
+				return nil
+			}
+		}
 		w.n.busy.Add(1)
 		res, err := w.process(ctx, l)
 		limited := errors.Is(err, errFetchLimit)

@@ -24,6 +24,7 @@ import (
 	"github.com/sextant-crawler/sextant/extract"
 	"github.com/sextant-crawler/sextant/fetcher"
 	"github.com/sextant-crawler/sextant/frontier"
+	"github.com/sextant-crawler/sextant/internal/coord"
 	"github.com/sextant-crawler/sextant/internal/crawl"
 	"github.com/sextant-crawler/sextant/internal/report"
 	"github.com/sextant-crawler/sextant/internal/status"
@@ -78,6 +79,9 @@ type Options struct {
 	// them. It must be a loopback address unless the operator chooses
 	// otherwise.
 	StatusAddr string
+	// NoEtcd runs the nodes without the embedded etcd control plane (no
+	// fencing: the cluster as before issue 25).
+	NoEtcd bool
 	// StatusReady, if set, is called with the status page's URL once the
 	// crawl runs.
 	StatusReady func(url string)
@@ -211,7 +215,9 @@ func Run(ctx context.Context, o Options, out io.Writer) (*Report, error) {
 		}
 	}()
 	srcs := make([]*StatusSource, o.Nodes)
-	members, peers, err := startMembers(o, web, srv, &traces, &warcs, &logs, cs, srcs)
+	var cp *controlPlane
+	defer func() { cp.close() }() // after the members (deferred below, so run earlier)
+	members, peers, err := startMembers(o, web, srv, &traces, &warcs, &logs, cs, srcs, &cp)
 	if err != nil {
 		return nil, err
 	}
@@ -228,6 +234,9 @@ func Run(ctx context.Context, o Options, out io.Writer) (*Report, error) {
 		fmt.Fprintf(out, " %s@%s", m.Node.Stats().ID, m.Addr())
 	}
 	fmt.Fprintf(out, "; %d workers each; data in %s\n", o.Workers, o.DataDir)
+	if cp != nil {
+		fmt.Fprintf(out, "control plane: embedded etcd %s (mTLS); each node fetches only while its lease (TTL %v) is held\n", cp.etcd.ClientURL, coord.DefaultOptions().TTL)
+	}
 
 	statusURL := ""
 	if o.StatusAddr != "off" {
@@ -291,10 +300,18 @@ func Run(ctx context.Context, o Options, out io.Writer) (*Report, error) {
 // log (busiest hosts) and the NodeStatus service (srcs[i] is set once
 // member i runs), and returns each node's client to the others' NodeStatus.
 func startMembers(o Options, web *simweb.Web, srv *simweb.Server, traces *[]*traceFile, warcs *[]*warc.Writer,
-	logs *[]*crawl.TalliedLog, cs []*Curves, srcs []*StatusSource) ([]*crawl.Member, []*status.Peers, error) {
+	logs *[]*crawl.TalliedLog, cs []*Curves, srcs []*StatusSource, cp **controlPlane) ([]*crawl.Member, []*status.Peers, error) {
 	members, seats, err := crawl.LoopbackCluster(filepath.Join(o.DataDir, "pki"), o.Nodes)
 	if err != nil {
 		return nil, nil, err
+	}
+	if !o.NoEtcd {
+		if *cp, err = startControl(o.DataDir, members, seats); err != nil {
+			for _, s := range seats {
+				s.Listener.Close()
+			}
+			return nil, nil, err
+		}
 	}
 	lis := make([]net.Listener, len(seats))
 	ids := make([]string, len(seats))
@@ -360,6 +377,7 @@ func startMembers(o Options, web *simweb.Web, srv *simweb.Server, traces *[]*tra
 				},
 				Self: ids[i], Members: members, TLS: tn, Listener: lis[i], PeerCacheSize: o.PeerCache,
 				PeerCacheAlgo: o.peerCacheAlgo(), WireCoalesce: o.WireCoalesce,
+				Control: (*cp).control(i),
 			})
 			if err == nil {
 				srcs[i] = &StatusSource{Member: m, Curves: cs[i], Tally: tl.Tally, Cache: o.cacheConfig()}

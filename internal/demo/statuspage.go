@@ -68,7 +68,7 @@ func (s *StatusSource) Snapshot() status.Snapshot {
 		Node: st.ID, Time: time.Now(), Uptime: elapsed, Pages: st.Fetches, Bytes: st.Bytes,
 		Outcomes: map[string]uint64{"2xx": st.FetchOK, "3xx": st.FetchRedirect, "4xx/5xx": st.FetchHTTPErr,
 			"error": st.FetchErr, "robots": st.RobotsDisallowed},
-		Frontier: st.Frontier.Queued, DUE: int64(st.DUE.EntriesOnDisk),
+		Frontier: st.Frontier.Queued, DUE: int64(st.DUE.EntriesOnDisk), Fenced: st.Fenced,
 	}
 	var frontCurves, crossCurves map[string][]mrc.Point
 	if s.Curves != nil {

@@ -187,6 +187,9 @@ type Config struct {
 	// MetricsListen serves /metrics, /healthz and /status (default
 	// DefaultMetricsListen).
 	MetricsListen string `json:"metrics_listen,omitempty"`
+
+	// Etcd, if set, fences the node on etcd (etcd.go).
+	Etcd *Etcd `json:"etcd,omitempty"`
 }
 
 // Load reads, defaults and validates a config file. Relative paths are
@@ -239,7 +242,11 @@ func parse(b []byte, id string) (*Config, error) {
 }
 
 func (c *Config) resolvePaths(dir string) {
-	for _, p := range []*string{&c.DataDir, &c.TLS.CA, &c.TLS.Cert, &c.TLS.Key, &c.SeedsFile, &c.CAFile} {
+	ps := []*string{&c.DataDir, &c.TLS.CA, &c.TLS.Cert, &c.TLS.Key, &c.SeedsFile, &c.CAFile}
+	if c.Etcd != nil {
+		ps = append(ps, &c.Etcd.TLS.CA, &c.Etcd.TLS.Cert, &c.Etcd.TLS.Key)
+	}
+	for _, p := range ps {
 		if *p != "" && !filepath.IsAbs(*p) {
 			*p = filepath.Join(dir, *p)
 		}
@@ -435,6 +442,7 @@ func (c *Config) Validate() error {
 			bad("%v", err)
 		}
 	}
+	c.validateEtcd(bad)
 	return errors.Join(errs...)
 }
 

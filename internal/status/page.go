@@ -118,7 +118,7 @@ async function poll(){
   table(document.getElementById("busiest"),["host","fetches","bytes","mean fetch ms"],(n.busiestHosts||[]).map(h=>[h.host,h.fetches,h.bytes||0,h.fetchMs||0]));
   table(document.getElementById("delayed"),["host","fetches","next fetch in ms","failures"],(n.delayedHosts||[]).map(h=>[h.host,h.fetches,h.delayMs,h.failures||0]));
   if(d.cluster&&d.cluster.length){document.getElementById("clusterBox").style.display="";
-   table(document.getElementById("cluster"),["node","state","pages","pages/s (mean)","frontier","DUE","front-cache hit","peers up"],d.cluster.map(s=>s.error?[s.node,s.error,"","","","","",""]:[s.node,"ok",s.pages,s.uptimeSec>0?s.pages/s.uptimeSec:0,s.frontier,s.due,(s.caches&&s.caches.length)?(100*s.caches[0].hitRate).toFixed(1)+"%":"–",(s.peers||[]).filter(p=>p.up).length+"/"+(s.peers||[]).length]))}
+   table(document.getElementById("cluster"),["node","state","pages","pages/s (mean)","frontier","DUE","front-cache hit","peers up"],d.cluster.map(s=>s.error?[s.node,s.error,"","","","","",""]:[s.node,s.fenced||"ok",s.pages,s.uptimeSec>0?s.pages/s.uptimeSec:0,s.frontier,s.due,(s.caches&&s.caches.length)?(100*s.caches[0].hitRate).toFixed(1)+"%":"–",(s.peers||[]).filter(p=>p.up).length+"/"+(s.peers||[]).length]))}
   else wantCluster=false;
   document.body.setAttribute("data-polls",(+(document.body.getAttribute("data-polls")||0)+1).toString());
  }catch(e){document.getElementById("err").textContent="status.json: "+e.message}

@@ -64,6 +64,9 @@ type Snapshot struct {
 	// Error is set, in a cluster view, for a node that could not be asked
 	// (its other fields are then empty).
 	Error string `json:"error,omitempty"`
+	// Fenced is "fenced: <why>" while the control plane keeps the node
+	// from fetching (issue 25), else empty.
+	Fenced string `json:"fenced,omitempty"`
 }
 
 // Cache is one cache's figures and its live miss-ratio curves.

@@ -1,0 +1,158 @@
+package coord
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/sextant-crawler/sextant/hostsplit"
+	"github.com/sextant-crawler/sextant/internal/handoff"
+	"github.com/sextant-crawler/sextant/internal/tlsutil"
+)
+
+// pki is a test CA issuing etcd member, node and operator certificates.
+type pki struct {
+	t  *testing.T
+	ca *tlsutil.CA
+}
+
+func newPKI(t *testing.T) *pki {
+	t.Helper()
+	ca, err := tlsutil.NewCA("test CA", time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &pki{t: t, ca: ca}
+}
+
+func (p *pki) issue(cn string) [2][]byte {
+	p.t.Helper()
+	c, k, err := p.ca.Issue(cn, []string{"127.0.0.1", "localhost"}, time.Hour)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	return [2][]byte{c, k}
+}
+
+// client is the TLS config of a client with CN cn.
+func (p *pki) client(cn string) *tls.Config {
+	p.t.Helper()
+	ck := p.issue(cn)
+	pair, err := tls.X509KeyPair(ck[0], ck[1])
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(p.ca.CertPEM)
+	return &tls.Config{Certificates: []tls.Certificate{pair}, RootCAs: pool, MinVersion: tls.VersionTLS12}
+}
+
+func (p *pki) embedded(name string) *Embedded {
+	p.t.Helper()
+	ck := p.issue(name)
+	e, err := StartEmbedded(EmbedOptions{Name: name, Dir: p.t.TempDir(), CAPEM: p.ca.CertPEM, CertPEM: ck[0], KeyPEM: ck[1],
+		TickMs: 50, ElectionMs: 500})
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	p.t.Cleanup(e.Close)
+	return e
+}
+
+func (p *pki) store(cn string, endpoints ...string) *Store {
+	p.t.Helper()
+	s, err := Open(Options{Endpoints: endpoints, TLS: p.client(cn), TTL: 2 * time.Second})
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	p.t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func view(epoch uint64, ids ...string) hostsplit.View {
+	v := hostsplit.View{Epoch: epoch}
+	for _, id := range ids {
+		v.Members = append(v.Members, hostsplit.Member{ID: hostsplit.NodeID(id), Addr: "127.0.0.1:1"})
+	}
+	return v
+}
+
+// TestStoreChange walks a change through the store and checks each
+// refusal: busy, stale, removed.
+func TestStoreChange(t *testing.T) {
+	p := newPKI(t)
+	e := p.embedded("etcd-0")
+	s := p.store("operator", e.ClientURL)
+	ctx := context.Background()
+	if _, err := s.View(ctx); !errors.Is(err, ErrNoView) {
+		t.Fatalf("View before Init: %v, want ErrNoView", err)
+	}
+	v1 := view(1, "n0", "n1", "n2")
+	if _, err := s.Init(ctx, v1); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.Init(ctx, view(7, "x")); err != nil || got.Epoch != 1 {
+		t.Fatalf("second Init: %v %v, want the stored epoch 1", got, err)
+	}
+	v2 := view(2, "n0", "n1")
+	r, err := s.Begin(ctx, handoff.Record{ID: "c1", Old: v1, New: v2, Lost: []hostsplit.NodeID{"n2"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Phase != handoff.PhasePreparing || r.Rev == 0 {
+		t.Fatalf("Begin: %+v", r)
+	}
+	if _, err := s.Begin(ctx, handoff.Record{ID: "c2", Old: v1, New: view(2, "n0")}); !errors.Is(err, handoff.ErrBusy) {
+		t.Fatalf("second Begin: %v, want ErrBusy", err)
+	}
+	stale := r
+	r, err = s.Advance(ctx, r, handoff.PhaseFencing)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Advance(ctx, stale, handoff.PhaseAborted); !errors.Is(err, handoff.ErrStale) {
+		t.Fatalf("Advance at an old revision: %v, want ErrStale", err)
+	}
+	wait, err := s.Fence(ctx, r)
+	if err != nil || wait != 2*time.Second {
+		t.Fatalf("Fence: %v %v, want the TTL 2s", wait, err)
+	}
+	if gone, _ := s.Removed(ctx, "n2"); !gone {
+		t.Fatal("n2 not recorded as removed")
+	}
+	if r, err = s.Commit(ctx, r); err != nil || r.Phase != handoff.PhaseCommitting {
+		t.Fatalf("Commit: %+v %v", r, err)
+	}
+	if got, _ := s.View(ctx); got.Epoch != 2 || got.Has("n2") {
+		t.Fatalf("view after commit: %+v", got)
+	}
+	if _, err := s.Advance(ctx, r, handoff.PhaseAborted); !errors.Is(err, handoff.ErrStale) {
+		t.Fatalf("abort after commit: %v, want ErrStale", err)
+	}
+	if r, err = s.Advance(ctx, r, handoff.PhaseDone); err != nil {
+		t.Fatal(err)
+	}
+	if cur, ok, err := s.Current(ctx); err != nil || !ok || cur.ID != "c1" || cur.Phase != handoff.PhaseDone || cur.Rev != r.Rev {
+		t.Fatalf("Current: %+v %v %v", cur, ok, err)
+	}
+	// The removed id never comes back; a change from an old view is stale.
+	if _, err := s.Begin(ctx, handoff.Record{ID: "c3", Old: v2, New: view(3, "n0", "n1", "n2")}); !errors.Is(err, handoff.ErrRemoved) {
+		t.Fatalf("re-adding n2: %v, want ErrRemoved", err)
+	}
+	if _, err := s.Begin(ctx, handoff.Record{ID: "c4", Old: v1, New: view(3, "n0", "n1", "n3")}); !errors.Is(err, handoff.ErrStale) {
+		t.Fatalf("change from epoch 1: %v, want ErrStale", err)
+	}
+	r, err = s.Begin(ctx, handoff.Record{ID: "c5", Old: v2, New: view(3, "n0", "n1", "n3")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, err = s.Advance(ctx, r, handoff.PhaseAborted); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := s.View(ctx); got.Epoch != 2 {
+		t.Fatalf("view after abort: epoch %d", got.Epoch)
+	}
+}

@@ -1,0 +1,209 @@
+package coord
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"go.etcd.io/etcd/server/v3/embed"
+	"go.uber.org/zap"
+)
+
+// EmbedOptions configure an in-process etcd member (StartEmbedded).
+type EmbedOptions struct {
+	// Name of the member (default "etcd-0") and its data directory
+	// (required). A directory holding data restarts that member.
+	Name, Dir string
+	// ClientAddr and PeerAddr are host:port to listen on (loopback).
+	// Default: free ports on 127.0.0.1.
+	ClientAddr, PeerAddr string
+	// Peers lists every member of a multi-member cluster as
+	// name -> peer host:port (this one included); empty: a single member.
+	Peers map[string]string
+	// CAPEM, CertPEM and KeyPEM are the cluster CA and this member's
+	// certificate (its hosts must cover the addresses). Clients and peers
+	// must present certificates signed by the CA. Required.
+	CAPEM, CertPEM, KeyPEM []byte
+	// TickMs and ElectionMs are Raft's heartbeat and election timeouts.
+	// Defaults 100 and 1000 (etcd's).
+	TickMs, ElectionMs uint
+	// ReadyTimeout bounds waiting for the member to serve (with a quorum).
+	// Default 30 s; < 0 does not wait.
+	ReadyTimeout time.Duration
+}
+
+// Embedded is a running in-process etcd member. Close it.
+type Embedded struct {
+	e          *embed.Etcd
+	o          EmbedOptions
+	ClientURL  string
+	PeerURL    string
+	closedOnce bool
+}
+
+// FreeAddr returns a loopback address with a port free at the time of the
+// call (for members whose address must be known before they start).
+func FreeAddr() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer ln.Close()
+	return ln.Addr().String(), nil
+}
+
+// StartEmbedded starts an etcd member serving clients and peers over mTLS.
+func StartEmbedded(o EmbedOptions) (*Embedded, error) {
+	if o.Dir == "" || len(o.CAPEM) == 0 || len(o.CertPEM) == 0 || len(o.KeyPEM) == 0 {
+		return nil, fmt.Errorf("%w: embedded etcd needs Dir, CAPEM, CertPEM and KeyPEM", ErrInvalidOptions)
+	}
+	if o.Name == "" {
+		o.Name = "etcd-0"
+	}
+	if o.TickMs == 0 {
+		o.TickMs = 100
+	}
+	if o.ElectionMs == 0 {
+		o.ElectionMs = 1000
+	}
+	if o.ReadyTimeout == 0 {
+		o.ReadyTimeout = 30 * time.Second
+	}
+	var err error
+	for _, a := range []*string{&o.ClientAddr, &o.PeerAddr} {
+		if *a == "" {
+			if *a, err = FreeAddr(); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if len(o.Peers) == 0 {
+		o.Peers = map[string]string{o.Name: o.PeerAddr}
+	}
+	tlsDir := filepath.Join(o.Dir, "tls")
+	if err := os.MkdirAll(tlsDir, 0o700); err != nil {
+		return nil, err
+	}
+	files := map[string][]byte{"ca.pem": o.CAPEM, "member.pem": o.CertPEM, "member-key.pem": o.KeyPEM}
+	for name, b := range files {
+		if err := os.WriteFile(filepath.Join(tlsDir, name), b, 0o600); err != nil {
+			return nil, err
+		}
+	}
+	cfg := embed.NewConfig()
+	cfg.Name = o.Name
+	cfg.Dir = filepath.Join(o.Dir, "data")
+	cfg.TickMs, cfg.ElectionMs = o.TickMs, o.ElectionMs
+	cu, pu := url.URL{Scheme: "https", Host: o.ClientAddr}, url.URL{Scheme: "https", Host: o.PeerAddr}
+	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{cu}, []url.URL{cu}
+	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{pu}, []url.URL{pu}
+	cfg.ListenMetricsUrls = nil
+	var ic []string
+	for name, addr := range o.Peers {
+		ic = append(ic, name+"=https://"+addr)
+	}
+	cfg.InitialCluster = strings.Join(ic, ",")
+	cfg.InitialClusterToken = "sextant"
+	for _, ti := range []*struct {
+		cert, key, ca *string
+		auth          *bool
+	}{
+		{&cfg.ClientTLSInfo.CertFile, &cfg.ClientTLSInfo.KeyFile, &cfg.ClientTLSInfo.TrustedCAFile, &cfg.ClientTLSInfo.ClientCertAuth},
+		{&cfg.PeerTLSInfo.CertFile, &cfg.PeerTLSInfo.KeyFile, &cfg.PeerTLSInfo.TrustedCAFile, &cfg.PeerTLSInfo.ClientCertAuth},
+	} {
+		*ti.cert, *ti.key, *ti.ca = filepath.Join(tlsDir, "member.pem"), filepath.Join(tlsDir, "member-key.pem"), filepath.Join(tlsDir, "ca.pem")
+		*ti.auth = true
+	}
+	cfg.ClientTLSInfo.ClientCertAuth = true
+	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(zap.NewNop())
+	e, err := embed.StartEtcd(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("coord: embedded etcd %s: %w", o.Name, err)
+	}
+	m := &Embedded{e: e, o: o, ClientURL: cu.String(), PeerURL: pu.String()}
+	if o.ReadyTimeout > 0 {
+		if err := m.WaitReady(o.ReadyTimeout); err != nil {
+			m.Close()
+			return nil, err
+		}
+	}
+	return m, nil
+}
+
+// ErrNotReady: the member did not serve in time (no quorum?).
+var ErrNotReady = errors.New("coord: embedded etcd not ready")
+
+// WaitReady waits until the member serves clients (it has a quorum).
+func (m *Embedded) WaitReady(d time.Duration) error {
+	select {
+	case <-m.e.Server.ReadyNotify():
+		return nil
+	case err := <-m.e.Err():
+		return fmt.Errorf("coord: embedded etcd %s: %w", m.o.Name, err)
+	case <-time.After(d):
+		return fmt.Errorf("%w: %s after %v", ErrNotReady, m.o.Name, d)
+	}
+}
+
+// Ready is closed once the member serves clients (it has a quorum).
+func (m *Embedded) Ready() <-chan struct{} { return m.e.Server.ReadyNotify() }
+
+// Options returns the options the member was started with (defaults and
+// chosen addresses filled in): restart it with StartEmbedded(m.Options()).
+func (m *Embedded) Options() EmbedOptions { return m.o }
+
+// Err reports a fatal error of the running member.
+func (m *Embedded) Err() <-chan error { return m.e.Err() }
+
+// Close stops the member (its data stays in Dir). Idempotent.
+func (m *Embedded) Close() {
+	if m.closedOnce {
+		return
+	}
+	m.closedOnce = true
+	m.e.Close()
+}
+
+// StartCluster starts len(names) members that form one cluster, each
+// member i in dirs[i] with certificate certs[i] (cert and key PEM), and
+// waits until all serve.
+func StartCluster(names, dirs []string, caPEM []byte, certs [][2][]byte) ([]*Embedded, error) {
+	peers := map[string]string{}
+	clients := map[string]string{}
+	for _, n := range names {
+		var err error
+		if peers[n], err = FreeAddr(); err != nil {
+			return nil, err
+		}
+		if clients[n], err = FreeAddr(); err != nil {
+			return nil, err
+		}
+	}
+	ms := make([]*Embedded, len(names))
+	errs := make([]error, len(names))
+	done := make(chan int)
+	for i, n := range names {
+		go func() {
+			ms[i], errs[i] = StartEmbedded(EmbedOptions{Name: n, Dir: dirs[i], ClientAddr: clients[n], PeerAddr: peers[n],
+				Peers: peers, CAPEM: caPEM, CertPEM: certs[i][0], KeyPEM: certs[i][1]})
+			done <- i
+		}()
+	}
+	for range names {
+		<-done
+	}
+	if err := errors.Join(errs...); err != nil {
+		for _, m := range ms {
+			if m != nil {
+				m.Close()
+			}
+		}
+		return nil, err
+	}
+	return ms, nil
+}
