@@ -606,4 +606,3 @@ func (st stepper) abort(reason string) {
 	st.s.Change.Reason = reason
 	st.store(OpAdvance, PhaseAborted)
 }
-
