@@ -652,6 +652,10 @@ func (s *Splitter) spoolMany(groups map[NodeID][]string, kind Kind, meta map[str
 // cluster, such as `crawler cluster`).
 func NodeStatusFromProto(r *pb.StatusResponse) NodeStatus { return statusFromProto(r) }
 
+// NodeStatusToProto converts a NodeStatus to its wire form (what Peer/Status
+// returns).
+func NodeStatusToProto(ns NodeStatus) *pb.StatusResponse { return ns.toProto() }
+
 // PreviousMembers returns the member ids of the view before the current
 // one (nil if this node has adopted no change).
 func (s *Splitter) PreviousMembers() []NodeID { return slices.Clone(s.view.Load().prev) }

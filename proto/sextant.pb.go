@@ -757,7 +757,10 @@ func (x *ViewMember) GetAddr() string {
 }
 
 type GetViewRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// with_status: include the node's Peer status (MemberState.status), for a
+	// coordinator holding an operator certificate, which Peer/Status refuses.
+	WithStatus    bool `protobuf:"varint,1,opt,name=with_status,json=withStatus,proto3" json:"with_status,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -790,6 +793,13 @@ func (x *GetViewRequest) ProtoReflect() protoreflect.Message {
 // Deprecated: Use GetViewRequest.ProtoReflect.Descriptor instead.
 func (*GetViewRequest) Descriptor() ([]byte, []int) {
 	return file_sextant_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *GetViewRequest) GetWithStatus() bool {
+	if x != nil {
+		return x.WithStatus
+	}
+	return false
 }
 
 type TransitionRequest struct {
@@ -891,8 +901,10 @@ type MemberState struct {
 	// pending_deadline_unix_nano is the deadline of the pending change (0 if
 	// none or no deadline).
 	PendingDeadlineUnixNano int64 `protobuf:"varint,7,opt,name=pending_deadline_unix_nano,json=pendingDeadlineUnixNano,proto3" json:"pending_deadline_unix_nano,omitempty"`
-	unknownFields           protoimpl.UnknownFields
-	sizeCache               protoimpl.SizeCache
+	// status is the node's Peer status, if GetViewRequest.with_status.
+	Status        *StatusResponse `protobuf:"bytes,8,opt,name=status,proto3" json:"status,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *MemberState) Reset() {
@@ -972,6 +984,13 @@ func (x *MemberState) GetPendingDeadlineUnixNano() int64 {
 		return x.PendingDeadlineUnixNano
 	}
 	return 0
+}
+
+func (x *MemberState) GetStatus() *StatusResponse {
+	if x != nil {
+		return x.Status
+	}
+	return nil
 }
 
 // Handoff reports the last hand-off this node made as the old owner.
@@ -1143,8 +1162,10 @@ const file_sextant_proto_rawDesc = "" +
 	"\n" +
 	"ViewMember\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
-	"\x04addr\x18\x02 \x01(\tR\x04addr\"\x10\n" +
-	"\x0eGetViewRequest\"\xbe\x02\n" +
+	"\x04addr\x18\x02 \x01(\tR\x04addr\"1\n" +
+	"\x0eGetViewRequest\x12\x1f\n" +
+	"\vwith_status\x18\x01 \x01(\bR\n" +
+	"withStatus\"\xbe\x02\n" +
 	"\x11TransitionRequest\x129\n" +
 	"\x05phase\x18\x01 \x01(\x0e2#.sextant.v1.TransitionRequest.PhaseR\x05phase\x12$\n" +
 	"\x04view\x18\x02 \x01(\v2\x10.sextant.v1.ViewR\x04view\x12\x12\n" +
@@ -1156,7 +1177,7 @@ const file_sextant_proto_rawDesc = "" +
 	"\rPHASE_PREPARE\x10\x01\x12\x10\n" +
 	"\fPHASE_COMMIT\x10\x02\x12\x10\n" +
 	"\fPHASE_RESUME\x10\x03\x12\x12\n" +
-	"\x0ePHASE_ROLLBACK\x10\x04\"\x8d\x02\n" +
+	"\x0ePHASE_ROLLBACK\x10\x04\"\xc1\x02\n" +
 	"\vMemberState\x12\x17\n" +
 	"\anode_id\x18\x01 \x01(\tR\x06nodeId\x12$\n" +
 	"\x04view\x18\x02 \x01(\v2\x10.sextant.v1.ViewR\x04view\x12\x14\n" +
@@ -1164,7 +1185,8 @@ const file_sextant_proto_rawDesc = "" +
 	"\rpending_epoch\x18\x04 \x01(\x04R\fpendingEpoch\x12-\n" +
 	"\ahandoff\x18\x05 \x01(\v2\x13.sextant.v1.HandoffR\ahandoff\x12\x18\n" +
 	"\aremoved\x18\x06 \x03(\tR\aremoved\x12;\n" +
-	"\x1apending_deadline_unix_nano\x18\a \x01(\x03R\x17pendingDeadlineUnixNano\"\xfe\x01\n" +
+	"\x1apending_deadline_unix_nano\x18\a \x01(\x03R\x17pendingDeadlineUnixNano\x122\n" +
+	"\x06status\x18\b \x01(\v2\x1a.sextant.v1.StatusResponseR\x06status\"\xfe\x01\n" +
 	"\aHandoff\x12\x14\n" +
 	"\x05epoch\x18\x01 \x01(\x04R\x05epoch\x12\x12\n" +
 	"\x04done\x18\x02 \x01(\bR\x04done\x12\x14\n" +
@@ -1228,19 +1250,20 @@ var file_sextant_proto_depIdxs = []int32{
 	7,  // 4: sextant.v1.TransitionRequest.view:type_name -> sextant.v1.View
 	7,  // 5: sextant.v1.MemberState.view:type_name -> sextant.v1.View
 	12, // 6: sextant.v1.MemberState.handoff:type_name -> sextant.v1.Handoff
-	2,  // 7: sextant.v1.Peer.Send:input_type -> sextant.v1.Batch
-	4,  // 8: sextant.v1.Peer.Status:input_type -> sextant.v1.StatusRequest
-	9,  // 9: sextant.v1.Membership.GetView:input_type -> sextant.v1.GetViewRequest
-	10, // 10: sextant.v1.Membership.Transition:input_type -> sextant.v1.TransitionRequest
-	3,  // 11: sextant.v1.Peer.Send:output_type -> sextant.v1.Ack
-	5,  // 12: sextant.v1.Peer.Status:output_type -> sextant.v1.StatusResponse
-	11, // 13: sextant.v1.Membership.GetView:output_type -> sextant.v1.MemberState
-	11, // 14: sextant.v1.Membership.Transition:output_type -> sextant.v1.MemberState
-	11, // [11:15] is the sub-list for method output_type
-	7,  // [7:11] is the sub-list for method input_type
-	7,  // [7:7] is the sub-list for extension type_name
-	7,  // [7:7] is the sub-list for extension extendee
-	0,  // [0:7] is the sub-list for field type_name
+	5,  // 7: sextant.v1.MemberState.status:type_name -> sextant.v1.StatusResponse
+	2,  // 8: sextant.v1.Peer.Send:input_type -> sextant.v1.Batch
+	4,  // 9: sextant.v1.Peer.Status:input_type -> sextant.v1.StatusRequest
+	9,  // 10: sextant.v1.Membership.GetView:input_type -> sextant.v1.GetViewRequest
+	10, // 11: sextant.v1.Membership.Transition:input_type -> sextant.v1.TransitionRequest
+	3,  // 12: sextant.v1.Peer.Send:output_type -> sextant.v1.Ack
+	5,  // 13: sextant.v1.Peer.Status:output_type -> sextant.v1.StatusResponse
+	11, // 14: sextant.v1.Membership.GetView:output_type -> sextant.v1.MemberState
+	11, // 15: sextant.v1.Membership.Transition:output_type -> sextant.v1.MemberState
+	12, // [12:16] is the sub-list for method output_type
+	8,  // [8:12] is the sub-list for method input_type
+	8,  // [8:8] is the sub-list for extension type_name
+	8,  // [8:8] is the sub-list for extension extendee
+	0,  // [0:8] is the sub-list for field type_name
 }
 
 func init() { file_sextant_proto_init() }

@@ -94,6 +94,8 @@ type Member struct {
 	resent   atomic.Uint64 // URLs re-sent for lost members (hostsplit.ResendLost)
 
 	markStop, markDone chan struct{} // the spool-mark loop (markLoop)
+	// the self-rollback loop (deadlineLoop, elastic_rollback.go)
+	deadlineStop, deadlineDone chan struct{}
 }
 
 // sinkRef lets the splitter deliver to the node opened after it.
@@ -301,8 +303,8 @@ func StartMember(o MemberOptions) (*Member, error) {
 			return nil, fmt.Errorf("crawl: listen: %w", err)
 		}
 	}
-	m.srv = grpc.NewServer(append(hostsplit.ServerOptions(hostsplit.Limits{}),
-		grpc.Creds(credentials.NewTLS(serverTLS)))...)
+	m.srv = grpc.NewServer(append(append(hostsplit.ServerOptions(hostsplit.Limits{}),
+		grpc.Creds(credentials.NewTLS(serverTLS))), operatorGateOptions()...)...)
 	sp.Register(m.srv)
 	pb.RegisterMembershipServer(m.srv, &membershipServer{m: m})
 	if o.Services != nil {
@@ -310,6 +312,8 @@ func StartMember(o MemberOptions) (*Member, error) {
 	}
 	m.markStop, m.markDone = make(chan struct{}), make(chan struct{})
 	go m.markLoop()
+	m.deadlineStop, m.deadlineDone = make(chan struct{}), make(chan struct{})
+	go m.deadlineLoop(m.deadlineStop, m.deadlineDone)
 	go func() {
 		defer close(m.done)
 		_ = m.srv.Serve(m.lis)
@@ -504,6 +508,8 @@ func (m *Member) Close() error {
 	m.gf.close()
 	close(m.markStop)
 	<-m.markDone
+	close(m.deadlineStop)
+	<-m.deadlineDone
 	err := m.Split.Close()
 	if err == nil {
 		// The spool at rest: its mark for the next open's check.
