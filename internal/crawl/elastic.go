@@ -755,11 +755,15 @@ func (m *Member) State() *pb.MemberState {
 	return st
 }
 
-func (s *membershipServer) GetView(ctx context.Context, _ *pb.GetViewRequest) (*pb.MemberState, error) {
+func (s *membershipServer) GetView(ctx context.Context, r *pb.GetViewRequest) (*pb.MemberState, error) {
 	if err := s.auth(ctx); err != nil {
 		return nil, err
 	}
-	return s.m.State(), nil
+	st := s.m.State()
+	if r.GetWithStatus() {
+		st.Status = hostsplit.NodeStatusToProto(s.m.Split.LocalStatus())
+	}
+	return st, nil
 }
 
 func (s *membershipServer) Transition(ctx context.Context, r *pb.TransitionRequest) (*pb.MemberState, error) {
