@@ -370,8 +370,15 @@ func (m *Member) Run(ctx context.Context) error {
 			}
 			continue
 		}
-		// Removed: wait for the rest of the cluster to terminate,
-		// still following phase changes while a check hangs.
+		// Removed and the change done (RESUME): everything was handed
+		// over, and the members refuse this id from now on (issue 25
+		// defect 3), so there is no termination to wait for.
+		if m.removedDone() {
+			return nil
+		}
+		// Removed, the change not done yet: wait for the rest of the
+		// cluster to terminate, still following phase changes while a
+		// check hangs.
 		if done := m.waitRemoved(ctx, changed, t); done {
 			return nil
 		}

@@ -189,3 +189,10 @@ func isRemovedRefusal(err error) bool {
 	st, ok := status.FromError(err)
 	return ok && st.Code() == codes.PermissionDenied && strings.Contains(st.Message(), hostsplit.ErrRemovedID.Error())
 }
+
+// removedDone reports whether a change removed this member and is done.
+func (m *Member) removedDone() bool {
+	m.el.mu.Lock()
+	defer m.el.mu.Unlock()
+	return m.el.phase == PhaseRemoved && m.el.pending == nil
+}
