@@ -292,6 +292,9 @@ func runNodeConfig(ctx context.Context, env *cmdEnv, cfg *nodeconfig.Config, exi
 	st, sp := m.Node.Stats(), m.Split.Stats()
 	if ctx.Err() != nil {
 		fmt.Fprintf(env.stdout, "node %s: interrupted after %s; the state is in %s (restart to resume)\n", cfg.ID, time.Since(start).Round(time.Millisecond), cfg.DataDir)
+	} else if runErr == nil && m.Phase() == crawl.PhaseRemoved {
+		done.Store(true)
+		fmt.Fprintf(env.stdout, "node %s: removed from the cluster after %s (its hosts were handed over; the members refuse it from now on): shut it down\n", cfg.ID, time.Since(start).Round(time.Millisecond))
 	} else if runErr == nil {
 		done.Store(true)
 		fmt.Fprintf(env.stdout, "node %s: the cluster's crawl has terminated after %s\n", cfg.ID, time.Since(start).Round(time.Millisecond))
