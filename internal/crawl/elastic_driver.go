@@ -130,10 +130,10 @@ func certName(tn *tlsutil.Node) string {
 // drvEvent is an event for the core, from a goroutine of the driver.
 type drvEvent struct {
 	ev       handoff.Event
-	sendDone bool              // a send to ev.Member of msg finished
-	msg      handoff.Msg       // the message sent
-	state    *pb.MemberState   // its reply
-	refused  error             // a member refused the change for good
+	sendDone bool            // a send to ev.Member of msg finished
+	msg      handoff.Msg     // the message sent
+	state    *pb.MemberState // its reply
+	refused  error           // a member refused the change for good
 }
 
 type changeDriver struct {
