@@ -20,3 +20,18 @@ func operatorTLS(t testing.TB, pkiDir string) *tlsutil.Node {
 func (c *elasticCluster) operator() *tlsutil.Node {
 	return operatorTLS(c.t, filepath.Join(c.root, "pki"))
 }
+
+// stopAll cancels every member's Run, waits for it and closes the members.
+func (c *elasticCluster) stopAll() {
+	c.mu.Lock()
+	for _, stop := range c.stop {
+		stop()
+	}
+	c.mu.Unlock()
+	c.wg.Wait()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, m := range c.ms {
+		m.Close()
+	}
+}

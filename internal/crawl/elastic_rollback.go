@@ -133,12 +133,11 @@ func (s *membershipServer) authOperator(ctx context.Context) (string, error) {
 }
 
 // operatorMethods are what an operator certificate may call on a member:
-// the Membership service and the read-only Peer status the coordinator
-// polls. Batches (Peer/Send) and every other service need a member.
+// the Membership service (GetView with_status carries the Peer status the
+// coordinator polls). Batches (Peer) and every other service need a member.
 var operatorMethods = map[string]bool{
 	pb.Membership_GetView_FullMethodName:    true,
 	pb.Membership_Transition_FullMethodName: true,
-	pb.Peer_Status_FullMethodName:           true,
 }
 
 func operatorGate(ctx context.Context, method string) error {
