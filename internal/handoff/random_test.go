@@ -321,8 +321,10 @@ func (w *world) run(steps int) {
 
 // settle delivers everything and lets time pass: every change must end.
 func (w *world) settle() {
-	for i := 0; i < 2000 && w.s.Change.Phase.Open(); i++ {
-		if len(w.queue) > 0 {
+	for i := 0; i < 4000 && w.s.Change.Phase.Open(); i++ {
+		// Time passes while results arrive (a poll repeats until the
+		// members have answered).
+		if len(w.queue) > 0 && i%10 != 0 {
 			e := w.queue[0]
 			w.queue = w.queue[1:]
 			w.step(e)

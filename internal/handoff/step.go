@@ -264,6 +264,11 @@ func Step(s State, e Event) (State, []Action) {
 		st.ack(e)
 	case EvDrained:
 		if st.current(e.ChangeID) && s.Change.Phase.beforeCommit() {
+			if !st.allAcked(MsgPrepare) {
+				// Drained before every member paused: poll again.
+				emit(Action{Kind: ActPollDrained, Rec: s.Change})
+				break
+			}
 			s.Drained = true
 			st.maybeCommit()
 		}
@@ -276,7 +281,12 @@ func Step(s State, e Event) (State, []Action) {
 			st.maybeCommit()
 		}
 	case EvApplied:
-		if st.current(e.ChangeID) && s.Change.Phase == PhaseCommitting && s.Pending.Op == "" && st.allAcked(MsgCommit) {
+		if st.current(e.ChangeID) && s.Change.Phase == PhaseCommitting && s.Pending.Op == "" {
+			if !st.allAcked(MsgCommit) {
+				// Applied before every member committed: poll again.
+				emit(Action{Kind: ActPollDrained, Epoch: s.Change.New.Epoch, Rec: s.Change})
+				break
+			}
 			st.store(OpAdvance, PhaseResuming)
 		}
 	case EvRestarted:
