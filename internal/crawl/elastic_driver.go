@@ -241,7 +241,6 @@ func (d *changeDriver) run(ctx context.Context, rep *ChangeReport) error {
 			case handoff.ActWarn, handoff.ActRefuse:
 				d.o.Logf("%v", a.Err)
 			case handoff.ActReport:
-				a := a
 				report, ended = &a, time.Now()
 				if d.pollCancel != nil {
 					d.pollCancel()
