@@ -138,7 +138,7 @@ func New(opts Options) (*Splitter, error) {
 	}
 	if ok && saved.Epoch >= vs.v.Epoch {
 		given := View{Members: opts.Members}
-		vs = &viewState{v: View{Epoch: saved.Epoch, Members: saved.Members}, prev: saved.Prev}
+		vs = &viewState{v: View{Epoch: saved.Epoch, Members: saved.Members}, prev: saved.Prev, removed: saved.Removed}
 		for i, m := range vs.v.Members {
 			if a, ok := given.Addr(m.ID); ok && a != "" {
 				vs.v.Members[i].Addr = a

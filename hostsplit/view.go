@@ -117,12 +117,16 @@ type viewState struct {
 	v    View
 	ring *Ring
 	prev []NodeID
+	// removed are ids removed from the cluster for good (Retire): refused
+	// whatever view names them.
+	removed []NodeID
 }
 
 type savedView struct {
 	Epoch   uint64   `json:"epoch"`
 	Members []Member `json:"members"`
 	Prev    []NodeID `json:"prev,omitempty"`
+	Removed []NodeID `json:"removed,omitempty"`
 }
 
 func (st *store) loadView() (savedView, bool, error) {
@@ -138,7 +142,7 @@ func (st *store) loadView() (savedView, bool, error) {
 }
 
 func (st *store) saveView(vs *viewState) error {
-	b, err := json.Marshal(savedView{Epoch: vs.v.Epoch, Members: vs.v.Members, Prev: vs.prev})
+	b, err := json.Marshal(savedView{Epoch: vs.v.Epoch, Members: vs.v.Members, Prev: vs.prev, Removed: vs.removed})
 	if err != nil {
 		return err
 	}
@@ -162,13 +166,25 @@ func (s *Splitter) Expect(v View) {
 	s.expect.Store(&v)
 }
 
+// Unexpect forgets the view Expect was given (a change rolled back).
+func (s *Splitter) Unexpect() {
+	s.expect.Store(nil)
+}
+
+// ErrRemovedID: the node id was removed from the cluster (Retire) and may
+// not come back under that id.
+var ErrRemovedID = errors.New("hostsplit: node id was removed from the cluster")
+
 // Known reports whether id may call this node: a member of the current,
-// the previous or the expected view.
+// the previous or the expected view, unless it was removed (Retire).
 func (s *Splitter) Known(id NodeID) bool {
 	if id == s.opts.Self {
 		return true
 	}
 	vs := s.view.Load()
+	if slices.Contains(vs.removed, id) {
+		return false
+	}
 	if vs.v.Has(id) || slices.Contains(vs.prev, id) {
 		return true
 	}
@@ -197,6 +213,11 @@ func (s *Splitter) SetView(ctx context.Context, v View) error {
 	if v.Epoch == cur.v.Epoch && slices.Equal(v.IDs(), cur.v.IDs()) {
 		return nil
 	}
+	for _, id := range v.IDs() {
+		if slices.Contains(cur.removed, id) {
+			return fmt.Errorf("%w: %s", ErrRemovedID, id)
+		}
+	}
 	if v.Epoch <= cur.v.Epoch {
 		return fmt.Errorf("%w: have %d, got %d", ErrStaleView, cur.v.Epoch, v.Epoch)
 	}
@@ -220,7 +241,7 @@ func (s *Splitter) SetView(ctx context.Context, v View) error {
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
-	nvs := &viewState{v: v, ring: ring, prev: cur.v.IDs()}
+	nvs := &viewState{v: v, ring: ring, prev: cur.v.IDs(), removed: cur.removed}
 	if err := s.store.saveView(nvs); err != nil {
 		return err
 	}
@@ -631,6 +652,39 @@ func (s *Splitter) spoolMany(groups map[NodeID][]string, kind Kind, meta map[str
 // cluster, such as `crawler cluster`).
 func NodeStatusFromProto(r *pb.StatusResponse) NodeStatus { return statusFromProto(r) }
 
+// NodeStatusToProto converts a NodeStatus to its wire form (what Peer/Status
+// returns).
+func NodeStatusToProto(ns NodeStatus) *pb.StatusResponse { return ns.toProto() }
+
 // PreviousMembers returns the member ids of the view before the current
 // one (nil if this node has adopted no change).
 func (s *Splitter) PreviousMembers() []NodeID { return slices.Clone(s.view.Load().prev) }
+
+// Retire records as removed for good every member of the previous view
+// that the current one dropped: once a membership change is done (its
+// hand-offs applied), they are refused as callers and senders even though
+// they were in the previous view, and no later view may name them. The
+// list is persisted with the view.
+func (s *Splitter) Retire() error {
+	s.setViewMu.Lock()
+	defer s.setViewMu.Unlock()
+	cur := s.view.Load()
+	removed := slices.Clone(cur.removed)
+	for _, id := range cur.prev {
+		if !cur.v.Has(id) && id != s.opts.Self && !slices.Contains(removed, id) {
+			removed = append(removed, id)
+		}
+	}
+	if len(removed) == len(cur.removed) {
+		return nil
+	}
+	nvs := &viewState{v: cur.v, ring: cur.ring, prev: cur.prev, removed: removed}
+	if err := s.store.saveView(nvs); err != nil {
+		return err
+	}
+	s.view.Store(nvs)
+	return nil
+}
+
+// Removed returns the ids removed for good (Retire).
+func (s *Splitter) Removed() []NodeID { return slices.Clone(s.view.Load().removed) }

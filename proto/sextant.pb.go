@@ -94,6 +94,11 @@ const (
 	// Fetch again (members of view) or stay stopped (a node the view removed).
 	// Only after every node committed and the hand-off batches are applied.
 	TransitionRequest_PHASE_RESUME TransitionRequest_Phase = 3
+	// Give up an uncommitted change: a member prepared for view (its epoch)
+	// and not committed to it drops the pending view and fetches again on
+	// its current one. Refused (FailedPrecondition) by a member that has
+	// committed to view.
+	TransitionRequest_PHASE_ROLLBACK TransitionRequest_Phase = 4
 )
 
 // Enum value maps for TransitionRequest_Phase.
@@ -103,12 +108,14 @@ var (
 		1: "PHASE_PREPARE",
 		2: "PHASE_COMMIT",
 		3: "PHASE_RESUME",
+		4: "PHASE_ROLLBACK",
 	}
 	TransitionRequest_Phase_value = map[string]int32{
 		"PHASE_UNSPECIFIED": 0,
 		"PHASE_PREPARE":     1,
 		"PHASE_COMMIT":      2,
 		"PHASE_RESUME":      3,
+		"PHASE_ROLLBACK":    4,
 	}
 )
 
@@ -750,7 +757,10 @@ func (x *ViewMember) GetAddr() string {
 }
 
 type GetViewRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// with_status: include the node's Peer status (MemberState.status), for a
+	// coordinator holding an operator certificate, which Peer/Status refuses.
+	WithStatus    bool `protobuf:"varint,1,opt,name=with_status,json=withStatus,proto3" json:"with_status,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -785,13 +795,26 @@ func (*GetViewRequest) Descriptor() ([]byte, []int) {
 	return file_sextant_proto_rawDescGZIP(), []int{7}
 }
 
+func (x *GetViewRequest) GetWithStatus() bool {
+	if x != nil {
+		return x.WithStatus
+	}
+	return false
+}
+
 type TransitionRequest struct {
 	state protoimpl.MessageState  `protogen:"open.v1"`
 	Phase TransitionRequest_Phase `protobuf:"varint,1,opt,name=phase,proto3,enum=sextant.v1.TransitionRequest_Phase" json:"phase,omitempty"`
 	View  *View                   `protobuf:"bytes,2,opt,name=view,proto3" json:"view,omitempty"`
 	// lost names members removed with their disk gone (COMMIT): a node that
 	// gains their hosts crawls them again from its seeds.
-	Lost          []string `protobuf:"bytes,3,rep,name=lost,proto3" json:"lost,omitempty"`
+	Lost []string `protobuf:"bytes,3,rep,name=lost,proto3" json:"lost,omitempty"`
+	// deadline_unix_nano (PREPARE): a member still prepared, not committed,
+	// this long after the Unix epoch (plus a grace period) rolls back by
+	// itself; 0: no deadline.
+	DeadlineUnixNano int64 `protobuf:"varint,4,opt,name=deadline_unix_nano,json=deadlineUnixNano,proto3" json:"deadline_unix_nano,omitempty"`
+	// change_id names the membership change (informational, logged).
+	ChangeId      string `protobuf:"bytes,5,opt,name=change_id,json=changeId,proto3" json:"change_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -847,6 +870,20 @@ func (x *TransitionRequest) GetLost() []string {
 	return nil
 }
 
+func (x *TransitionRequest) GetDeadlineUnixNano() int64 {
+	if x != nil {
+		return x.DeadlineUnixNano
+	}
+	return 0
+}
+
+func (x *TransitionRequest) GetChangeId() string {
+	if x != nil {
+		return x.ChangeId
+	}
+	return ""
+}
+
 // MemberState is one node's membership view and transition state.
 type MemberState struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
@@ -856,8 +893,16 @@ type MemberState struct {
 	// "prepared", "committed", "removed" (committed to a view without it).
 	Phase string `protobuf:"bytes,3,opt,name=phase,proto3" json:"phase,omitempty"`
 	// pending_epoch is the epoch of the view being changed to, 0 if none.
-	PendingEpoch  uint64   `protobuf:"varint,4,opt,name=pending_epoch,json=pendingEpoch,proto3" json:"pending_epoch,omitempty"`
-	Handoff       *Handoff `protobuf:"bytes,5,opt,name=handoff,proto3" json:"handoff,omitempty"`
+	PendingEpoch uint64   `protobuf:"varint,4,opt,name=pending_epoch,json=pendingEpoch,proto3" json:"pending_epoch,omitempty"`
+	Handoff      *Handoff `protobuf:"bytes,5,opt,name=handoff,proto3" json:"handoff,omitempty"`
+	// removed lists the node ids this member refuses for good (removed from
+	// the cluster by an earlier change).
+	Removed []string `protobuf:"bytes,6,rep,name=removed,proto3" json:"removed,omitempty"`
+	// pending_deadline_unix_nano is the deadline of the pending change (0 if
+	// none or no deadline).
+	PendingDeadlineUnixNano int64 `protobuf:"varint,7,opt,name=pending_deadline_unix_nano,json=pendingDeadlineUnixNano,proto3" json:"pending_deadline_unix_nano,omitempty"`
+	// status is the node's Peer status, if GetViewRequest.with_status.
+	Status        *StatusResponse `protobuf:"bytes,8,opt,name=status,proto3" json:"status,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -923,6 +968,27 @@ func (x *MemberState) GetPendingEpoch() uint64 {
 func (x *MemberState) GetHandoff() *Handoff {
 	if x != nil {
 		return x.Handoff
+	}
+	return nil
+}
+
+func (x *MemberState) GetRemoved() []string {
+	if x != nil {
+		return x.Removed
+	}
+	return nil
+}
+
+func (x *MemberState) GetPendingDeadlineUnixNano() int64 {
+	if x != nil {
+		return x.PendingDeadlineUnixNano
+	}
+	return 0
+}
+
+func (x *MemberState) GetStatus() *StatusResponse {
+	if x != nil {
+		return x.Status
 	}
 	return nil
 }
@@ -1096,23 +1162,31 @@ const file_sextant_proto_rawDesc = "" +
 	"\n" +
 	"ViewMember\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
-	"\x04addr\x18\x02 \x01(\tR\x04addr\"\x10\n" +
-	"\x0eGetViewRequest\"\xdf\x01\n" +
+	"\x04addr\x18\x02 \x01(\tR\x04addr\"1\n" +
+	"\x0eGetViewRequest\x12\x1f\n" +
+	"\vwith_status\x18\x01 \x01(\bR\n" +
+	"withStatus\"\xbe\x02\n" +
 	"\x11TransitionRequest\x129\n" +
 	"\x05phase\x18\x01 \x01(\x0e2#.sextant.v1.TransitionRequest.PhaseR\x05phase\x12$\n" +
 	"\x04view\x18\x02 \x01(\v2\x10.sextant.v1.ViewR\x04view\x12\x12\n" +
-	"\x04lost\x18\x03 \x03(\tR\x04lost\"U\n" +
+	"\x04lost\x18\x03 \x03(\tR\x04lost\x12,\n" +
+	"\x12deadline_unix_nano\x18\x04 \x01(\x03R\x10deadlineUnixNano\x12\x1b\n" +
+	"\tchange_id\x18\x05 \x01(\tR\bchangeId\"i\n" +
 	"\x05Phase\x12\x15\n" +
 	"\x11PHASE_UNSPECIFIED\x10\x00\x12\x11\n" +
 	"\rPHASE_PREPARE\x10\x01\x12\x10\n" +
 	"\fPHASE_COMMIT\x10\x02\x12\x10\n" +
-	"\fPHASE_RESUME\x10\x03\"\xb6\x01\n" +
+	"\fPHASE_RESUME\x10\x03\x12\x12\n" +
+	"\x0ePHASE_ROLLBACK\x10\x04\"\xc1\x02\n" +
 	"\vMemberState\x12\x17\n" +
 	"\anode_id\x18\x01 \x01(\tR\x06nodeId\x12$\n" +
 	"\x04view\x18\x02 \x01(\v2\x10.sextant.v1.ViewR\x04view\x12\x14\n" +
 	"\x05phase\x18\x03 \x01(\tR\x05phase\x12#\n" +
 	"\rpending_epoch\x18\x04 \x01(\x04R\fpendingEpoch\x12-\n" +
-	"\ahandoff\x18\x05 \x01(\v2\x13.sextant.v1.HandoffR\ahandoff\"\xfe\x01\n" +
+	"\ahandoff\x18\x05 \x01(\v2\x13.sextant.v1.HandoffR\ahandoff\x12\x18\n" +
+	"\aremoved\x18\x06 \x03(\tR\aremoved\x12;\n" +
+	"\x1apending_deadline_unix_nano\x18\a \x01(\x03R\x17pendingDeadlineUnixNano\x122\n" +
+	"\x06status\x18\b \x01(\v2\x1a.sextant.v1.StatusResponseR\x06status\"\xfe\x01\n" +
 	"\aHandoff\x12\x14\n" +
 	"\x05epoch\x18\x01 \x01(\x04R\x05epoch\x12\x12\n" +
 	"\x04done\x18\x02 \x01(\bR\x04done\x12\x14\n" +
@@ -1176,19 +1250,20 @@ var file_sextant_proto_depIdxs = []int32{
 	7,  // 4: sextant.v1.TransitionRequest.view:type_name -> sextant.v1.View
 	7,  // 5: sextant.v1.MemberState.view:type_name -> sextant.v1.View
 	12, // 6: sextant.v1.MemberState.handoff:type_name -> sextant.v1.Handoff
-	2,  // 7: sextant.v1.Peer.Send:input_type -> sextant.v1.Batch
-	4,  // 8: sextant.v1.Peer.Status:input_type -> sextant.v1.StatusRequest
-	9,  // 9: sextant.v1.Membership.GetView:input_type -> sextant.v1.GetViewRequest
-	10, // 10: sextant.v1.Membership.Transition:input_type -> sextant.v1.TransitionRequest
-	3,  // 11: sextant.v1.Peer.Send:output_type -> sextant.v1.Ack
-	5,  // 12: sextant.v1.Peer.Status:output_type -> sextant.v1.StatusResponse
-	11, // 13: sextant.v1.Membership.GetView:output_type -> sextant.v1.MemberState
-	11, // 14: sextant.v1.Membership.Transition:output_type -> sextant.v1.MemberState
-	11, // [11:15] is the sub-list for method output_type
-	7,  // [7:11] is the sub-list for method input_type
-	7,  // [7:7] is the sub-list for extension type_name
-	7,  // [7:7] is the sub-list for extension extendee
-	0,  // [0:7] is the sub-list for field type_name
+	5,  // 7: sextant.v1.MemberState.status:type_name -> sextant.v1.StatusResponse
+	2,  // 8: sextant.v1.Peer.Send:input_type -> sextant.v1.Batch
+	4,  // 9: sextant.v1.Peer.Status:input_type -> sextant.v1.StatusRequest
+	9,  // 10: sextant.v1.Membership.GetView:input_type -> sextant.v1.GetViewRequest
+	10, // 11: sextant.v1.Membership.Transition:input_type -> sextant.v1.TransitionRequest
+	3,  // 12: sextant.v1.Peer.Send:output_type -> sextant.v1.Ack
+	5,  // 13: sextant.v1.Peer.Status:output_type -> sextant.v1.StatusResponse
+	11, // 14: sextant.v1.Membership.GetView:output_type -> sextant.v1.MemberState
+	11, // 15: sextant.v1.Membership.Transition:output_type -> sextant.v1.MemberState
+	12, // [12:16] is the sub-list for method output_type
+	8,  // [8:12] is the sub-list for method input_type
+	8,  // [8:8] is the sub-list for extension type_name
+	8,  // [8:8] is the sub-list for extension extendee
+	0,  // [0:8] is the sub-list for field type_name
 }
 
 func init() { file_sextant_proto_init() }

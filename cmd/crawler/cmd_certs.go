@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -30,13 +32,22 @@ node-<i>.pem, node-<i>-key.pem; the directory 0700): mount only that
 directory into node i's container. --owner UID:GID then gives each node
 directory to the user its container runs as (65532:65532 for the sextant
 image), so that the key can stay 0600; chown needs privilege (run it as
-root, e.g. in the image: see deploy/up.sh).`)
+root, e.g. in the image: see deploy/up.sh).
+
+--operator NAME (default admin) also issues an operator certificate,
+DIR/operator-NAME.pem and operator-NAME-key.pem: client-only, Subject OU
+"sextant-operator", CN NAME. Only an operator may change the membership
+('crawler cluster add|remove|abort --as NAME'); a node's certificate may
+not. On a DIR that already holds the cluster CA, only the operator
+certificate is issued (--operator bob adds operator bob). --operator ""
+issues none.`)
 	nodes := f.Int("nodes", 3, "number of nodes (ids node-0 ... node-<N-1>)")
 	out := f.String("out", "", "output directory (required)")
 	hosts := f.String("hosts", "127.0.0.1,localhost", "comma-separated extra host names and IPs for every node certificate")
 	perNode := f.Bool("per-node", false, "write each node's files to DIR/<id>/ (mount only that into the node)")
 	owner := f.String("owner", "", "with --per-node: chown each node directory to UID:GID (needs privilege)")
 	validity := f.Duration("validity", 365*24*time.Hour, "certificate lifetime")
+	operator := f.String("operator", "admin", "also issue an operator certificate for NAME (membership changes need one); with an existing CA in --out, issue only that")
 	if err := f.parse(args); err != nil {
 		return err
 	}
@@ -48,6 +59,17 @@ root, e.g. in the image: see deploy/up.sh).`)
 	}
 	if *validity <= 0 {
 		return usagef("--validity must be positive")
+	}
+	if _, err := os.Stat(filepath.Join(*out, "ca.pem")); err == nil && *operator != "" {
+		if opCert, _ := tlsutil.OperatorFiles(*out, *operator); fileExists(opCert) {
+			return fmt.Errorf("certs: %s holds a cluster CA and %s already", *out, opCert)
+		}
+		if err := tlsutil.WriteOperator(*out, *operator, *validity); err != nil {
+			return err
+		}
+		c, k := tlsutil.OperatorFiles(*out, *operator)
+		fmt.Fprintf(env.stdout, "wrote operator certificate %s and %s (signed by the cluster CA in %s)\n", c, k, *out)
+		return nil
 	}
 	var hs []string
 	for _, h := range strings.Split(*hosts, ",") {
@@ -80,6 +102,17 @@ root, e.g. in the image: see deploy/up.sh).`)
 			return err
 		}
 	}
+	if *operator != "" {
+		if err := tlsutil.WriteOperator(*out, *operator, *validity); err != nil {
+			return err
+		}
+		fmt.Fprintf(env.stdout, "wrote operator certificate operator-%s.pem (membership changes: crawler cluster ... --as %s)\n", *operator, *operator)
+	}
 	fmt.Fprintf(env.stdout, "wrote a cluster CA and %d node certificates to %s\n", *nodes, *out)
 	return nil
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
 }

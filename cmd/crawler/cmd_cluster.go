@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/sextant-crawler/sextant/hostsplit"
 	"github.com/sextant-crawler/sextant/internal/crawl"
+	"github.com/sextant-crawler/sextant/internal/handoff"
 	"github.com/sextant-crawler/sextant/internal/termsafe"
 	"github.com/sextant-crawler/sextant/internal/tlsutil"
 	pb "github.com/sextant-crawler/sextant/proto"
@@ -20,11 +22,15 @@ func init() {
 	register(&command{name: "cluster", summary: "show or change a running cluster's membership (add or remove a node; hosts and queued URLs move)", run: runCluster})
 }
 
-const clusterUsage = `show|add|remove|cert [flags]
+const clusterUsage = `show|add|remove|abort|cert [flags]
 
 Changes the membership of a running cluster. Every node serves the
-Membership gRPC service on its mTLS port; this command calls it with a
-member's certificate from the cluster directory (--pki, --as).
+Membership gRPC service on its mTLS port; this command calls it with an
+operator's certificate from the cluster directory: --as NAME (default
+admin) reads --pki/operator-NAME.pem and operator-NAME-key.pem, made by
+'crawler certs' (an "admin" operator at cluster creation, or 'crawler certs
+--operator NAME --out PKI' for another). Members refuse to change membership
+for a member's certificate; 'show' also accepts one (--as node-1).
 
   crawler cluster show   --peer ADDR
       the view (epoch, members), phase and last hand-off of the node at
@@ -45,9 +51,19 @@ member's certificate from the cluster directory (--pki, --as).
       is gone: it is not contacted, batches spooled for it are re-routed,
       and its hosts are crawled again from the seeds by their new owners
       (what it had fetched is unknown to the others and is fetched again).
+      A removed id is refused by every member from then on and cannot be
+      added again: give a replacement node a new id.
+  crawler cluster abort  --peer ADDR
+      rolls back a change that has not committed (the members prepared for
+      it fetch again on their current view). Refused once the change has
+      committed: it can only go forward (run the add or remove again).
 
-Every step is idempotent: if the command fails or is interrupted (a node
-restarted), run it again with the same arguments.`
+A change that has not committed within three quarters of --timeout rolls
+back by itself: the command sends ROLLBACK and exits 1, and a member still
+prepared 5 s after that deadline (the command was killed) rolls back on its
+own. After the commit a change only goes forward: if the command fails or
+is interrupted then (a node restarted), run it again with the same
+arguments.`
 
 func runCluster(ctx context.Context, env *cmdEnv, args []string) error {
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
@@ -55,12 +71,12 @@ func runCluster(ctx context.Context, env *cmdEnv, args []string) error {
 			fmt.Fprintf(env.stdout, "Usage: crawler cluster %s\n", clusterUsage)
 			return nil
 		}
-		return usagef("cluster: want a subcommand: show, add, remove or cert")
+		return usagef("cluster: want a subcommand: show, add, remove, abort or cert")
 	}
 	sub, args := args[0], args[1:]
 	f := newFlags(env, "cluster "+sub, clusterUsage)
 	pki := f.String("pki", "", "cluster directory from 'crawler certs' (ca.pem, <id>.pem, <id>-key.pem); default $SEXTANT_PKI")
-	as := f.String("as", "node-0", "the member whose certificate this command presents (any member of the current view)")
+	as := f.String("as", "admin", "the operator whose certificate this command presents (--pki/operator-NAME.pem); show also takes a member id")
 	peer := f.String("peer", "", "gRPC address of any member (host:port)")
 	id := f.String("id", "", "node id to add, remove or certify")
 	addr := f.String("addr", "", "gRPC address of the node to add (as its peers dial it)")
@@ -72,6 +88,9 @@ func runCluster(ctx context.Context, env *cmdEnv, args []string) error {
 	}
 	if *timeout <= 0 {
 		return usagef("cluster %s: --timeout %v must be positive", sub, *timeout)
+	}
+	if !slices.Contains([]string{"show", "add", "remove", "abort", "cert"}, sub) {
+		return usagef("cluster: unknown subcommand %q (show, add, remove, abort, cert)", sub)
 	}
 	if *pki == "" {
 		*pki = os.Getenv("SEXTANT_PKI")
@@ -85,8 +104,7 @@ func runCluster(ctx context.Context, env *cmdEnv, args []string) error {
 	if *peer == "" {
 		return usagef("cluster %s: --peer is required", sub)
 	}
-	cert, key := tlsutil.NodeFiles(*pki, *as)
-	tn, err := tlsutil.Load(filepath.Join(*pki, "ca.pem"), cert, key)
+	tn, err := loadIdentity(*pki, *as, sub == "show")
 	if err != nil {
 		return err
 	}
@@ -104,14 +122,34 @@ func runCluster(ctx context.Context, env *cmdEnv, args []string) error {
 		all, err := crawl.MemberStates(ctx, tn, cur.Members)
 		printStates(env, cur, all)
 		return err
+	case "abort":
+		rep, err := crawl.AbortChange(ctx, crawl.AbortOptions{TLS: tn, Members: cur.Members})
+		switch {
+		case errors.Is(err, handoff.ErrCommitted):
+			return fmt.Errorf("cluster abort: %w", err)
+		case rep.Epoch == 0 && err == nil:
+			fmt.Fprintf(env.stdout, "cluster: no membership change in progress (view epoch %d); nothing to abort\n", cur.Epoch)
+			return nil
+		}
+		if len(rep.RolledBack) > 0 {
+			fmt.Fprintf(env.stdout, "cluster: the change to epoch %d is rolled back on %v; they fetch on epoch %d\n", rep.Epoch, rep.RolledBack, cur.Epoch)
+		}
+		if err != nil {
+			return fmt.Errorf("cluster abort: %w (members not reached roll back by themselves after the change's deadline)", err)
+		}
+		return nil
 	case "add", "remove":
 	default:
-		return usagef("cluster: unknown subcommand %q (show, add, remove, cert)", sub)
+		return usagef("cluster: unknown subcommand %q (show, add, remove, abort, cert)", sub)
 	}
 	if *id == "" {
 		return usagef("cluster %s: --id is required", sub)
 	}
 	nid := hostsplit.NodeID(*id)
+	removed := removedIDs(states)
+	if sub == "add" && slices.Contains(removed, nid) {
+		return fmt.Errorf("cluster add: %s was removed from the cluster and may not come back under that id: %w; give the node a new id ('crawler cluster cert --id NEW-ID')", nid, handoff.ErrRemoved)
+	}
 	var old, nw hostsplit.View
 	var lostIDs []hostsplit.NodeID
 	switch {
@@ -141,11 +179,14 @@ func runCluster(ctx context.Context, env *cmdEnv, args []string) error {
 		return usagef("cluster remove: cannot remove the last member")
 	}
 	fmt.Fprintf(env.stdout, "cluster: epoch %d %v -> epoch %d %v\n", old.Epoch, old.IDs(), nw.Epoch, nw.IDs())
-	rep, err := crawl.ChangeMembership(ctx, crawl.ChangeOptions{TLS: tn, Old: old, New: nw, Lost: lostIDs,
+	rep, err := crawl.ChangeMembership(ctx, crawl.ChangeOptions{TLS: tn, Old: old, New: nw, Lost: lostIDs, Removed: removed,
 		Logf: func(format string, args ...any) {
 			fmt.Fprintf(env.stderr, "%s cluster: %s\n", time.Now().UTC().Format(time.RFC3339), termsafe.String(fmt.Sprintf(format, args...)))
 		}})
-	if err != nil {
+	switch {
+	case errors.Is(err, handoff.ErrTimeout), errors.Is(err, handoff.ErrAborted), errors.Is(err, handoff.ErrRemoved):
+		return fmt.Errorf("cluster %s: %w", sub, err)
+	case err != nil:
 		return fmt.Errorf("cluster %s: %w (run the command again to finish the change)", sub, err)
 	}
 	moved := rep.HandoffQueued + rep.HandoffSeen
@@ -166,6 +207,9 @@ func runCluster(ctx context.Context, env *cmdEnv, args []string) error {
 
 func printStates(env *cmdEnv, v hostsplit.View, states []*pb.MemberState) {
 	fmt.Fprintf(env.stdout, "view epoch %d: %d members\n", v.Epoch, len(v.Members))
+	if rm := removedIDs(states); len(rm) > 0 {
+		fmt.Fprintf(env.stdout, "removed for good: %s\n", termsafe.String(fmt.Sprint(rm)))
+	}
 	for _, m := range v.Members {
 		var st *pb.MemberState
 		for _, s := range states {
@@ -181,7 +225,11 @@ func printStates(env *cmdEnv, v hostsplit.View, states []*pb.MemberState) {
 		h := st.GetHandoff()
 		fmt.Fprintf(env.stdout, "  %-10s %-22s epoch %d, %s", id, addr, st.GetView().GetEpoch(), termsafe.String(st.GetPhase()))
 		if st.GetPendingEpoch() != 0 {
-			fmt.Fprintf(env.stdout, " (changing to epoch %d)", st.GetPendingEpoch())
+			fmt.Fprintf(env.stdout, " (changing to epoch %d", st.GetPendingEpoch())
+			if d := st.GetPendingDeadlineUnixNano(); d != 0 {
+				fmt.Fprintf(env.stdout, ", rolls back at %s unless committed", time.Unix(0, d).UTC().Format(time.RFC3339))
+			}
+			fmt.Fprint(env.stdout, ")")
 		}
 		if h.GetEpoch() != 0 {
 			fmt.Fprintf(env.stdout, "; last hand-off (epoch %d): %d hosts, %d queued + %d fetched URLs, %d bytes, %v",
@@ -226,4 +274,35 @@ func clusterCert(env *cmdEnv, dir, id, hosts string) error {
 	}
 	fmt.Fprintf(env.stdout, "wrote %s and %s (signed by the cluster CA)\n", cert, key)
 	return nil
+}
+
+// loadIdentity loads the certificate this command presents: operator name's
+// (operator-NAME.pem in pki), or with memberOK a member's (NAME.pem).
+func loadIdentity(pki, name string, memberOK bool) (*tlsutil.Node, error) {
+	ca := filepath.Join(pki, "ca.pem")
+	cert, key := tlsutil.OperatorFiles(pki, name)
+	if _, err := os.Stat(cert); err == nil {
+		return tlsutil.Load(ca, cert, key)
+	}
+	ncert, nkey := tlsutil.NodeFiles(pki, name)
+	if _, err := os.Stat(ncert); err == nil {
+		if memberOK {
+			return tlsutil.Load(ca, ncert, nkey)
+		}
+		return nil, fmt.Errorf("cluster: %q is a member's certificate; membership changes need an operator's: 'crawler certs --operator NAME --out %s', then --as NAME", name, pki)
+	}
+	return nil, fmt.Errorf("cluster: no operator certificate %s: make one with 'crawler certs --operator %s --out %s'", cert, name, pki)
+}
+
+// removedIDs are the ids any member says were removed for good.
+func removedIDs(states []*pb.MemberState) []hostsplit.NodeID {
+	var out []hostsplit.NodeID
+	for _, st := range states {
+		for _, id := range st.GetRemoved() {
+			if !slices.Contains(out, hostsplit.NodeID(id)) {
+				out = append(out, hostsplit.NodeID(id))
+			}
+		}
+	}
+	return out
 }

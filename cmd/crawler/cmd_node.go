@@ -307,6 +307,9 @@ func runNodeConfig(ctx context.Context, env *cmdEnv, cfg *nodeconfig.Config, exi
 	} else if runErr == nil && m.RemovedByControl() {
 		v, _ := sess.View()
 		fmt.Fprintf(env.stdout, "node %s: removed from the cluster (view epoch %d in etcd): stopped after %s\n", cfg.ID, v.Epoch, time.Since(start).Round(time.Millisecond))
+	} else if runErr == nil && m.Phase() == crawl.PhaseRemoved {
+		done.Store(true)
+		fmt.Fprintf(env.stdout, "node %s: removed from the cluster after %s (its hosts were handed over; the members refuse it from now on): shut it down\n", cfg.ID, time.Since(start).Round(time.Millisecond))
 	} else if runErr == nil {
 		done.Store(true)
 		fmt.Fprintf(env.stdout, "node %s: the cluster's crawl has terminated after %s\n", cfg.ID, time.Since(start).Round(time.Millisecond))

@@ -86,7 +86,7 @@ func TestBlackHoledPeerDoesNotHoldWorkers(t *testing.T) {
 	start := time.Now()
 	pctx, pcancel := context.WithTimeout(ctx, 10*time.Second)
 	defer pcancel()
-	if err := m.prepare(pctx, hostsplit.View{Epoch: 2, Members: members}); err != nil {
+	if err := m.prepare(pctx, hostsplit.View{Epoch: 2, Members: members}, time.Time{}); err != nil {
 		t.Fatal(err)
 	}
 	took := time.Since(start)
@@ -145,7 +145,7 @@ func TestRemoveLostBlackHoledNode(t *testing.T) {
 		t.Fatal("no fetches")
 	}
 	v1, v2 := hostsplit.View{Epoch: 1, Members: all}, hostsplit.View{Epoch: 2, Members: all[:3]}
-	rep, err := ChangeMembership(ctx, ChangeOptions{TLS: seats[0].TLS, Old: v1, New: v2, Lost: []hostsplit.NodeID{"node-3"}, Logf: t.Logf})
+	rep, err := ChangeMembership(ctx, ChangeOptions{TLS: operatorTLS(t, filepath.Join(root, "pki")), Old: v1, New: v2, Lost: []hostsplit.NodeID{"node-3"}, Logf: t.Logf})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -99,6 +99,8 @@ type Member struct {
 	markStop, markDone chan struct{} // the spool-mark loop (markLoop)
 
 	ctl Control // MemberOptions.Control, nil if none
+	// the self-rollback loop (deadlineLoop, elastic_rollback.go)
+	deadlineStop, deadlineDone chan struct{}
 }
 
 // sinkRef lets the splitter deliver to the node opened after it.
@@ -308,8 +310,8 @@ func StartMember(o MemberOptions) (*Member, error) {
 			return nil, fmt.Errorf("crawl: listen: %w", err)
 		}
 	}
-	m.srv = grpc.NewServer(append(hostsplit.ServerOptions(hostsplit.Limits{}),
-		grpc.Creds(credentials.NewTLS(serverTLS)))...)
+	m.srv = grpc.NewServer(append(append(hostsplit.ServerOptions(hostsplit.Limits{}),
+		grpc.Creds(credentials.NewTLS(serverTLS))), operatorGateOptions()...)...)
 	sp.Register(m.srv)
 	pb.RegisterMembershipServer(m.srv, &membershipServer{m: m})
 	if o.Services != nil {
@@ -317,6 +319,8 @@ func StartMember(o MemberOptions) (*Member, error) {
 	}
 	m.markStop, m.markDone = make(chan struct{}), make(chan struct{})
 	go m.markLoop()
+	m.deadlineStop, m.deadlineDone = make(chan struct{}), make(chan struct{})
+	go m.deadlineLoop(m.deadlineStop, m.deadlineDone)
 	go func() {
 		defer close(m.done)
 		_ = m.srv.Serve(m.lis)
@@ -387,8 +391,15 @@ func (m *Member) Run(ctx context.Context) error {
 			}
 			continue
 		}
-		// Removed: wait for the rest of the cluster to terminate,
-		// still following phase changes while a check hangs.
+		// Removed and the change done (RESUME): everything was handed
+		// over, and the members refuse this id from now on (issue 25
+		// defect 3), so there is no termination to wait for.
+		if m.removedDone() {
+			return nil
+		}
+		// Removed, the change not done yet: wait for the rest of the
+		// cluster to terminate, still following phase changes while a
+		// check hangs.
 		if done := m.waitRemoved(ctx, changed, t); done {
 			return nil
 		}
@@ -537,6 +548,8 @@ func (m *Member) Close() error {
 	m.gf.close()
 	close(m.markStop)
 	<-m.markDone
+	close(m.deadlineStop)
+	<-m.deadlineDone
 	err := m.Split.Close()
 	if err == nil {
 		// The spool at rest: its mark for the next open's check.

@@ -15,8 +15,6 @@ import (
 	"time"
 
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials"
-	grpcpeer "google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
 
 	"github.com/sextant-crawler/sextant/due"
@@ -91,11 +89,18 @@ type elastic struct {
 	commitMu  sync.Mutex // serialises COMMIT work
 	logPath   string
 	transHook func(phase string) // tests: called at the start of each commit step
+	// deadline of the pending change (zero: none) and the phase the
+	// member was in before PREPARE, to go back to on ROLLBACK.
+	deadline  time.Time
+	prevPhase string
 }
 
 type persistedPhase struct {
 	Phase   string          `json:"phase"`
 	Pending *hostsplit.View `json:"pending,omitempty"`
+	// Deadline of the pending change; PrevPhase the phase before PREPARE.
+	Deadline  time.Time `json:"deadline,omitzero"`
+	PrevPhase string    `json:"prev_phase,omitempty"`
 }
 
 const (
@@ -146,7 +151,7 @@ func (m *Member) initElastic(o MemberOptions) error {
 		if err := json.Unmarshal(v, &pp); err != nil {
 			return fmt.Errorf("crawl: stored membership phase: %w", err)
 		}
-		e.phase, e.pending = pp.Phase, pp.Pending
+		e.phase, e.pending, e.deadline, e.prevPhase = pp.Phase, pp.Pending, pp.Deadline, pp.PrevPhase
 		if e.pending != nil {
 			m.Split.Expect(*e.pending)
 		}
@@ -181,7 +186,19 @@ func (m *Member) resumeElastic(ctx context.Context) error {
 }
 
 func (m *Member) setPhase(phase string, pending *hostsplit.View) error {
-	b, err := json.Marshal(persistedPhase{Phase: phase, Pending: pending})
+	m.el.mu.Lock()
+	deadline, prev := m.el.deadline, m.el.prevPhase
+	m.el.mu.Unlock()
+	if pending == nil {
+		deadline, prev = time.Time{}, ""
+	}
+	return m.setPhaseDeadline(phase, pending, deadline, prev)
+}
+
+// setPhaseDeadline persists and sets the phase, the pending view, its
+// deadline and the phase to roll back to.
+func (m *Member) setPhaseDeadline(phase string, pending *hostsplit.View, deadline time.Time, prev string) error {
+	b, err := json.Marshal(persistedPhase{Phase: phase, Pending: pending, Deadline: deadline, PrevPhase: prev})
 	if err != nil {
 		return err
 	}
@@ -190,7 +207,7 @@ func (m *Member) setPhase(phase string, pending *hostsplit.View) error {
 	}
 	e := &m.el
 	e.mu.Lock()
-	e.phase, e.pending = phase, pending
+	e.phase, e.pending, e.deadline, e.prevPhase = phase, pending, deadline, prev
 	close(e.changed)
 	e.changed = make(chan struct{})
 	e.mu.Unlock()
@@ -251,21 +268,40 @@ func (m *Member) paused() bool {
 	return st.BufferEntries == 0 && st.MergingEntries == 0 && st.PendingBatches == 0
 }
 
-// prepare stops the workers and spools what they buffered.
-func (m *Member) prepare(ctx context.Context, v hostsplit.View) error {
+// prepare stops the workers and spools what they buffered. A change not
+// committed by deadline (zero: none) is rolled back by the member itself
+// (deadlineLoop).
+func (m *Member) prepare(ctx context.Context, v hostsplit.View, deadline time.Time) error {
+	m.el.commitMu.Lock() // not while a ROLLBACK or a COMMIT runs
 	cur := m.Split.Epoch()
 	if v.Epoch <= cur {
+		m.el.commitMu.Unlock()
 		if v.Epoch == cur {
 			return nil // already committed: a repeated PREPARE
 		}
 		return fmt.Errorf("%w: epoch %d, node is on %d", hostsplit.ErrStaleView, v.Epoch, cur)
 	}
-	m.Split.Expect(v)
-	if p := m.Phase(); p != PhaseJoining && p != PhaseRemoved {
-		if err := m.setPhase(PhasePrepared, &v); err != nil {
-			return err
+	for _, id := range v.IDs() {
+		if slices.Contains(m.Split.Removed(), id) {
+			m.el.commitMu.Unlock()
+			return fmt.Errorf("%w: %s (add the node under a new id)", hostsplit.ErrRemovedID, id)
 		}
-	} else if err := m.setPhase(p, &v); err != nil {
+	}
+	m.Split.Expect(v)
+	p := m.Phase()
+	m.el.mu.Lock()
+	prev := m.el.prevPhase
+	m.el.mu.Unlock()
+	if p != PhasePrepared || prev == "" {
+		prev = p // the first PREPARE of this change
+	}
+	next := PhasePrepared
+	if p == PhaseJoining || p == PhaseRemoved {
+		next = p
+	}
+	err := m.setPhaseDeadline(next, &v, deadline, prev)
+	m.el.commitMu.Unlock()
+	if err != nil {
 		return err
 	}
 	// Wait for the workers to stop (Run notices the phase change).
@@ -345,6 +381,10 @@ func (m *Member) commit(ctx context.Context, v hostsplit.View, lost []hostsplit.
 func (m *Member) resume(v hostsplit.View) error {
 	if m.Split.Epoch() != v.Epoch {
 		return fmt.Errorf("crawl: RESUME of epoch %d, node is on %d (COMMIT first)", v.Epoch, m.Split.Epoch())
+	}
+	// The change is done: the members it dropped lose their rights here.
+	if err := m.Split.Retire(); err != nil {
+		return err
 	}
 	if m.Phase() == PhaseRemoved {
 		return m.setPhase(PhaseRemoved, nil)
@@ -679,6 +719,9 @@ func knownVerifier(known func(hostsplit.NodeID) bool) func(tls.ConnectionState) 
 		if len(cs.VerifiedChains) == 0 || len(cs.PeerCertificates) == 0 {
 			return errors.New("crawl: peer certificate not verified")
 		}
+		if tlsutil.IsOperator(cs.PeerCertificates[0]) {
+			return nil // the services decide what an operator may call (operatorGate)
+		}
 		id, err := tlsutil.ID(cs.PeerCertificates[0])
 		if err != nil {
 			return err
@@ -696,28 +739,13 @@ type membershipServer struct {
 	m *Member
 }
 
-func (s *membershipServer) auth(ctx context.Context) error {
-	pr, ok := grpcpeer.FromContext(ctx)
-	if !ok {
-		return status.Error(codes.Unauthenticated, "crawl: no peer information")
-	}
-	ti, ok := pr.AuthInfo.(credentials.TLSInfo)
-	if !ok || len(ti.State.VerifiedChains) == 0 || len(ti.State.PeerCertificates) == 0 {
-		return status.Error(codes.Unauthenticated, "crawl: a cluster client certificate is required")
-	}
-	id, err := tlsutil.ID(ti.State.PeerCertificates[0])
-	if err != nil || !s.m.Split.Known(hostsplit.NodeID(id)) {
-		return status.Errorf(codes.PermissionDenied, "crawl: %q is not a cluster member", id)
-	}
-	return nil
-}
-
 // State returns the member's membership state.
 func (m *Member) State() *pb.MemberState {
 	m.el.mu.Lock()
-	phase, pending, h := m.el.phase, m.el.pending, m.el.handoff
+	phase, pending, h, deadline := m.el.phase, m.el.pending, m.el.handoff, m.el.deadline
 	m.el.mu.Unlock()
 	st := &pb.MemberState{NodeId: string(m.self), View: hostsplit.ViewToProto(m.Split.View()), Phase: phase,
+		Removed: nodeIDStrings(m.Split.Removed()), PendingDeadlineUnixNano: unixNano(deadline),
 		Handoff: &pb.Handoff{Epoch: h.Epoch, Done: h.Done, Hosts: uint64(h.Hosts), QueuedUrls: uint64(h.QueuedURLs),
 			SeenUrls: uint64(h.SeenURLs), Batches: h.Batches, WireBytes: h.WireBytes, DurationNs: int64(h.Duration),
 			RawBytes: h.RawBytes}}
@@ -727,26 +755,39 @@ func (m *Member) State() *pb.MemberState {
 	return st
 }
 
-func (s *membershipServer) GetView(ctx context.Context, _ *pb.GetViewRequest) (*pb.MemberState, error) {
+func (s *membershipServer) GetView(ctx context.Context, r *pb.GetViewRequest) (*pb.MemberState, error) {
 	if err := s.auth(ctx); err != nil {
 		return nil, err
 	}
-	return s.m.State(), nil
+	st := s.m.State()
+	if r.GetWithStatus() {
+		st.Status = hostsplit.NodeStatusToProto(s.m.Split.LocalStatus())
+	}
+	return st, nil
 }
 
 func (s *membershipServer) Transition(ctx context.Context, r *pb.TransitionRequest) (*pb.MemberState, error) {
-	if err := s.auth(ctx); err != nil {
+	op, err := s.authOperator(ctx)
+	if err != nil {
 		return nil, err
+	}
+	if id := r.GetChangeId(); id != "" {
+		op += " (change " + id + ")"
 	}
 	v := hostsplit.ViewFromProto(r.GetView())
 	var lost []hostsplit.NodeID
 	for _, id := range r.GetLost() {
 		lost = append(lost, hostsplit.NodeID(id))
 	}
-	var err error
 	switch r.GetPhase() {
 	case pb.TransitionRequest_PHASE_PREPARE:
-		err = s.m.prepare(ctx, v)
+		var deadline time.Time
+		if d := r.GetDeadlineUnixNano(); d != 0 {
+			deadline = time.Unix(0, d)
+		}
+		err = s.m.prepare(ctx, v, deadline)
+	case pb.TransitionRequest_PHASE_ROLLBACK:
+		err = s.m.rollback(v, "ROLLBACK from "+op)
 	case pb.TransitionRequest_PHASE_COMMIT:
 		err = s.m.commit(ctx, v, lost)
 	case pb.TransitionRequest_PHASE_RESUME:
@@ -758,6 +799,9 @@ func (s *membershipServer) Transition(ctx context.Context, r *pb.TransitionReque
 		code := codes.FailedPrecondition
 		if errors.Is(err, hostsplit.ErrBadView) {
 			code = codes.InvalidArgument
+		}
+		if errors.Is(err, hostsplit.ErrRemovedID) {
+			code = codes.PermissionDenied
 		}
 		return nil, status.Errorf(code, "%s: %v", r.GetPhase(), err)
 	}

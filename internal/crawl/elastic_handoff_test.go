@@ -41,7 +41,7 @@ func TestElasticHandoffSkipsMalformedLogLine(t *testing.T) {
 
 	cctx, stop := context.WithCancel(ctx)
 	defer stop()
-	rep, err := ChangeMembership(cctx, ChangeOptions{TLS: c.seats[1].TLS, Old: v1, New: v2, Logf: func(format string, args ...any) {
+	rep, err := ChangeMembership(cctx, ChangeOptions{TLS: c.operator(), Old: v1, New: v2, Logf: func(format string, args ...any) {
 		msg := fmt.Sprintf(format, args...)
 		t.Log(msg)
 		if strings.Contains(msg, "malformed") {

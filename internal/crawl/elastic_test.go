@@ -105,7 +105,7 @@ func (c *elasticCluster) waitFetches(n uint64) {
 
 func (c *elasticCluster) change(old, nw hostsplit.View) ChangeReport {
 	c.t.Helper()
-	rep, err := ChangeMembership(c.ctx, ChangeOptions{TLS: c.seats[1].TLS, Old: old, New: nw, Logf: c.t.Logf})
+	rep, err := ChangeMembership(c.ctx, ChangeOptions{TLS: c.operator(), Old: old, New: nw, Logf: c.t.Logf})
 	if err != nil {
 		c.t.Fatal(err)
 	}
@@ -315,7 +315,7 @@ func TestElasticLostNode(t *testing.T) {
 	if err := lost.Close(); err != nil {
 		t.Log(err)
 	}
-	rep, err := ChangeMembership(ctx, ChangeOptions{TLS: c.seats[0].TLS, Old: v1, New: v2, Lost: []hostsplit.NodeID{"node-2"}, Logf: t.Logf})
+	rep, err := ChangeMembership(ctx, ChangeOptions{TLS: c.operator(), Old: v1, New: v2, Lost: []hostsplit.NodeID{"node-2"}, Logf: t.Logf})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -208,8 +208,7 @@ func elasticKill(t *testing.T, crash0, crash2 string) {
 	for i := range ids {
 		members[i] = hostsplit.Member{ID: hostsplit.NodeID(ids[i]), Addr: addrs[i]}
 	}
-	cert, key := tlsutil.NodeFiles(filepath.Join(root, "pki"), "node-1")
-	tn, err := tlsutil.Load(filepath.Join(root, "pki", "ca.pem"), cert, key)
+	tn, err := LoopbackOperator(filepath.Join(root, "pki")) // membership changes need an operator
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -59,3 +59,16 @@ func LoopbackCluster(pkiDir string, n int) ([]hostsplit.Member, []LoopbackSeat, 
 	}
 	return members, seats, nil
 }
+
+// LoopbackOperator returns the operator identity "admin" of a cluster made
+// by LoopbackCluster in pkiDir (issuing it on first use): membership
+// changes (ChangeMembership) need an operator certificate.
+func LoopbackOperator(pkiDir string) (*tlsutil.Node, error) {
+	cert, key := tlsutil.OperatorFiles(pkiDir, "admin")
+	if _, err := os.Stat(cert); err != nil {
+		if err := tlsutil.WriteOperator(pkiDir, "admin", 24*time.Hour); err != nil {
+			return nil, err
+		}
+	}
+	return tlsutil.Load(filepath.Join(pkiDir, "ca.pem"), cert, key)
+}

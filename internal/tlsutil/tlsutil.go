@@ -225,9 +225,12 @@ func FromPEM(caPEM, certPEM, keyPEM []byte) (*Node, error) {
 }
 
 // ID returns the node id a certificate names: its common name, which must
-// also be one of its DNS SANs.
+// also be one of its DNS SANs. An operator certificate names no node.
 func ID(cert *x509.Certificate) (string, error) {
 	id := cert.Subject.CommonName
+	if slices.Contains(cert.Subject.OrganizationalUnit, OperatorOU) {
+		return "", fmt.Errorf("tlsutil: certificate %q is an operator's, not a node's", id)
+	}
 	if id == "" || !slices.Contains(cert.DNSNames, id) {
 		return "", fmt.Errorf("tlsutil: certificate %q does not name a node id as CN and DNS SAN", id)
 	}
