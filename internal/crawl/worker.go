@@ -70,6 +70,10 @@ type worker struct {
 	links  []*urlnorm.URL
 	sniff  []byte
 	sm     uint8 // the leased URL's sitemap level (sitemaps.go)
+	// warcLoc is where the page's response (or revisit) record went, for
+	// its crawl log line; warcOK says it was written.
+	warcLoc warc.Location
+	warcOK  bool
 }
 
 func (n *Node) newWorker(id int) *worker {
@@ -228,16 +232,6 @@ func (w *worker) fetch(ctx context.Context, l frontier.Lease, u *urlnorm.URL, ru
 		return frontier.Result{Duration: d, CrawlDelay: rules.CrawlDelay(), Failed: true}, nil
 	}
 	defer resp.Close()
-	if n.opts.WARC != nil {
-		_, werr := n.opts.WARC.WriteFetch(warc.Fetch{URL: l.URL, Date: start, StatusCode: resp.Status,
-			Header: resp.Header, Body: resp.Body.NewReader()})
-		if werr != nil {
-			n.metrics.WARCErrors.Add(1)
-			n.opts.Logf("crawl: warc: %v", werr)
-		} else {
-			n.metrics.WARCRecords.Add(1)
-		}
-	}
 	e := LogEntry{Time: time.Now(), Node: n.opts.ID, URL: l.URL, Status: resp.Status, Bytes: resp.Bytes,
 		ContentType: resp.ContentType, Duration: resp.Duration}
 	res := frontier.Result{Duration: resp.Duration, CrawlDelay: rules.CrawlDelay()}
@@ -275,6 +269,13 @@ func (w *worker) fetch(ctx context.Context, l frontier.Lease, u *urlnorm.URL, ru
 	}
 	if resp.Truncated {
 		e.Note = "truncated " + e.Note
+	}
+	w.warcLoc, w.warcOK = warc.Location{}, false
+	if n.opts.WARC != nil {
+		// Before the crawl log line: a logged fetch is archived.
+		if err := w.archive(l.URL, start, resp); err != nil {
+			return res, err
+		}
 	}
 	e.Links = len(w.links)
 	if d := childDepth(l.Depth); n.opts.MaxDepth > 0 && int(d) > n.opts.MaxDepth {

@@ -187,6 +187,17 @@ type Config struct {
 	// MetricsListen serves /metrics, /healthz and /status (default
 	// DefaultMetricsListen).
 	MetricsListen string `json:"metrics_listen,omitempty"`
+
+	// WARCDir, if set, archives every fetch (robots.txt included) as
+	// WARC files PREFIX-ID-TIMESTAMP-SERIAL.warc.gz with a .cdxj index
+	// beside each (crawl --warc-dir). Members may share it.
+	WARCDir string `json:"warc_dir,omitempty"`
+	// WARCMaxSize rotates WARC files at this many bytes (default 1 GiB).
+	WARCMaxSize int64 `json:"warc_max_size,omitempty"`
+	// WARCPrefix starts the WARC file names (default "sextant").
+	WARCPrefix string `json:"warc_prefix,omitempty"`
+	// WARCMetadata adds a metadata record with each page's outlinks.
+	WARCMetadata bool `json:"warc_metadata,omitempty"`
 }
 
 // Load reads, defaults and validates a config file. Relative paths are
@@ -239,7 +250,7 @@ func parse(b []byte, id string) (*Config, error) {
 }
 
 func (c *Config) resolvePaths(dir string) {
-	for _, p := range []*string{&c.DataDir, &c.TLS.CA, &c.TLS.Cert, &c.TLS.Key, &c.SeedsFile, &c.CAFile} {
+	for _, p := range []*string{&c.DataDir, &c.TLS.CA, &c.TLS.Cert, &c.TLS.Key, &c.SeedsFile, &c.CAFile, &c.WARCDir} {
 		if *p != "" && !filepath.IsAbs(*p) {
 			*p = filepath.Join(dir, *p)
 		}
@@ -640,6 +651,7 @@ func (c *Config) nodeOptions(lf crawl.LinkFilter, resolve map[string]string) cra
 		Extract:         extract.Options{MaxBytes: c.BodyCap},
 	}
 	o.DUEFsync = c.DUEFsync
+	o.WARCArchive = crawl.WARCArchive{Dir: c.WARCDir, Prefix: c.WARCPrefix, MaxSize: c.WARCMaxSize, Metadata: c.WARCMetadata}
 	if c.DUEFlush != nil {
 		o.DUEFlushInterval = time.Duration(*c.DUEFlush)
 	}
