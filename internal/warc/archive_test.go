@@ -21,7 +21,9 @@ import (
 	"github.com/sextant-crawler/sextant/internal/warc/warctest"
 )
 
-func section(b []byte) *io.SectionReader { return io.NewSectionReader(bytes.NewReader(b), 0, int64(len(b))) }
+func section(b []byte) *io.SectionReader {
+	return io.NewSectionReader(bytes.NewReader(b), 0, int64(len(b)))
+}
 
 func newWriter(t *testing.T, o warc.Options) *warc.Writer {
 	t.Helper()
@@ -446,4 +448,3 @@ func FuzzScanMembers(f *testing.F) {
 		})
 	})
 }
-
