@@ -18,10 +18,9 @@ require (
 	golang.org/x/sync v0.24.0
 	gonum.org/v1/plot v0.17.0
 	google.golang.org/grpc v1.85.0
+	github.com/nlnwa/gowarc/v3 v3.1.0
 	google.golang.org/protobuf v1.36.12
 )
-
-require github.com/nlnwa/gowarc/v3 v3.1.0 // indirect
 
 require (
 	github.com/fxamacker/cbor/v2 v2.9.0 // indirect
