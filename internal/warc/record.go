@@ -140,8 +140,9 @@ func (w *Writer) WriteFetch(f Fetch) (Location, error) {
 		mt = "warc/revisit"
 	}
 	j := &job{}
+	defer j.release()
 	for i, p := range ps {
-		var buf bufferWriter
+		buf := bufferWriter{b: getBuf()}
 		if err := compress(&buf, p, w.o.Level); err != nil {
 			return Location{}, err
 		}
@@ -350,6 +351,26 @@ func requestTarget(raw string) (target, host string) {
 		target = "/" + target
 	}
 	return target, host
+}
+
+// bufPool recycles the compressed records' buffers once written.
+var bufPool sync.Pool // *[]byte
+
+func getBuf() []byte {
+	if p, ok := bufPool.Get().(*[]byte); ok {
+		return (*p)[:0]
+	}
+	return make([]byte, 0, 16<<10)
+}
+
+// release recycles j's buffers (after submit: the file has them).
+func (j *job) release() {
+	for i := range j.members {
+		if b := j.members[i].gz; cap(b) <= 1<<20 { // keep huge ones out of the pool
+			bufPool.Put(&b)
+		}
+		j.members[i].gz = nil
+	}
 }
 
 // gzPools keep one pool of gzip writers per level: a writer's allocation

@@ -42,7 +42,9 @@ type Options struct {
 	// NewID returns a fresh record ID without angle brackets; default a
 	// random urn:uuid.
 	NewID func() string
-	// Level is the gzip level; default gzip.DefaultCompression.
+	// Level is the gzip level; default gzip.BestSpeed (at the default
+	// level, compressing cost a crawl more CPU than extracting links:
+	// docs/bench/warc.md).
 	Level int
 	// Queue is how many fetches may wait for the writer goroutine; default
 	// 64. A full queue makes WriteFetch wait (back-pressure).
@@ -78,7 +80,7 @@ func (o *Options) EnsureDefaults() {
 		o.NewID = newUUID
 	}
 	if o.Level == 0 {
-		o.Level = gzip.DefaultCompression
+		o.Level = gzip.BestSpeed
 	}
 	if o.Queue == 0 {
 		o.Queue = 64
