@@ -16,8 +16,10 @@ import (
 // BenchmarkCrawlWARC is the cost of archiving: the benchmark web of
 // BenchmarkCrawlVsCeiling crawled without and with WARC files, alternately
 // (off, on, off, on: the noise of a shared machine hits both), in the same
-// run. It reports both rates, their ratio (target ≥ 0.85) and the WARC
-// bytes written per page fetched. Run with -benchtime=1x.
+// run. It reports both rates, their ratio (target ≥ 0.85), the CPU time
+// per page of each (the process's, simweb included: the figure a loaded
+// machine disturbs least) and the WARC bytes written per page fetched.
+// Run with -benchtime=1x (SEXTANT_BENCH_HOSTS sets the web's size).
 func BenchmarkCrawlWARC(b *testing.B) {
 	const workers = 64
 	web := benchWeb(b)
@@ -26,7 +28,7 @@ func BenchmarkCrawlWARC(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer srv.Close()
-	crawl := func(warcDir string) (fetches uint64, d time.Duration) {
+	crawl := func(warcDir string) (fetches uint64, d, cpu time.Duration) {
 		lf, err := NewSeedFilter(extract.FilterOptions{Scope: extract.ScopeSuffixes, Suffixes: []string{web.Domain()}, MaxRepeatedSegments: -1}, nil)
 		if err != nil {
 			b.Fatal(err)
@@ -43,7 +45,7 @@ func BenchmarkCrawlWARC(b *testing.B) {
 			b.Fatal(err)
 		}
 		ctx := context.Background()
-		start := time.Now()
+		cpu0, start := cpuTime(), time.Now()
 		if err := n.Seed(ctx, web.Seeds()); err != nil {
 			b.Fatal(err)
 		}
@@ -54,18 +56,18 @@ func BenchmarkCrawlWARC(b *testing.B) {
 		if err := n.Close(); err != nil { // the WARC file is closed and indexed
 			b.Fatal(err)
 		}
-		return st.Fetches, time.Since(start)
+		return st.Fetches, time.Since(start), cpuTime() - cpu0
 	}
 	for i := 0; i < b.N; i++ {
 		var offN, onN uint64
-		var offD, onD time.Duration
+		var offD, onD, offC, onC time.Duration
 		var bytes int64
 		for range 2 {
-			n, d := crawl("")
-			offN, offD = offN+n, offD+d
+			n, d, c := crawl("")
+			offN, offD, offC = offN+n, offD+d, offC+c
 			dir := b.TempDir()
-			n, d = crawl(dir)
-			onN, onD = onN+n, onD+d
+			n, d, c = crawl(dir)
+			onN, onD, onC = onN+n, onD+d, onC+c
 			fs, _ := filepath.Glob(filepath.Join(dir, "*.warc.gz"))
 			for _, f := range fs {
 				if fi, err := os.Stat(f); err == nil {
@@ -78,6 +80,8 @@ func BenchmarkCrawlWARC(b *testing.B) {
 		b.ReportMetric(on, "pages/s-warc")
 		b.ReportMetric(on/off, "ratio")
 		b.ReportMetric(float64(bytes)/float64(onN), "warc-bytes/page")
+		b.ReportMetric(float64(offC.Microseconds())/float64(offN), "cpu-µs/page-off")
+		b.ReportMetric(float64(onC.Microseconds())/float64(onN), "cpu-µs/page-warc")
 		b.Logf("%d hosts: without WARC %d fetches in %v, with %d in %v, %d WARC bytes", web.NumHosts(), offN, offD.Round(time.Millisecond), onN, onD.Round(time.Millisecond), bytes)
 	}
 }
