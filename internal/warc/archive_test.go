@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -14,7 +15,11 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
+	"time"
+
+	"go.uber.org/goleak"
 
 	"github.com/sextant-crawler/sextant/fetcher"
 	"github.com/sextant-crawler/sextant/internal/warc"
@@ -447,4 +452,56 @@ func FuzzScanMembers(f *testing.F) {
 			return nil
 		})
 	})
+}
+
+// Close during concurrent writes: every write either fails with ErrClosed
+// or returns a Location that holds its record in a valid file; the writer
+// goroutine is gone after Close.
+func TestCloseDuringWrites(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	dir := t.TempDir()
+	w := newWriter(t, warc.Options{Dir: dir, Queue: 2, MaxSize: 8 << 10})
+	var mu sync.Mutex
+	var locs []warc.Location
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				loc, err := w.WriteFetch(warc.Fetch{URL: fmt.Sprintf("http://c.test/%d/%d", g, i), StatusCode: 200, Body: section([]byte(fmt.Sprintf("%d-%d", g, i)))})
+				if errors.Is(err, warc.ErrClosed) {
+					return
+				}
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				mu.Lock()
+				locs = append(locs, loc)
+				mu.Unlock()
+			}
+		}()
+	}
+	time.Sleep(50 * time.Millisecond)
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	got := map[string]bool{}
+	recs, err := warctest.ValidateAll(files(t, dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range recs {
+		got[r.ID] = true
+	}
+	for _, l := range locs {
+		if !got[l.RecordID] {
+			t.Errorf("Location %+v: record not in the files", l)
+		}
+	}
+	if len(locs) == 0 {
+		t.Fatal("no write succeeded")
+	}
 }

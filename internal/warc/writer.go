@@ -282,8 +282,8 @@ func (w *Writer) run() {
 			close(j.done)
 		}
 	}
-	if err := w.closeFile(); err != nil {
-		w.o.Logger.Error("warc: closing file", "err", err)
+	if err := w.closeFile(); err != nil && w.err == nil {
+		w.err = err // Close reports it
 	}
 }
 
