@@ -305,7 +305,7 @@ var b32 = base32.StdEncoding
 func digests(head []byte, body *io.SectionReader) (payload, block string, err error) {
 	var ps, bs hash.Hash = sha1.New(), sha1.New()
 	bs.Write(head)
-	if _, err := io.Copy(io.MultiWriter(ps, bs), io.NewSectionReader(body, 0, body.Size())); err != nil {
+	if _, err := copyBody(io.MultiWriter(ps, bs), body); err != nil {
 		return "", "", fmt.Errorf("warc: reading body: %w", err)
 	}
 	return "sha1:" + b32.EncodeToString(ps.Sum(nil)), "sha1:" + b32.EncodeToString(bs.Sum(nil)), nil
@@ -373,6 +373,17 @@ func (j *job) release() {
 	}
 }
 
+// copyBufs are io.Copy's buffers: a SectionReader is no WriterTo, so
+// io.Copy would allocate 32 KiB for every body read (twice per record).
+var copyBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
+
+// copyBody copies all of body (from its start) to dst.
+func copyBody(dst io.Writer, body *io.SectionReader) (int64, error) {
+	b := copyBufs.Get().(*[]byte)
+	defer copyBufs.Put(b)
+	return io.CopyBuffer(dst, io.NewSectionReader(body, 0, body.Size()), *b)
+}
+
 // gzPools keep one pool of gzip writers per level: a writer's allocation
 // is ~800 KB, too much for every record.
 var gzPools sync.Map // level -> *sync.Pool
@@ -407,7 +418,7 @@ func compress(dst io.Writer, p *pending, level int) error {
 	size := int64(len(p.head)) + p.body.Size()
 	fmt.Fprintf(bw, "WARC-Block-Digest: %s\r\nContent-Length: %d\r\n\r\n", p.blockDigest, size)
 	bw.Write(p.head)
-	if _, err := io.Copy(bw, io.NewSectionReader(p.body, 0, p.body.Size())); err != nil {
+	if _, err := copyBody(bw, p.body); err != nil {
 		return fmt.Errorf("warc: reading body: %w", err)
 	}
 	bw.WriteString("\r\n\r\n")
