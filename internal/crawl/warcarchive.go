@@ -102,7 +102,11 @@ func warcFetch(rawURL string, start time.Time, resp *fetcher.Response) warc.Fetc
 // fatal, as a crawl log line is: the URL is requeued, not fetched without
 // its record; a fetch the writer refuses (a field it cannot write) is
 // logged and counted.
-func (w *worker) archive(rawURL string, start time.Time, resp *fetcher.Response) error {
+//
+// startArchive queues the records (the body is read before it returns)
+// and returns the wait for them: the worker routes the page's links while
+// the writer goroutine writes, then waits before the crawl log line.
+func (w *worker) startArchive(rawURL string, start time.Time, resp *fetcher.Response) (wait func() error) {
 	n := w.n
 	f := warcFetch(rawURL, start, resp)
 	if n.opts.WARCArchive.Metadata {
@@ -110,9 +114,22 @@ func (w *worker) archive(rawURL string, start time.Time, resp *fetcher.Response)
 			f.Outlinks = append(f.Outlinks, l.String())
 		}
 	}
+	done := func(loc warc.Location, err error) error {
+		w.warcLoc, w.warcOK = loc, err == nil
+		return n.warcResult(rawURL, err)
+	}
+	if s, ok := n.opts.WARC.(warcStarter); ok {
+		finish := s.StartFetch(f)
+		return func() error { return done(finish()) }
+	}
 	loc, err := n.opts.WARC.WriteFetch(f)
-	w.warcLoc, w.warcOK = loc, err == nil
-	return n.warcResult(rawURL, err)
+	return func() error { return done(loc, err) }
+}
+
+// warcStarter is a WARCWriter that can queue a fetch and be waited for
+// later (warc.Writer).
+type warcStarter interface {
+	StartFetch(f warc.Fetch) func() (warc.Location, error)
 }
 
 // archiveRobots is the fetcher's OnRobotsResponse: robots.txt responses

@@ -271,16 +271,19 @@ func (w *worker) fetch(ctx context.Context, l frontier.Lease, u *urlnorm.URL, ru
 		e.Note = "truncated " + e.Note
 	}
 	w.warcLoc, w.warcOK = warc.Location{}, false
+	archived := func() error { return nil }
 	if n.opts.WARC != nil {
-		// Before the crawl log line: a logged fetch is archived.
-		if err := w.archive(l.URL, start, resp); err != nil {
-			return res, err
-		}
+		archived = w.startArchive(l.URL, start, resp)
 	}
 	e.Links = len(w.links)
 	if d := childDepth(l.Depth); n.opts.MaxDepth > 0 && int(d) > n.opts.MaxDepth {
 		n.metrics.LinksTooDeep.Add(uint64(len(w.links)))
 	} else if err := w.route(ctx, w.links, d); err != nil {
+		archived()
+		return res, err
+	}
+	// Before the crawl log line: a logged fetch is archived.
+	if err := archived(); err != nil {
 		return res, err
 	}
 	if err := w.logFetch(e, outcome, resp.Duration, resp.Bytes); err != nil {

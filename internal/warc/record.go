@@ -65,9 +65,24 @@ const ProfileIdenticalPayload = "http://netpreserve.org/warc/1.1/revisit/identic
 // only the HTTP head), its request record and, with Outlinks, a metadata
 // record. It returns when the records are in the file (in the OS: they
 // survive kill -9 of this process).
-func (w *Writer) WriteFetch(f Fetch) (Location, error) {
+func (w *Writer) WriteFetch(f Fetch) (Location, error) { return w.StartFetch(f)() }
+
+// StartFetch is WriteFetch in two halves: it builds and compresses f's
+// records (f's body is not read after it returns) and queues them; the
+// function it returns waits until they are written and returns their
+// Location. Call it exactly once. The caller may do other work between
+// the two (a crawl worker routes the page's links).
+func (w *Writer) StartFetch(f Fetch) func() (Location, error) {
+	loc, err := w.startFetch(f)
+	if err != nil {
+		return func() (Location, error) { return Location{}, err }
+	}
+	return loc
+}
+
+func (w *Writer) startFetch(f Fetch) (func() (Location, error), error) {
 	if f.URL == "" || f.StatusCode < 100 || f.StatusCode > 999 {
-		return Location{}, fmt.Errorf("%w: url %q status %d", ErrBadFetch, f.URL, f.StatusCode)
+		return nil, fmt.Errorf("%w: url %q status %d", ErrBadFetch, f.URL, f.StatusCode)
 	}
 	if f.Date.IsZero() {
 		f.Date = w.o.Now()
@@ -84,14 +99,14 @@ func (w *Writer) WriteFetch(f Fetch) (Location, error) {
 	respHead := responseHead(proto, f.StatusCode, f.Status, f.Header)
 	payloadDigest, blockDigest, err := digests(respHead, body)
 	if err != nil {
-		return Location{}, err
+		return nil, err
 	}
 	common := []Field{{"WARC-Target-URI", f.URL}, {"WARC-Date", date}}
 	if f.IP != "" {
 		common = append(common, Field{"WARC-IP-Address", f.IP})
 	}
 	if err := checkFields(common); err != nil {
-		return Location{}, err
+		return nil, err
 	}
 	resp := &pending{typ: "response", id: "<" + w.o.NewID() + ">", head: respHead, body: body, blockDigest: blockDigest}
 	resp.fields = append(append(resp.fields, common...),
@@ -140,11 +155,11 @@ func (w *Writer) WriteFetch(f Fetch) (Location, error) {
 		mt = "warc/revisit"
 	}
 	j := &job{}
-	defer j.release()
 	for i, p := range ps {
 		buf := bufferWriter{b: getBuf()}
 		if err := compress(&buf, p, w.o.Level); err != nil {
-			return Location{}, err
+			j.release()
+			return nil, err
 		}
 		m := member{gz: buf.b, id: p.id}
 		if i == 0 {
@@ -152,9 +167,23 @@ func (w *Writer) WriteFetch(f Fetch) (Location, error) {
 		}
 		j.members = append(j.members, m)
 	}
-	if err := w.submit(j); err != nil {
-		return Location{}, err
+	if err := w.enqueue(j); err != nil {
+		j.release()
+		return nil, err
 	}
+	return func() (Location, error) {
+		<-j.done
+		defer j.release()
+		if j.err != nil {
+			return Location{}, j.err
+		}
+		return w.fetchDone(j, payloadDigest, revisit, resp.id, f, date, body), nil
+	}, nil
+}
+
+// fetchDone counts a written fetch, remembers its payload and returns its
+// Location.
+func (w *Writer) fetchDone(j *job, payloadDigest string, revisit bool, respID string, f Fetch, date string, body *io.SectionReader) Location {
 	loc := j.locs[0]
 	loc.PayloadDigest, loc.Revisit = payloadDigest, revisit
 	w.mu.Lock()
@@ -164,9 +193,9 @@ func (w *Writer) WriteFetch(f Fetch) (Location, error) {
 	}
 	w.mu.Unlock()
 	if w.seen != nil && !revisit && body.Size() > 0 && !f.Truncated {
-		w.seen.put(payloadDigest, digestEntry{id: resp.id, uri: f.URL, date: date})
+		w.seen.put(payloadDigest, digestEntry{id: respID, uri: f.URL, date: date})
 	}
-	return loc, nil
+	return loc
 }
 
 // WriteRecord writes one record of any type and returns its location.

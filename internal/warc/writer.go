@@ -237,16 +237,24 @@ type member struct {
 
 // submit hands j to the writer goroutine and waits until it is written.
 func (w *Writer) submit(j *job) error {
+	if err := w.enqueue(j); err != nil {
+		return err
+	}
+	<-j.done
+	return j.err
+}
+
+// enqueue hands j to the writer goroutine (waiting while the queue is
+// full); j.done is closed once j is written.
+func (w *Writer) enqueue(j *job) error {
 	j.done = make(chan struct{})
 	w.sendMu.RLock()
+	defer w.sendMu.RUnlock()
 	if w.closed {
-		w.sendMu.RUnlock()
 		return ErrClosed
 	}
 	w.jobs <- j
-	w.sendMu.RUnlock()
-	<-j.done
-	return j.err
+	return nil
 }
 
 // run owns the files: it writes queued jobs in batches and flushes after
