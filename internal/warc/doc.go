@@ -30,7 +30,9 @@
 // memory. WriteFetch returns once its records are in the file (written to
 // the OS, so they survive kill -9 of the process; not fsynced) with their
 // Location: file name, offset and length of the response record's member,
-// record ID, payload digest — what a crawl log line needs.
+// record ID, payload digest — what a crawl log line needs. StartFetch
+// splits the call: it compresses and queues at once and returns the wait,
+// so that the caller can work while the writer writes.
 //
 // Crash repair: NewWriter closes the files of its Prefix and NodeID that
 // a crash left open, cut after their last complete record (a torn member
