@@ -150,6 +150,14 @@ type Response struct {
 	Location string
 	// Body holds the decoded body (possibly truncated); never nil.
 	Body *RewindBuffer
+	// Wire holds the body as received (content-encoded, transfer-coding
+	// removed) when Options.KeepWire is set and it differs from Body (a
+	// Content-Encoding was decoded); nil otherwise. See WireBody.
+	Wire *RewindBuffer
+	// RequestHeader is the header sent (Host excepted); do not modify it.
+	RequestHeader http.Header
+	// StatusText is the status line's code and reason ("200 OK").
+	StatusText string
 	// Duration is the time from the request to the end of the body.
 	Duration time.Duration
 	// Truncated reports that the body hit BodyCap or DecompressCap.
@@ -174,7 +182,19 @@ func (r *Response) Close() error {
 	if r == nil || r.Body == nil {
 		return nil
 	}
+	if r.Wire != nil {
+		r.Wire.Close()
+	}
 	return r.Body.Close()
+}
+
+// WireBody reads the body as received: Wire if it was kept, else Body
+// (which then is the body as received).
+func (r *Response) WireBody() *io.SectionReader {
+	if r.Wire != nil {
+		return r.Wire.NewReader()
+	}
+	return r.Body.NewReader()
 }
 
 // acceptEncoding is what we can decode with caps.
@@ -300,12 +320,14 @@ func (f *Fetcher) get(parent context.Context, u *url.URL, bodyCap, decodeCap int
 		f.stats.http2.add(1)
 	}
 	r := &Response{
-		RemoteIP: remote,
-		Status:   hr.StatusCode,
-		Header:   hr.Header,
-		Proto:    hr.Proto,
-		Proxied:  proxied,
-		Body:     NewRewindBuffer(f.opts.MemThreshold, f.opts.TempDir),
+		RemoteIP:      remote,
+		RequestHeader: req.Header,
+		StatusText:    hr.Status,
+		Status:        hr.StatusCode,
+		Header:        hr.Header,
+		Proto:         hr.Proto,
+		Proxied:       proxied,
+		Body:          NewRewindBuffer(f.opts.MemThreshold, f.opts.TempDir),
 	}
 	if hr.StatusCode >= 300 && hr.StatusCode < 400 {
 		if loc := hr.Header.Get("Location"); loc != "" {
@@ -315,7 +337,7 @@ func (f *Fetcher) get(parent context.Context, u *url.URL, bodyCap, decodeCap int
 		}
 	}
 	if err := f.readBody(r, hr, bodyCap, decodeCap); err != nil {
-		r.Body.Close()
+		r.Close()
 		return nil, classify(err, parent)
 	}
 	r.ContentType, r.Charset = contentType(hr.Header.Get("Content-Type"), r.Body)
@@ -333,7 +355,12 @@ func (f *Fetcher) readBody(r *Response, hr *http.Response, bodyCap, decodeCap in
 	}()
 	// Several Content-Encoding lines are one list (RFC 9110 §5.3).
 	ce := strings.Join(hr.Header.Values("Content-Encoding"), ",")
-	dec, err := newDecoder(ce, wire)
+	var src io.Reader = wire
+	if f.opts.KeepWire && ce != "" && !strings.EqualFold(ce, "identity") {
+		r.Wire = NewRewindBuffer(f.opts.MemThreshold, f.opts.TempDir)
+		src = io.TeeReader(wire, r.Wire)
+	}
+	dec, err := newDecoder(ce, src)
 	if err != nil {
 		switch {
 		case errors.Is(err, ErrTooManyEncodings):
@@ -356,6 +383,11 @@ func (f *Fetcher) readBody(r *Response, hr *http.Response, bodyCap, decodeCap in
 		r.Body.sizeHint(min(hr.ContentLength, decodeCap))
 	}
 	_, err = io.Copy(r.Body, out)
+	if r.Wire != nil && err == nil && !out.hitCap {
+		// Bytes after the encoded stream (the decoder stops at its end)
+		// are part of the body as received.
+		_, err = io.Copy(io.Discard, src)
+	}
 	f.stats.bodyBytes.add(r.Body.Len())
 	if r.Body.Spilled() {
 		f.stats.spilled.add(1)

@@ -174,6 +174,15 @@ type Options struct {
 	// allow all (default 30 days).
 	RobotsUnreachable time.Duration
 
+	// KeepWire keeps the body as received (still content-encoded) in
+	// Response.Wire beside the decoded Body, for archiving (WARC). It costs
+	// a second buffer only for content-encoded responses; off, nothing.
+	KeepWire bool
+	// OnRobotsResponse, if set, is called with every robots.txt response
+	// (each hop of a redirect chain) before it is closed, from the
+	// goroutine that asked for the rules; it must not keep the Response.
+	OnRobotsResponse func(*Response)
+
 	// Logger receives debug events (default: discard).
 	Logger *slog.Logger
 	// Now is the clock for caches (default time.Now). Tests fake it.

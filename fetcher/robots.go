@@ -281,6 +281,10 @@ func (f *Fetcher) fetchRobots(ctx context.Context, key string, prev *RobotsRules
 			}
 			return &RobotsRules{Outcome: RobotsUnreachable, Err: err, Redirect: via}, home, sent, nil
 		}
+		if f.opts.OnRobotsResponse != nil {
+			resp.URL = u.String()
+			f.opts.OnRobotsResponse(resp)
+		}
 		rules, next := f.robotsFromResponse(resp, u)
 		resp.Close()
 		status = resp.Status

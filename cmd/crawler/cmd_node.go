@@ -65,6 +65,7 @@ data dir resumes.`)
 	listen := f.String("listen", "", "gRPC (mTLS) listen address, overriding the config's \"listen\" (default: this member's addr if it is an IP or localhost, else :PORT on every interface)")
 	force := f.Bool("force", false, "take over a data dir made by another run (crawl, demo, another node or seeds): its IDENTITY is rewritten, with a warning")
 	etcd := addEtcdFlags(f)
+	warcDir := f.String("warc-dir", "", "archive every fetch as WARC files in this directory, overriding the config's \"warc_dir\"")
 	skipCheck := f.Bool("skip-check", false, "open the data dir without reading every frontier key and spool entry to verify them (0.2-0.5 s per million queued URLs saved); run 'crawler fsck' after anything worse than a crash")
 	if err := f.parse(args); err != nil {
 		return err
@@ -90,6 +91,9 @@ data dir resumes.`)
 	}
 	if err := etcd.apply(cfg); err != nil {
 		return usagef("%s", oneLine(err))
+	}
+	if *warcDir != "" {
+		cfg.WARCDir = *warcDir
 	}
 	fenv := *env
 	fenv.forceIdentity, fenv.skipCheck = *force, *skipCheck

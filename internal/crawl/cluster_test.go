@@ -15,6 +15,13 @@ import (
 // cluster CA, each in its own data dir under root.
 func startCluster(t *testing.T, root string, n int, srv *simweb.Server, domain string) []*Member {
 	t.Helper()
+	return startClusterWith(t, root, n, srv, domain, nil)
+}
+
+// startClusterWith is startCluster with each node's options passed through
+// edit (if not nil) first.
+func startClusterWith(t *testing.T, root string, n int, srv *simweb.Server, domain string, edit func(*Options)) []*Member {
+	t.Helper()
 	members, seats, err := LoopbackCluster(filepath.Join(root, "pki"), n)
 	if err != nil {
 		t.Fatal(err)
@@ -23,6 +30,9 @@ func startCluster(t *testing.T, root string, n int, srv *simweb.Server, domain s
 	for i, seat := range seats {
 		o := testNodeOptions(t, filepath.Join(root, seat.ID), srv, domain)
 		o.Workers = 8
+		if edit != nil {
+			edit(&o)
+		}
 		m, err := StartMember(MemberOptions{Node: o, Self: seat.ID, Members: members, TLS: seat.TLS, Listener: seat.Listener, PeerCacheSize: 1024})
 		if err != nil {
 			t.Fatal(err)

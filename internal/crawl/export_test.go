@@ -198,20 +198,14 @@ type locatingWARC struct {
 	n  int64
 }
 
-func (w *locatingWARC) WriteFetch(f warc.Fetch) (string, error) {
+func (w *locatingWARC) WriteFetch(f warc.Fetch) (warc.Location, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.n++
-	return fmt.Sprintf("<urn:uuid:%d>", w.n), nil
+	return warc.Location{File: "TEST-n1-00001.warc.gz", Offset: 1000 * w.n, PayloadDigest: fmt.Sprintf("sha1:REC%d", w.n)}, nil
 }
 
-func (w *locatingWARC) Location(rid string) (string, int64, string, bool) {
-	var n int64
-	fmt.Sscanf(rid, "<urn:uuid:%d>", &n)
-	return "TEST-n1-00001.warc.gz", 1000 * n, fmt.Sprintf("sha1:REC%d", n), true
-}
-
-// A WARC writer that implements WARCLocator has each fetch's line record
+// A WARC writer's Location has each fetch's line record
 // the file and offset of its response record, and its payload digest.
 func TestCrawlLogWARCLocation(t *testing.T) {
 	site := newSpecSite(t)

@@ -55,7 +55,7 @@ type Splitter interface {
 
 // WARCWriter archives fetched responses (internal/warc.Writer is one).
 type WARCWriter interface {
-	WriteFetch(f warc.Fetch) (string, error)
+	WriteFetch(f warc.Fetch) (warc.Location, error)
 }
 
 // LinkFilter decides whether a discovered URL may be crawled at all
@@ -169,9 +169,12 @@ type Options struct {
 	// Filter and Splitter: see their types.
 	Filter   LinkFilter
 	Splitter Splitter
-	// WARC, if set, receives every fetched response (request and response
-	// records); the node does not close it.
+	// WARC, if set, receives every fetched response, robots.txt included
+	// (request and response records); the node does not close it.
 	WARC WARCWriter
+	// WARCArchive, with a Dir, makes the node write WARC files itself
+	// (warcarchive.go).
+	WARCArchive WARCArchive
 	// FrontObserverBatch, if set, is called once per page with the
 	// fingerprints of the page's links looked up in the front caches, in
 	// order (e.g. a live miss-ratio curve estimator; one call per page, so
@@ -312,6 +315,9 @@ func (o *Options) Validate() error {
 	if err := validateNoFollow(o.NoFollow); err != nil {
 		errs = append(errs, err)
 	}
+	if err := o.WARCArchive.validate(); err != nil {
+		errs = append(errs, err)
+	}
 	eo := o.extractOptions()
 	if err := eo.Validate(); err != nil {
 		errs = append(errs, fmt.Errorf("%w: %w", ErrInvalidOptions, err))
@@ -339,6 +345,7 @@ type Node struct {
 	sm      sitemapState
 	started time.Time
 	fence   func() (bool, string) // set by a Member with a Control (fence.go); nil: always held
+	warcOwn *warc.Writer          // opened by the node (Options.WARCArchive)
 }
 
 // Open opens (or resumes) a node in opts.DataDir.
@@ -399,12 +406,22 @@ func Open(opts Options) (*Node, error) {
 		n.fr.Close()
 		return nil, fmt.Errorf("crawl: DUE %s: %w (if it is damaged, 'crawler fsck --data %s --repair' rebuilds it)", filepath.Join(opts.DataDir, dueDir), err, opts.DataDir)
 	}
-	fo := opts.Fetcher
+	if err := n.openWARC(); err != nil {
+		n.due.Close()
+		n.fr.Close()
+		return nil, err
+	}
+	fo := n.opts.Fetcher
+	if n.opts.WARC != nil {
+		fo.KeepWire = true
+		fo.OnRobotsResponse = n.archiveRobots
+	}
 	if fo.RobotsHostGate == nil && !fo.RobotsCrossHostRedirects {
 		// robots.txt redirects to another host wait for its slot.
 		fo.RobotsHostGate = (*robotsGate)(n)
 	}
 	if n.ft, err = fetcher.New(fo); err != nil {
+		n.closeWARC()
 		n.due.Close()
 		n.fr.Close()
 		return nil, fmt.Errorf("crawl: fetcher: %w", err)
@@ -412,6 +429,7 @@ func Open(opts Options) (*Node, error) {
 	n.loadRobots()
 	if n.log = opts.CrawlLog; n.log == nil {
 		if n.log, err = OpenCrawlLog(filepath.Join(opts.DataDir, crawlLogFile)); err != nil {
+			n.closeWARC()
 			n.due.Close()
 			n.fr.Close()
 			return nil, err
@@ -459,7 +477,7 @@ func (n *Node) Close() error {
 	if err := n.saveRobots(); err != nil {
 		n.opts.Logf("%v", err) // costs robots.txt re-fetches after a restart, not URLs
 	}
-	errs = append(errs, n.due.Close(), n.fr.Close())
+	errs = append(errs, n.due.Close(), n.fr.Close(), n.closeWARC())
 	if n.own {
 		errs = append(errs, n.log.Close())
 	}

@@ -52,6 +52,7 @@ type NodeFlags struct {
 	factor                                float64
 	resolve, suffixes, allow, deny        listFlag
 	caFile                                string
+	warc                                  WARCArchive // --warc-*
 }
 
 // listFlag is a repeatable (and comma-separated) string flag.
@@ -110,6 +111,10 @@ func AddNodeFlags(fs *flag.FlagSet) *NodeFlags {
 	fs.BoolVar(&f.skipCheck, "skip-check", false, "open without reading every frontier key (and spool entry) to verify it: 0.2-0.5 s per million queued URLs saved; a damaged block is then found mid-crawl or by 'crawler fsck' instead (the cheap cross-checks still run)")
 	fs.StringVar(&f.caFile, "ca-file", "", "PEM file of CA certificates to trust for HTTPS, in addition to the system roots (e.g. simweb --ca-out)")
 	fs.BoolVar(&f.dueFsync, "due-fsync", false, "fsync the DUE's log before each batch of discovered URLs is acknowledged (survives power loss; slower). Default: written to the OS first (survives kill -9), fsynced before every merge")
+	fs.StringVar(&f.warc.Dir, "warc-dir", "", "archive every fetch, robots.txt included, as WARC/1.1 files (.warc.gz, a CDXJ index beside each) in this directory; off by default")
+	fs.Int64Var(&f.warc.MaxSize, "warc-max-size", 1<<30, "start a new WARC file once one reaches this many bytes")
+	fs.StringVar(&f.warc.Prefix, "warc-prefix", "sextant", "WARC file name prefix (files are PREFIX-NODEID-TIMESTAMP-SERIAL.warc.gz)")
+	fs.BoolVar(&f.warc.Metadata, "warc-metadata", false, "add a metadata record with each page's outlinks")
 	fs.StringVar(&f.sitemaps, "sitemaps", SitemapsOn, "read sitemaps: on (robots.txt Sitemap: lines, else /sitemap.xml, once per host; the URLs they list are crawled under the same scope and rules) or off")
 	return f
 }
@@ -257,6 +262,7 @@ func (f *NodeFlags) Options(seeds []string) (Options, error) {
 		PolitenessKey:    f.politenessKey,
 		Sitemaps:         f.sitemaps,
 		Filter:           lf,
+		WARCArchive:      f.warc,
 	}
 	if len(errs) > 0 {
 		return o, errors.Join(errs...)

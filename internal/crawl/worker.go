@@ -77,6 +77,10 @@ type worker struct {
 	// links are annotated with it as via. Empty for seeds.
 	cur string
 	ca  annot
+	// warcLoc is where the page's response (or revisit) record went, for
+	// its crawl log line; warcOK says it was written.
+	warcLoc warc.Location
+	warcOK  bool
 }
 
 func (n *Node) newWorker(id int) *worker {
@@ -262,29 +266,8 @@ func (w *worker) fetch(ctx context.Context, l frontier.Lease, u *urlnorm.URL, ru
 			return frontier.Result{}, fmt.Errorf("crawl: frontier release: %w", err)
 		}
 	}
-	var loc warcLoc
-	if n.opts.WARC != nil {
-		rid, werr := n.opts.WARC.WriteFetch(warc.Fetch{URL: l.URL, Date: start, StatusCode: resp.Status,
-			Header: resp.Header, Body: resp.Body.NewReader()})
-		if werr != nil {
-			n.metrics.WARCErrors.Add(1)
-			n.opts.Logf("crawl: warc: %v", werr)
-		} else {
-			n.metrics.WARCRecords.Add(1)
-			loc = w.warcLocOf(rid)
-		}
-	}
 	e := w.entry(LogEntry{Time: time.Now(), Node: n.opts.ID, URL: l.URL, Status: resp.Status, Bytes: resp.Bytes,
-		ContentType: resp.ContentType, Duration: resp.Duration, Proto: resp.Proto,
-		WARCFile: loc.file, WARCOffset: loc.offset})
-	if e.Digest = loc.digest; e.Digest == "" {
-		var derr error
-		if e.Digest, derr = payloadDigest(resp.Body.NewReader()); derr != nil {
-			// The body's spill file failed to read back: the line goes
-			// without a digest rather than stop the node over it.
-			n.opts.Logf("crawl: digest of %s: %v", l.URL, derr)
-		}
-	}
+		ContentType: resp.ContentType, Duration: resp.Duration, Proto: resp.Proto})
 	res := frontier.Result{Duration: resp.Duration, CrawlDelay: rules.CrawlDelay()}
 	w.links, w.kinds, w.page, w.pageOK, w.routed = w.links[:0], w.kinds[:0], extract.Result{}, false, 0
 	var outcome *atomic.Uint64
@@ -323,9 +306,30 @@ func (w *worker) fetch(ctx context.Context, l frontier.Lease, u *urlnorm.URL, ru
 	if resp.Truncated {
 		e.Note = "truncated " + e.Note
 	}
+	w.warcLoc, w.warcOK = warc.Location{}, false
+	archived := func() error { return nil }
+	if n.opts.WARC != nil {
+		archived = w.startArchive(l.URL, start, resp)
+	}
 	e.Links = w.routed + len(w.links)
 	if err := w.routeLinks(ctx, childDepth(l.Depth)); err != nil {
+		archived()
 		return res, err
+	}
+	// Before the crawl log line: a logged fetch is archived.
+	if err := archived(); err != nil {
+		return res, err
+	}
+	if w.warcOK {
+		e.WARCFile, e.WARCOffset, e.Digest = w.warcLoc.File, w.warcLoc.Offset, w.warcLoc.PayloadDigest
+	}
+	if e.Digest == "" {
+		var derr error
+		if e.Digest, derr = payloadDigest(resp.Body.NewReader()); derr != nil {
+			// The body's spill file failed to read back: the line goes
+			// without a digest rather than stop the node over it.
+			n.opts.Logf("crawl: digest of %s: %v", l.URL, derr)
+		}
 	}
 	if err := w.logFetch(e, outcome, resp.Duration, resp.Bytes); err != nil {
 		return res, err

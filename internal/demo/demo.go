@@ -72,7 +72,7 @@ type Options struct {
 	// cachesim`. Set DataDir too, or the traces are removed with it.
 	Traces bool
 	// WARCDir, if set, makes every node archive its fetches as WARC/1.1
-	// files WARCDir/<node>-*.warc.gz. Off by default.
+	// files WARCDir/sextant-<node>-*.warc.gz (and .cdxj indexes). Off by default.
 	WARCDir string
 	// StatusAddr is where the live status pages (one per node, with live
 	// miss-ratio curves) are served; default "127.0.0.1:0"; "off" disables
@@ -333,7 +333,7 @@ func startMembers(o Options, web *simweb.Web, srv *simweb.Server, traces *[]*tra
 		if err == nil && o.WARCDir != "" {
 			var w *warc.Writer
 			if err = os.MkdirAll(o.WARCDir, 0o755); err == nil {
-				w, err = warc.NewWriter(warc.Options{Dir: o.WARCDir, Prefix: ids[i]})
+				w, err = warc.NewWriter(warc.Options{Dir: o.WARCDir, NodeID: ids[i], Software: "sextant/" + crawl.Version()})
 			}
 			if err == nil {
 				*warcs = append(*warcs, w)

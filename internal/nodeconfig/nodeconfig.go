@@ -190,6 +190,16 @@ type Config struct {
 
 	// Etcd, if set, fences the node on etcd (etcd.go).
 	Etcd *Etcd `json:"etcd,omitempty"`
+	// WARCDir, if set, archives every fetch (robots.txt included) as
+	// WARC files PREFIX-ID-TIMESTAMP-SERIAL.warc.gz with a .cdxj index
+	// beside each (crawl --warc-dir). Members may share it.
+	WARCDir string `json:"warc_dir,omitempty"`
+	// WARCMaxSize rotates WARC files at this many bytes (default 1 GiB).
+	WARCMaxSize int64 `json:"warc_max_size,omitempty"`
+	// WARCPrefix starts the WARC file names (default "sextant").
+	WARCPrefix string `json:"warc_prefix,omitempty"`
+	// WARCMetadata adds a metadata record with each page's outlinks.
+	WARCMetadata bool `json:"warc_metadata,omitempty"`
 }
 
 // Load reads, defaults and validates a config file. Relative paths are
@@ -242,7 +252,7 @@ func parse(b []byte, id string) (*Config, error) {
 }
 
 func (c *Config) resolvePaths(dir string) {
-	ps := []*string{&c.DataDir, &c.TLS.CA, &c.TLS.Cert, &c.TLS.Key, &c.SeedsFile, &c.CAFile}
+	ps := []*string{&c.DataDir, &c.TLS.CA, &c.TLS.Cert, &c.TLS.Key, &c.SeedsFile, &c.CAFile, &c.WARCDir}
 	if c.Etcd != nil {
 		ps = append(ps, &c.Etcd.TLS.CA, &c.Etcd.TLS.Cert, &c.Etcd.TLS.Key)
 	}
@@ -648,6 +658,7 @@ func (c *Config) nodeOptions(lf crawl.LinkFilter, resolve map[string]string) cra
 		Extract:         extract.Options{MaxBytes: c.BodyCap},
 	}
 	o.DUEFsync = c.DUEFsync
+	o.WARCArchive = crawl.WARCArchive{Dir: c.WARCDir, Prefix: c.WARCPrefix, MaxSize: c.WARCMaxSize, Metadata: c.WARCMetadata}
 	if c.DUEFlush != nil {
 		o.DUEFlushInterval = time.Duration(*c.DUEFlush)
 	}

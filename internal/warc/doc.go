@@ -1,45 +1,67 @@
 // Package warc writes crawled fetches as WARC/1.1 files (ISO 28500:2017,
-// "The WARC Format 1.1", IIPC) and reads WARC files back.
+// "The WARC Format 1.1", IIPC), indexes them as CDXJ and reads them back.
 //
 // # Writing
 //
-// A Writer owns a directory and writes files named
-// <Prefix>-<YYYYMMDDhhmmss>-<serial>.warc.gz, each opened with a warcinfo
-// record (which every other record of the file names in WARC-Warcinfo-ID)
-// and closed (renamed from .warc.gz.open) when it passes MaxSize or
-// when the Writer closes. Every record is its own gzip member, so a file
-// can be read from any record's offset (what CDX indexes rely on).
+// A Writer owns the files PREFIX-NODEID-TIMESTAMP-SERIAL.warc.gz of a
+// directory (Heritrix's naming; TIMESTAMP has 17 digits, milliseconds),
+// each opened with a warcinfo record (software, format and Options.Info:
+// the crawl's settings) and renamed from .warc.gz.open when it passes
+// MaxSize or when the Writer closes. Every record is its own gzip member,
+// so a file can be read from any record's offset (what CDX indexes rely
+// on).
 //
 // WriteFetch writes a response record and its request record (linked by
-// WARC-Concurrent-To), each with WARC-Block-Digest and the response with
-// WARC-Payload-Digest: "sha1:" and the base32 SHA-1, as every WARC tool
-// writes them.
+// WARC-Concurrent-To), and a metadata record of the page's outlinks if
+// given. The response is recorded as received: the status line and
+// header the server sent (net/http's canonical names, in sorted order:
+// it keeps no order), the body still content-encoded (gzip, br...) and
+// without its transfer coding (WARC 1.1 §6.3.2), WARC-Truncated: length
+// when a size cap cut it. WARC-Payload-Digest is the SHA-1 (base32) of
+// that body, WARC-Block-Digest of the whole block. A payload already
+// written by this Writer (remembered among the last RevisitMemory
+// digests) is written as a revisit record (identical-payload-digest
+// profile, WARC-Refers-To, -Target-URI, -Date) holding only the HTTP head.
 //
-// Decoded payloads: the crawler keeps a response body only after removing
-// its Content-Encoding (gzip, br, zstd) and Transfer-Encoding (chunked), so
-// the response record holds the DECODED body. To keep the record a valid
-// HTTP message, WriteFetch removes Content-Encoding and Transfer-Encoding
-// from the recorded headers, sets Content-Length to the decoded length, and
-// keeps the original values as X-Sextant-Orig-Content-Encoding,
-// X-Sextant-Orig-Transfer-Encoding and X-Sextant-Orig-Content-Length (the
-// convention of archives that rewrite headers: original value under a
-// prefixed name). The payload digest is therefore the digest of the decoded
-// body. Fetch.Raw turns this off for bodies that were not decoded.
+// Pipeline: callers compute digests and compress their records in their
+// own goroutine; one writer goroutine appends them to the file, flushes
+// once per batch of waiting calls and rotates files; the queue (Options.
+// Queue) is bounded, so a slow disk slows the callers instead of growing
+// memory. WriteFetch returns once its records are in the file (written to
+// the OS, so they survive kill -9 of the process; not fsynced) with their
+// Location: file name, offset and length of the response record's member,
+// record ID, payload digest — what a crawl log line needs. StartFetch
+// splits the call: it compresses and queues at once and returns the wait,
+// so that the caller can work while the writer writes.
+//
+// Crash repair: NewWriter closes the files of its Prefix and NodeID that
+// a crash left open, cut after their last complete record (a torn member
+// or a member that is not one whole record is removed), and indexes them.
+// Several Writers (nodes) may share a directory with distinct NodeIDs.
+//
+// # Indexes
+//
+// Beside each file, NAME.cdxj has one line per response and revisit
+// record: the SURT key (see SURT), a 14-digit timestamp and a JSON block
+// with url, mime, status, digest, length, offset and filename, as pywb
+// reads them; lines are sorted when the file closes. IndexLines and
+// WriteIndex rebuild an index from a file (crawler cdx).
 //
 // # Caller's duties and concurrency
 //
-// One Writer per node; WriteFetch and WriteRecord are safe for concurrent
-// use (digests are computed outside the lock, records are written whole
-// under it). Close flushes and closes the current file; after Close every
-// write fails with ErrClosed. Bodies are read twice (digest, then write),
-// so they are given as *io.SectionReader (the fetcher's
-// RewindBuffer.NewReader()).
+// A Writer is safe for concurrent use and must be Closed: Close writes
+// what is queued, closes the current file and waits for the writer
+// goroutine. After Close every write fails with ErrClosed. A write error
+// (disk full) is sticky: the file's tail is then unknown, and the caller
+// should stop (a crawl node treats it like a crawl log failure). Bodies are
+// read twice (digest, then compression), so they are given as
+// *io.SectionReader.
 //
 // # Reading
 //
 // Reader reads WARC 1.0 and 1.1 records from plain or gzip files (any
-// number of members); it is what the tests use to round-trip files, and is
-// fuzzed.
+// number of members); ScanMembers walks a .warc.gz member by member with
+// exact offsets. Both are fuzzed.
 //
 // Header fields: Reader and Writer take the same fields, so that a record
 // read, written and read again keeps its fields (the property FuzzReader

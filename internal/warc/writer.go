@@ -2,19 +2,14 @@ package warc
 
 import (
 	"bufio"
-	"bytes"
 	"crypto/rand"
-	"crypto/sha1"
-	"encoding/base32"
 	"errors"
 	"fmt"
-	"hash"
 	"io"
-	"net/http"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -31,26 +26,46 @@ var (
 
 // Options configure a Writer. Zero fields take the defaults noted.
 type Options struct {
-	Dir      string // required: where the files go (must exist)
-	Prefix   string // file name prefix; default "sextant"
+	Dir    string // required: where the files go (must exist)
+	Prefix string // file name prefix; default "sextant"
+	// NodeID is the second part of file names (PREFIX-NODEID-TIMESTAMP-
+	// SERIAL.warc.gz, as Heritrix names them); default "n0". Writers of
+	// different nodes may share Dir; a Writer repairs only its own files.
+	NodeID   string
 	MaxSize  int64  // rotate after a file reaches this many bytes; default 1 GiB
 	Software string // warcinfo "software"; default "sextant"
-	// Info is added to every warcinfo record (e.g. operator, hostname,
-	// isPartOf), in sorted key order.
+	// Info is added to every warcinfo record (e.g. the crawl's settings,
+	// operator, isPartOf), in sorted key order.
 	Info map[string]string
 	// Now is the clock for WARC-Date and file names; default time.Now.
 	Now func() time.Time
 	// NewID returns a fresh record ID without angle brackets; default a
 	// random urn:uuid.
 	NewID func() string
-	// Level is the gzip level; default gzip.DefaultCompression.
+	// Level is the gzip level; default gzip.BestSpeed (at the default
+	// level, compressing cost a crawl more CPU than extracting links:
+	// docs/bench/warc.md).
 	Level int
+	// Queue is how many fetches may wait for the writer goroutine; default
+	// 64. A full queue makes WriteFetch wait (back-pressure).
+	Queue int
+	// RevisitMemory is how many payload digests are remembered to write
+	// later identical payloads as revisit records; default 100000,
+	// negative: no revisit records. Oldest digests are forgotten first.
+	RevisitMemory int
+	// NoCDXJ turns off the .cdxj index written beside each file.
+	NoCDXJ bool
+	// Logger receives the repair of torn files at open; default discard.
+	Logger *slog.Logger
 }
 
 // EnsureDefaults fills zero fields.
 func (o *Options) EnsureDefaults() {
 	if o.Prefix == "" {
 		o.Prefix = "sextant"
+	}
+	if o.NodeID == "" {
+		o.NodeID = "n0"
 	}
 	if o.MaxSize == 0 {
 		o.MaxSize = 1 << 30
@@ -65,7 +80,16 @@ func (o *Options) EnsureDefaults() {
 		o.NewID = newUUID
 	}
 	if o.Level == 0 {
-		o.Level = gzip.DefaultCompression
+		o.Level = gzip.BestSpeed
+	}
+	if o.Queue == 0 {
+		o.Queue = 64
+	}
+	if o.RevisitMemory == 0 {
+		o.RevisitMemory = 100000
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
 	}
 }
 
@@ -75,22 +99,28 @@ func (o *Options) Validate() error {
 	if o.Dir == "" {
 		errs = append(errs, "Dir is empty")
 	}
-	if strings.ContainsAny(o.Prefix, "/\\") {
-		errs = append(errs, fmt.Sprintf("Prefix %q contains a path separator", o.Prefix))
+	for name, v := range map[string]string{"Prefix": o.Prefix, "NodeID": o.NodeID} {
+		if strings.ContainsAny(v, "/\\") {
+			errs = append(errs, fmt.Sprintf("%s %q contains a path separator", name, v))
+		}
 	}
 	if o.MaxSize < 0 {
 		errs = append(errs, fmt.Sprintf("MaxSize %d < 0", o.MaxSize))
 	}
+	if o.Queue < 0 {
+		errs = append(errs, fmt.Sprintf("Queue %d < 0", o.Queue))
+	}
 	if o.Level < gzip.HuffmanOnly || o.Level > gzip.BestCompression {
 		errs = append(errs, fmt.Sprintf("Level %d", o.Level))
 	}
-	// Prefix starts every WARC-Filename; Software and Info are warcinfo
-	// fields (application/warc-fields).
-	for _, f := range append([]Field{{"WARC-Filename", o.Prefix + ".warc.gz"}, {"software", o.Software}}, infoFields(o.Info)...) {
+	// Prefix and NodeID start every WARC-Filename; Software and Info are
+	// warcinfo fields (application/warc-fields).
+	for _, f := range append([]Field{{"WARC-Filename", o.Prefix + "-" + o.NodeID + ".warc.gz"}, {"software", o.Software}}, infoFields(o.Info)...) {
 		if err := checkField(f.Name, f.Value); err != nil {
 			errs = append(errs, err.Error())
 		}
 	}
+	sort.Strings(errs)
 	if len(errs) > 0 {
 		return fmt.Errorf("%w: %s", ErrBadOptions, strings.Join(errs, "; "))
 	}
@@ -121,42 +151,46 @@ func newUUID() string {
 
 // Stats are the Writer's counters.
 type Stats struct {
-	Files   int   // files opened
-	Records int64 // records written, warcinfo included
-	Fetches int64 // WriteFetch calls that succeeded
-	Bytes   int64 // compressed bytes written
+	Files    int   // files opened
+	Records  int64 // records written, warcinfo included
+	Fetches  int64 // WriteFetch calls that succeeded
+	Revisits int64 // of which written as revisit records
+	Bytes    int64 // compressed bytes written
+	// Repaired counts torn files found at open (left by a crash), CutBytes
+	// the bytes cut from their tails.
+	Repaired int
+	CutBytes int64
 }
 
-// Writer writes WARC files. Safe for concurrent use.
+// Writer writes WARC files. Safe for concurrent use; must be Closed.
+//
+// Callers build and compress their records in their own goroutine
+// (WriteFetch, WriteRecord); one writer goroutine appends them to the file,
+// flushes once per batch of queued calls (a record is in the OS before its
+// call returns, so it survives kill -9) and rotates files.
 type Writer struct {
-	o Options
+	o    Options
+	jobs chan *job
+	done chan struct{} // closed when run returns
+	seen *digestMemory
 
-	mu     sync.Mutex
-	f      *os.File
-	bw     *bufio.Writer
-	cw     countWriter
-	gz     *gzip.Writer
-	name   string // final name of the current file
-	infoID string // record ID of the current file's warcinfo
+	sendMu sync.RWMutex // held for reading while sending on jobs
+	closed bool         // under sendMu
+
+	mu    sync.Mutex // guards stats and files
+	stats Stats
+	files []string
+
+	// Owned by the run goroutine.
+	cur    *file
 	serial int
-	closed bool
-	files  []string
-	stats  Stats
+	err    error // sticky write error: the file is no longer well-formed
 }
 
-type countWriter struct {
-	w io.Writer
-	n int64
-}
-
-func (c *countWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n += int64(n)
-	return n, err
-}
-
-// NewWriter returns a Writer for o (defaults applied to a copy). The first
-// file is created on the first write.
+// NewWriter returns a Writer for o (defaults applied to a copy). Files of
+// this Prefix and NodeID left open by a crash are repaired first (cut
+// after their last complete record, closed and indexed). The first file is
+// created on the first write.
 func NewWriter(o Options) (*Writer, error) {
 	o.EnsureDefaults()
 	if err := o.Validate(); err != nil {
@@ -165,384 +199,114 @@ func NewWriter(o Options) (*Writer, error) {
 	if fi, err := os.Stat(o.Dir); err != nil || !fi.IsDir() {
 		return nil, fmt.Errorf("%w: Dir %q is not a directory", ErrBadOptions, o.Dir)
 	}
-	return &Writer{o: o}, nil
+	w := &Writer{o: o, jobs: make(chan *job, o.Queue), done: make(chan struct{})}
+	if o.RevisitMemory > 0 {
+		w.seen = newDigestMemory(o.RevisitMemory)
+	}
+	if err := w.repair(); err != nil {
+		return nil, err
+	}
+	go w.run()
+	return w, nil
 }
 
-// Field is one named header field; order is kept.
-type Field struct{ Name, Value string }
-
-// Record is one WARC record to write. WriteRecord adds WARC-Record-ID,
-// WARC-Date (unless Header has them), Content-Length and
-// WARC-Block-Digest.
-type Record struct {
-	Type   string  // WARC-Type
-	Header []Field // other named fields, in order
-	Block  *io.SectionReader
+// Location says where a fetch's response (or revisit) record was written.
+type Location struct {
+	File          string // base name of the WARC file
+	Offset        int64  // of the record's gzip member in File
+	Length        int64  // compressed length of that member
+	RecordID      string // WARC-Record-ID, with angle brackets
+	PayloadDigest string // "sha1:" + base32
+	Revisit       bool   // written as a revisit of an earlier record
 }
 
-// Fetch is one fetched URL: the request as sent and the response as
-// received (body decoded, see the package doc).
-type Fetch struct {
-	URL  string
-	Date time.Time // when the fetch started; default Now()
-	IP   string    // optional WARC-IP-Address
-
-	Method        string      // default GET
-	RequestHeader http.Header // as sent (Host is added if missing)
-
-	Proto      string // default "HTTP/1.1"
-	StatusCode int
-	Status     string // "OK" or http.Response.Status ("200 OK"); default http.StatusText
-	Header     http.Header
-	Body       *io.SectionReader // decoded body; nil for none
-	// Raw: Body is exactly the bytes on the wire; keep the headers as they
-	// are instead of rewriting them for a decoded body.
-	Raw bool
+// job is one call's records, compressed, on their way to the file.
+type job struct {
+	members []member
+	locs    []Location // filled by run: one per member
+	err     error
+	done    chan struct{}
 }
 
-// WriteFetch writes the response record and the request record of f and
-// returns the response record's ID.
-func (w *Writer) WriteFetch(f Fetch) (string, error) {
-	if f.URL == "" || f.StatusCode < 100 || f.StatusCode > 999 {
-		return "", fmt.Errorf("%w: url %q status %d", ErrBadFetch, f.URL, f.StatusCode)
-	}
-	if f.Date.IsZero() {
-		f.Date = w.o.Now()
-	}
-	date := f.Date.UTC().Format(time.RFC3339Nano)
-	body := f.Body
-	if body == nil {
-		body = io.NewSectionReader(bytes.NewReader(nil), 0, 0)
-	}
-	// Response block: status line, headers, body.
-	var head bytes.Buffer
-	proto := f.Proto
-	if proto == "" {
-		proto = "HTTP/1.1"
-	}
-	// Status may be the reason phrase or net/http's "200 OK".
-	reason := strings.TrimPrefix(f.Status, strconv.Itoa(f.StatusCode)+" ")
-	if reason == "" {
-		reason = http.StatusText(f.StatusCode)
-	}
-	fmt.Fprintf(&head, "%s %d %s\r\n", proto, f.StatusCode, reason)
-	h := f.Header.Clone()
-	if h == nil {
-		h = http.Header{}
-	}
-	if !f.Raw {
-		for _, name := range []string{"Content-Encoding", "Transfer-Encoding", "Content-Length"} {
-			if v, ok := h[name]; ok {
-				h["X-Sextant-Orig-"+name] = v
-				delete(h, name)
-			}
-		}
-		h.Set("Content-Length", strconv.FormatInt(body.Size(), 10))
-	}
-	writeHeader(&head, h)
-	payloadDigest, err := digest(nil, body)
-	if err != nil {
-		return "", err
-	}
-	respHead := head.Bytes()
-	respID := "<" + w.o.NewID() + ">"
-	reqID := "<" + w.o.NewID() + ">"
-
-	var rq bytes.Buffer
-	method := f.Method
-	if method == "" {
-		method = http.MethodGet
-	}
-	target, host := requestTarget(f.URL)
-	fmt.Fprintf(&rq, "%s %s %s\r\n", method, target, proto)
-	rh := f.RequestHeader.Clone()
-	if rh == nil {
-		rh = http.Header{}
-	}
-	if rh.Get("Host") == "" && host != "" {
-		rh.Set("Host", host)
-	}
-	writeHeader(&rq, rh)
-
-	common := []Field{{"WARC-Target-URI", f.URL}, {"WARC-Date", date}}
-	if f.IP != "" {
-		common = append(common, Field{"WARC-IP-Address", f.IP})
-	}
-	if err := checkFields(common); err != nil {
-		return "", err
-	}
-	resp := pending{
-		typ: "response", id: respID,
-		fields: append(append([]Field{}, common...),
-			Field{"Content-Type", "application/http;msgtype=response"},
-			Field{"WARC-Payload-Digest", payloadDigest}),
-		head: respHead, body: body,
-	}
-	req := pending{
-		typ: "request", id: reqID,
-		fields: append(append([]Field{}, common...),
-			Field{"Content-Type", "application/http;msgtype=request"},
-			Field{"WARC-Concurrent-To", respID}),
-		head: rq.Bytes(), body: io.NewSectionReader(bytes.NewReader(nil), 0, 0),
-	}
-	if err := resp.digest(); err != nil {
-		return "", err
-	}
-	if err := req.digest(); err != nil {
-		return "", err
-	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if err := w.writeLocked(&resp); err != nil {
-		return "", err
-	}
-	if err := w.writeLocked(&req); err != nil {
-		return "", err
-	}
-	w.stats.Fetches++
-	return respID, w.afterLocked()
+// member is one record compressed as its own gzip member.
+type member struct {
+	gz  []byte
+	id  string
+	cdx *cdxEntry // non-nil for response and revisit records
 }
 
-// WriteRecord writes one record of any type and returns its ID.
-func (w *Writer) WriteRecord(r Record) (string, error) {
-	if r.Type == "" {
-		return "", fmt.Errorf("%w: record without WARC-Type", ErrBadFetch)
+// submit hands j to the writer goroutine and waits until it is written.
+func (w *Writer) submit(j *job) error {
+	if err := w.enqueue(j); err != nil {
+		return err
 	}
-	p := pending{typ: r.Type, body: r.Block}
-	if p.body == nil {
-		p.body = io.NewSectionReader(bytes.NewReader(nil), 0, 0)
-	}
-	for _, f := range r.Header {
-		switch strings.ToLower(f.Name) {
-		case "warc-record-id":
-			p.id = f.Value
-		case "content-length", "warc-block-digest", "warc-type":
-			// computed / given by Type
-		default:
-			p.fields = append(p.fields, f)
-		}
-	}
-	if p.id == "" {
-		p.id = "<" + w.o.NewID() + ">"
-	}
-	if !hasField(p.fields, "WARC-Date") {
-		p.fields = append(p.fields, Field{"WARC-Date", w.o.Now().UTC().Format(time.RFC3339Nano)})
-	}
-	if err := checkFields(append([]Field{{"WARC-Type", p.typ}, {"WARC-Record-ID", p.id}}, p.fields...)); err != nil {
-		return "", err
-	}
-	if err := p.digest(); err != nil {
-		return "", err
-	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if err := w.writeLocked(&p); err != nil {
-		return "", err
-	}
-	return p.id, w.afterLocked()
+	<-j.done
+	return j.err
 }
 
-// checkFields reports the first field of fs that cannot be written
-// (checkField): the record is refused whole.
-func checkFields(fs []Field) error {
-	for _, f := range fs {
-		if err := checkField(f.Name, f.Value); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func hasField(fs []Field, name string) bool {
-	for _, f := range fs {
-		if strings.EqualFold(f.Name, name) {
-			return true
-		}
-	}
-	return false
-}
-
-// pending is a record with its digest computed, ready to write.
-type pending struct {
-	typ, id     string
-	fields      []Field
-	head        []byte // block prefix (HTTP head), may be nil
-	body        *io.SectionReader
-	blockDigest string
-}
-
-func (p *pending) digest() error {
-	d, err := digest(p.head, p.body)
-	p.blockDigest = d
-	return err
-}
-
-var b32 = base32.StdEncoding
-
-func digest(prefix []byte, body *io.SectionReader) (string, error) {
-	var s hash.Hash = sha1.New()
-	s.Write(prefix)
-	if _, err := io.Copy(s, io.NewSectionReader(body, 0, body.Size())); err != nil {
-		return "", fmt.Errorf("warc: reading body: %w", err)
-	}
-	return "sha1:" + b32.EncodeToString(s.Sum(nil)), nil
-}
-
-func writeHeader(b *bytes.Buffer, h http.Header) {
-	keys := make([]string, 0, len(h))
-	for k := range h {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		for _, v := range h[k] {
-			v = strings.NewReplacer("\r", " ", "\n", " ").Replace(v)
-			fmt.Fprintf(b, "%s: %s\r\n", k, v)
-		}
-	}
-	b.WriteString("\r\n")
-}
-
-func requestTarget(raw string) (target, host string) {
-	rest, ok := strings.CutPrefix(raw, "http://")
-	if !ok {
-		rest, ok = strings.CutPrefix(raw, "https://")
-	}
-	if !ok {
-		return raw, ""
-	}
-	i := strings.IndexAny(rest, "/?#")
-	if i < 0 {
-		return "/", rest
-	}
-	host, target = rest[:i], rest[i:]
-	if j := strings.IndexByte(target, '#'); j >= 0 {
-		target = target[:j]
-	}
-	if !strings.HasPrefix(target, "/") {
-		target = "/" + target
-	}
-	return target, host
-}
-
-// writeLocked writes p as one gzip member, opening a file if needed.
-func (w *Writer) writeLocked(p *pending) error {
+// enqueue hands j to the writer goroutine (waiting while the queue is
+// full); j.done is closed once j is written.
+func (w *Writer) enqueue(j *job) error {
+	j.done = make(chan struct{})
+	w.sendMu.RLock()
+	defer w.sendMu.RUnlock()
 	if w.closed {
 		return ErrClosed
 	}
-	if w.f == nil {
-		if err := w.openLocked(); err != nil {
-			return err
+	w.jobs <- j
+	return nil
+}
+
+// run owns the files: it writes queued jobs in batches and flushes after
+// each batch, so that a busy queue costs one flush for many fetches.
+func (w *Writer) run() {
+	defer close(w.done)
+	var batch []*job
+	for j := range w.jobs {
+		batch = append(batch[:0], j)
+	drain:
+		for len(batch) < 256 {
+			select {
+			case j, ok := <-w.jobs:
+				if !ok {
+					break drain
+				}
+				batch = append(batch, j)
+			default:
+				break drain
+			}
+		}
+		for _, j := range batch {
+			j.err = w.write(j)
+		}
+		if err := w.flush(); err != nil {
+			for _, j := range batch {
+				if j.err == nil {
+					j.err = err
+				}
+			}
+		}
+		for _, j := range batch {
+			close(j.done)
 		}
 	}
-	w.gz.Reset(&w.cw)
-	bw := bufio.NewWriter(w.gz)
-	fmt.Fprintf(bw, "WARC/1.1\r\nWARC-Type: %s\r\nWARC-Record-ID: %s\r\n", p.typ, p.id)
-	for _, f := range p.fields {
-		fmt.Fprintf(bw, "%s: %s\r\n", f.Name, f.Value)
+	if err := w.closeFile(); err != nil && w.err == nil {
+		w.err = err // Close reports it
 	}
-	if p.typ != "warcinfo" && w.infoID != "" && !hasField(p.fields, "WARC-Warcinfo-ID") {
-		fmt.Fprintf(bw, "WARC-Warcinfo-ID: %s\r\n", w.infoID)
-	}
-	size := int64(len(p.head)) + p.body.Size()
-	fmt.Fprintf(bw, "WARC-Block-Digest: %s\r\nContent-Length: %d\r\n\r\n", p.blockDigest, size)
-	bw.Write(p.head)
-	if _, err := io.Copy(bw, io.NewSectionReader(p.body, 0, p.body.Size())); err != nil {
-		return fmt.Errorf("warc: reading body: %w", err)
-	}
-	bw.WriteString("\r\n\r\n")
-	if err := bw.Flush(); err != nil {
-		return fmt.Errorf("warc: writing %s: %w", w.name, err)
-	}
-	if err := w.gz.Close(); err != nil {
-		return fmt.Errorf("warc: writing %s: %w", w.name, err)
-	}
-	w.stats.Records++
-	return nil
 }
 
-// afterLocked rotates the file once it has reached MaxSize.
-func (w *Writer) afterLocked() error {
-	if w.f != nil && w.cw.n >= w.o.MaxSize {
-		return w.closeFileLocked()
-	}
-	return nil
-}
-
-func (w *Writer) openLocked() error {
-	w.serial++
-	now := w.o.Now().UTC()
-	w.name = filepath.Join(w.o.Dir, fmt.Sprintf("%s-%s-%05d.warc.gz", w.o.Prefix, now.Format("20060102150405"), w.serial))
-	f, err := os.OpenFile(w.name+".open", os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
-	if err != nil {
-		return fmt.Errorf("warc: %w", err)
-	}
-	w.f = f
-	w.bw = bufio.NewWriterSize(f, 1<<16)
-	w.cw = countWriter{w: w.bw}
-	if w.gz == nil {
-		w.gz, err = gzip.NewWriterLevel(&w.cw, w.o.Level)
-		if err != nil {
-			return fmt.Errorf("warc: %w", err)
-		}
-	}
-	w.stats.Files++
-	// warcinfo
-	var info bytes.Buffer
-	fmt.Fprintf(&info, "software: %s\r\nformat: WARC File Format 1.1\r\nconformsTo: http://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/\r\n", w.o.Software)
-	for _, f := range infoFields(w.o.Info) {
-		fmt.Fprintf(&info, "%s: %s\r\n", f.Name, f.Value)
-	}
-	p := pending{
-		typ: "warcinfo", id: "<" + w.o.NewID() + ">",
-		fields: []Field{
-			{"WARC-Date", now.Format(time.RFC3339Nano)},
-			{"WARC-Filename", filepath.Base(w.name)},
-			{"Content-Type", "application/warc-fields"},
-		},
-		body: io.NewSectionReader(bytes.NewReader(info.Bytes()), 0, int64(info.Len())),
-	}
-	if err := p.digest(); err != nil {
-		return err
-	}
-	w.infoID = ""
-	if err := w.writeLocked(&p); err != nil {
-		return err
-	}
-	w.infoID = p.id
-	return nil
-}
-
-func (w *Writer) closeFileLocked() error {
-	if w.f == nil {
-		return nil
-	}
-	err := w.bw.Flush()
-	if err2 := w.f.Close(); err == nil {
-		err = err2
-	}
-	if err == nil {
-		err = os.Rename(w.name+".open", w.name)
-	}
-	w.stats.Bytes += w.cw.n
-	w.files = append(w.files, w.name)
-	w.f, w.bw = nil, nil
-	if err != nil {
-		return fmt.Errorf("warc: closing %s: %w", w.name, err)
-	}
-	return nil
-}
-
-// Close flushes and closes the current file. Further writes fail with
+// Close writes what is queued, closes the current file (its index sorted
+// beside it) and stops the writer goroutine. Later writes fail with
 // ErrClosed; Close is idempotent.
 func (w *Writer) Close() error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.closed {
-		return nil
+	w.sendMu.Lock()
+	if !w.closed {
+		w.closed = true
+		close(w.jobs)
 	}
-	w.closed = true
-	return w.closeFileLocked()
+	w.sendMu.Unlock()
+	<-w.done
+	return w.err
 }
 
 // Files returns the names of the files closed so far.
@@ -552,13 +316,192 @@ func (w *Writer) Files() []string {
 	return append([]string(nil), w.files...)
 }
 
-// Stats returns the counters (Bytes counts closed files and the current one).
+// Stats returns the counters.
 func (w *Writer) Stats() Stats {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	s := w.stats
-	if w.f != nil {
-		s.Bytes += w.cw.n
-	}
-	return s
+	return w.stats
 }
+
+// file is the WARC file being written and its index.
+type file struct {
+	name string // final path
+	f    *os.File
+	bw   *bufio.Writer
+	n    int64 // bytes written
+	cdx  *os.File
+	cbw  *bufio.Writer
+}
+
+// write appends j's members to the current file, opening one if needed,
+// and rotates it after once it reaches MaxSize (a fetch's records stay in
+// one file).
+func (w *Writer) write(j *job) error {
+	if w.err != nil {
+		return w.err
+	}
+	if w.cur == nil {
+		if err := w.openFile(); err != nil {
+			return w.fail(err)
+		}
+	}
+	c := w.cur
+	j.locs = make([]Location, len(j.members))
+	for i, m := range j.members {
+		off := c.n
+		if _, err := c.bw.Write(m.gz); err != nil {
+			return w.fail(fmt.Errorf("warc: writing %s: %w", c.name, err))
+		}
+		c.n += int64(len(m.gz))
+		j.locs[i] = Location{File: filepath.Base(c.name), Offset: off, Length: int64(len(m.gz)), RecordID: m.id}
+		if m.cdx != nil && c.cbw != nil {
+			m.cdx.offset, m.cdx.length, m.cdx.filename = off, int64(len(m.gz)), filepath.Base(c.name)
+			c.cbw.WriteString(m.cdx.line())
+		}
+	}
+	w.mu.Lock()
+	w.stats.Records += int64(len(j.members))
+	w.stats.Bytes += c.n - j.locs[0].Offset
+	w.mu.Unlock()
+	if c.n >= w.o.MaxSize {
+		if err := w.closeFile(); err != nil {
+			return w.fail(err)
+		}
+	}
+	return nil
+}
+
+// fail makes err sticky: after a failed write the file's tail is unknown.
+func (w *Writer) fail(err error) error {
+	w.err = err
+	return err
+}
+
+func (w *Writer) flush() error {
+	if w.cur == nil {
+		return w.err
+	}
+	if err := w.cur.bw.Flush(); err != nil {
+		return w.fail(fmt.Errorf("warc: writing %s: %w", w.cur.name, err))
+	}
+	if w.cur.cbw != nil {
+		if err := w.cur.cbw.Flush(); err != nil {
+			return w.fail(fmt.Errorf("warc: writing index of %s: %w", w.cur.name, err))
+		}
+	}
+	return nil
+}
+
+// fileStamp is Heritrix's 17-digit timestamp (milliseconds).
+func fileStamp(t time.Time) string {
+	t = t.UTC()
+	return t.Format("20060102150405") + fmt.Sprintf("%03d", t.Nanosecond()/1e6)
+}
+
+func (w *Writer) openFile() error {
+	w.serial++
+	now := w.o.Now().UTC()
+	name := filepath.Join(w.o.Dir, fmt.Sprintf("%s-%s-%s-%05d.warc.gz", w.o.Prefix, w.o.NodeID, fileStamp(now), w.serial))
+	f, err := os.OpenFile(name+openSuffix, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+	if err != nil {
+		return fmt.Errorf("warc: %w", err)
+	}
+	c := &file{name: name, f: f, bw: bufio.NewWriterSize(f, 1<<16)}
+	if !w.o.NoCDXJ {
+		if c.cdx, err = os.OpenFile(cdxjName(name)+openSuffix, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644); err != nil {
+			f.Close()
+			return fmt.Errorf("warc: %w", err)
+		}
+		c.cbw = bufio.NewWriterSize(c.cdx, 1<<14)
+	}
+	info := w.warcinfo(filepath.Base(name), now)
+	if _, err := c.bw.Write(info); err != nil {
+		return fmt.Errorf("warc: writing %s: %w", name, err)
+	}
+	c.n = int64(len(info))
+	w.cur = c
+	w.mu.Lock()
+	w.stats.Files++
+	w.stats.Records++
+	w.stats.Bytes += c.n
+	w.mu.Unlock()
+	return nil
+}
+
+// openSuffix marks a file being written; a crash leaves it behind.
+const openSuffix = ".open"
+
+// cdxjName is the index file beside the WARC file name.
+func cdxjName(warcName string) string {
+	return strings.TrimSuffix(strings.TrimSuffix(warcName, ".gz"), ".warc") + ".cdxj"
+}
+
+// closeFile flushes and renames the current file, then sorts its index
+// into place.
+func (w *Writer) closeFile() error {
+	c := w.cur
+	if c == nil {
+		return nil
+	}
+	w.cur = nil
+	err := c.bw.Flush()
+	if err2 := c.f.Close(); err == nil {
+		err = err2
+	}
+	if err == nil {
+		err = os.Rename(c.name+openSuffix, c.name)
+	}
+	if c.cdx != nil {
+		err2 := c.cbw.Flush()
+		if err3 := c.cdx.Close(); err2 == nil {
+			err2 = err3
+		}
+		if err2 == nil && err == nil {
+			err2 = sortIndexFile(cdxjName(c.name)+openSuffix, cdxjName(c.name))
+		}
+		if err == nil {
+			err = err2
+		}
+	}
+	w.mu.Lock()
+	w.files = append(w.files, c.name)
+	w.mu.Unlock()
+	if err != nil {
+		return fmt.Errorf("warc: closing %s: %w", c.name, err)
+	}
+	return nil
+}
+
+// warcinfo is the compressed warcinfo record opening a file.
+func (w *Writer) warcinfo(name string, now time.Time) []byte {
+	var info strings.Builder
+	fmt.Fprintf(&info, "software: %s\r\nformat: WARC File Format 1.1\r\nconformsTo: http://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/\r\n", w.o.Software)
+	for _, f := range infoFields(w.o.Info) {
+		fmt.Fprintf(&info, "%s: %s\r\n", f.Name, f.Value)
+	}
+	p := &pending{
+		typ: "warcinfo", id: "<" + w.o.NewID() + ">",
+		fields: []Field{
+			{"WARC-Date", now.Format(time.RFC3339Nano)},
+			{"WARC-Filename", name},
+			{"Content-Type", "application/warc-fields"},
+		},
+		head: []byte(info.String()),
+	}
+	p.digest()
+	var buf bufferWriter
+	if err := compress(&buf, p, w.o.Level); err != nil {
+		panic(err) // writes to memory cannot fail
+	}
+	return buf.b
+}
+
+// io.Writer over a growing slice (bytes.Buffer without the read side).
+type bufferWriter struct{ b []byte }
+
+func (b *bufferWriter) Write(p []byte) (int, error) {
+	b.b = append(b.b, p...)
+	return len(p), nil
+}
+
+var _ io.Writer = (*bufferWriter)(nil)

@@ -162,14 +162,15 @@ func (t *tagTrace) add(w *cache.TraceWriter, fp uint64) {
 }
 
 // WriteFetch is the node's WARC hook, called on the worker's goroutine after
-// each fetch and before its links are routed: it marks a page boundary. It
+// each fetch and before its links are routed: it marks a page boundary (a
+// robots.txt response, which has no links, marks one too). It
 // archives nothing.
-func (t *tagTrace) WriteFetch(warc.Fetch) (string, error) {
+func (t *tagTrace) WriteFetch(warc.Fetch) (warc.Location, error) {
 	g := goid()
 	t.mu.Lock()
 	t.worker(g).pages++
 	t.mu.Unlock()
-	return "", nil
+	return warc.Location{}, nil
 }
 
 func (t *tagTrace) close() error {

@@ -1,0 +1,177 @@
+package crawl
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"runtime/debug"
+	"strconv"
+	"time"
+
+	"github.com/sextant-crawler/sextant/fetcher"
+	"github.com/sextant-crawler/sextant/internal/warc"
+)
+
+// WARCArchive configures the WARC files a node writes itself (crawl and
+// node --warc-dir, node config warc_dir).
+type WARCArchive struct {
+	// Dir, if set and Options.WARC is nil, makes the node open a
+	// warc.Writer there (created if missing), named PREFIX-ID-...; the node
+	// closes it. Several nodes may share Dir.
+	Dir string
+	// Prefix starts the file names (default "sextant").
+	Prefix string
+	// MaxSize rotates files at about this many bytes (default 1 GiB).
+	MaxSize int64
+	// Metadata adds a metadata record with the page's outlinks to each
+	// fetch (Options.WARC too), as Heritrix does.
+	Metadata bool
+}
+
+// Version is the crawler's version as the build knows it (the main
+// module's version, "(devel)" for a build from a work tree).
+func Version() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+		return bi.Main.Version
+	}
+	return "(devel)"
+}
+
+// openWARC opens the node's own warc.Writer when WARCArchive.Dir is set.
+func (n *Node) openWARC() error {
+	a := n.opts.WARCArchive
+	if n.opts.WARC != nil || a.Dir == "" {
+		return nil
+	}
+	if err := os.MkdirAll(a.Dir, 0o755); err != nil {
+		return fmt.Errorf("crawl: warc: %w", err)
+	}
+	fo := n.opts.Fetcher
+	fo.EnsureDefaults()
+	host, _ := os.Hostname()
+	info := map[string]string{
+		"operator-node":          n.opts.ID,
+		"http-header-user-agent": fo.UserAgent,
+		"robots":                 "obey",
+		"body-cap":               strconv.FormatInt(fo.BodyCap, 10),
+		"workers":                strconv.Itoa(n.opts.Workers),
+		"max-depth":              strconv.Itoa(n.opts.MaxDepth),
+		"max-pages-per-host":     strconv.Itoa(n.opts.MaxPagesPerHost),
+		"min-delay":              n.opts.Frontier.MinDelay.String(),
+		"max-delay":              n.opts.Frontier.MaxDelay.String(),
+		"nofollow":               n.opts.NoFollow,
+		"sitemaps":               n.opts.Sitemaps,
+	}
+	if host != "" {
+		info["hostname"] = host
+	}
+	w, err := warc.NewWriter(warc.Options{
+		Dir: a.Dir, Prefix: a.Prefix, NodeID: n.opts.ID, MaxSize: a.MaxSize,
+		Software: "sextant/" + Version(), Info: info,
+	})
+	if err != nil {
+		return fmt.Errorf("crawl: warc: %w", err)
+	}
+	if st := w.Stats(); st.Repaired > 0 {
+		n.opts.Logf("crawl: warc: %d file(s) left open by a crash closed, %d torn bytes cut", st.Repaired, st.CutBytes)
+	}
+	n.warcOwn = w
+	n.opts.WARC = w
+	return nil
+}
+
+// archiving reports whether fetches are archived (the fetcher must then
+// keep bodies as received).
+func (o *Options) archiving() bool { return o.WARC != nil || o.WARCArchive.Dir != "" }
+
+// warcFetch is the WARC view of a fetch of rawURL begun at start.
+func warcFetch(rawURL string, start time.Time, resp *fetcher.Response) warc.Fetch {
+	f := warc.Fetch{
+		URL: rawURL, Date: start, RequestHeader: resp.RequestHeader,
+		Proto: resp.Proto, StatusCode: resp.Status, Status: resp.StatusText, Header: resp.Header,
+		Body: resp.WireBody(), Truncated: resp.Truncated,
+	}
+	if resp.RemoteIP.IsValid() {
+		f.IP = resp.RemoteIP.String()
+	}
+	return f
+}
+
+// archive writes a page fetch with the worker's links as outlinks (if
+// WARCArchive.Metadata). A record that cannot be written (disk full) is
+// fatal, as a crawl log line is: the URL is requeued, not fetched without
+// its record; a fetch the writer refuses (a field it cannot write) is
+// logged and counted.
+//
+// startArchive queues the records (the body is read before it returns)
+// and returns the wait for them: the worker routes the page's links while
+// the writer goroutine writes, then waits before the crawl log line.
+func (w *worker) startArchive(rawURL string, start time.Time, resp *fetcher.Response) (wait func() error) {
+	n := w.n
+	f := warcFetch(rawURL, start, resp)
+	if n.opts.WARCArchive.Metadata {
+		for _, l := range w.links {
+			f.Outlinks = append(f.Outlinks, l.String())
+		}
+	}
+	done := func(loc warc.Location, err error) error {
+		w.warcLoc, w.warcOK = loc, err == nil
+		return n.warcResult(rawURL, err)
+	}
+	if s, ok := n.opts.WARC.(warcStarter); ok {
+		finish := s.StartFetch(f)
+		return func() error { return done(finish()) }
+	}
+	loc, err := n.opts.WARC.WriteFetch(f)
+	return func() error { return done(loc, err) }
+}
+
+// warcStarter is a WARCWriter that can queue a fetch and be waited for
+// later (warc.Writer).
+type warcStarter interface {
+	StartFetch(f warc.Fetch) func() (warc.Location, error)
+}
+
+// archiveRobots is the fetcher's OnRobotsResponse: robots.txt responses
+// are archived like pages (Heritrix's prerequisites).
+func (n *Node) archiveRobots(resp *fetcher.Response) {
+	_, err := n.opts.WARC.WriteFetch(warcFetch(resp.URL, time.Now().Add(-resp.Duration), resp))
+	if err := n.warcResult(resp.URL, err); err != nil {
+		n.opts.Logf("%v", err) // not fatal here: the fetcher has no way to stop the node
+	}
+}
+
+func (n *Node) warcResult(rawURL string, err error) error {
+	switch {
+	case err == nil:
+		n.metrics.WARCRecords.Add(1)
+		return nil
+	case errors.Is(err, warc.ErrBadFetch) || errors.Is(err, warc.ErrBadField):
+		n.metrics.WARCErrors.Add(1)
+		n.opts.Logf("crawl: warc: %s not archived: %v", rawURL, err)
+		return nil
+	}
+	n.metrics.WARCErrors.Add(1)
+	return fmt.Errorf("crawl: warc: %w", err)
+}
+
+// closeWARC closes the node's own writer (after the workers: Run has
+// returned).
+func (n *Node) closeWARC() error {
+	if n.warcOwn == nil {
+		return nil
+	}
+	return n.warcOwn.Close()
+}
+
+func (a WARCArchive) validate() error {
+	if a.Dir == "" {
+		return nil
+	}
+	o := warc.Options{Dir: a.Dir, Prefix: a.Prefix, MaxSize: a.MaxSize}
+	o.EnsureDefaults()
+	if err := o.Validate(); err != nil {
+		return fmt.Errorf("%w: WARC: %w", ErrInvalidOptions, err)
+	}
+	return nil
+}

@@ -1,0 +1,495 @@
+package warc
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha1"
+	"encoding/base32"
+	"fmt"
+	"hash"
+	"io"
+	"mime"
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/klauspost/compress/gzip"
+)
+
+// Field is one named header field; order is kept.
+type Field struct{ Name, Value string }
+
+// Record is one WARC record to write. WriteRecord adds WARC-Record-ID,
+// WARC-Date (unless Header has them), Content-Length and
+// WARC-Block-Digest.
+type Record struct {
+	Type   string  // WARC-Type
+	Header []Field // other named fields, in order
+	Block  *io.SectionReader
+}
+
+// Fetch is one fetched URL: the request as sent and the response as
+// received.
+type Fetch struct {
+	URL  string
+	Date time.Time // when the fetch started; default Now()
+	IP   string    // optional WARC-IP-Address
+
+	Method        string      // default GET
+	RequestHeader http.Header // as sent (Host is added if missing)
+
+	Proto      string // default "HTTP/1.1"
+	StatusCode int
+	Status     string // "OK" or http.Response.Status ("200 OK"); default http.StatusText
+	// Header is the response header as received. Transfer-Encoding is
+	// dropped: Body holds the entity without it (WARC 1.1 §6.3.2).
+	Header http.Header
+	// Body is the entity as received: still content-encoded (gzip, br...),
+	// transfer-encoding removed; nil for none.
+	Body *io.SectionReader
+	// Truncated: Body was cut by a size cap (WARC-Truncated: length).
+	Truncated bool
+	// Outlinks, if non-empty, are written in a metadata record
+	// ("outlink: URL") concurrent to the response.
+	Outlinks []string
+}
+
+// Revisit profile of WARC 1.1 §6.7.2.
+const ProfileIdenticalPayload = "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest"
+
+// WriteFetch writes f as a response record (or, if an earlier record of
+// this Writer had the same non-empty payload, a revisit record holding
+// only the HTTP head), its request record and, with Outlinks, a metadata
+// record. It returns when the records are in the file (in the OS: they
+// survive kill -9 of this process).
+func (w *Writer) WriteFetch(f Fetch) (Location, error) { return w.StartFetch(f)() }
+
+// StartFetch is WriteFetch in two halves: it builds and compresses f's
+// records (f's body is not read after it returns) and queues them; the
+// function it returns waits until they are written and returns their
+// Location. Call it exactly once. The caller may do other work between
+// the two (a crawl worker routes the page's links).
+func (w *Writer) StartFetch(f Fetch) func() (Location, error) {
+	loc, err := w.startFetch(f)
+	if err != nil {
+		return func() (Location, error) { return Location{}, err }
+	}
+	return loc
+}
+
+func (w *Writer) startFetch(f Fetch) (func() (Location, error), error) {
+	if f.URL == "" || f.StatusCode < 100 || f.StatusCode > 999 {
+		return nil, fmt.Errorf("%w: url %q status %d", ErrBadFetch, f.URL, f.StatusCode)
+	}
+	if f.Date.IsZero() {
+		f.Date = w.o.Now()
+	}
+	date := f.Date.UTC().Format(time.RFC3339Nano)
+	body := f.Body
+	if body == nil {
+		body = emptySection()
+	}
+	proto := f.Proto
+	if proto == "" {
+		proto = "HTTP/1.1"
+	}
+	respHead := responseHead(proto, f.StatusCode, f.Status, f.Header)
+	payloadDigest, blockDigest, err := digests(respHead, body)
+	if err != nil {
+		return nil, err
+	}
+	common := []Field{{"WARC-Target-URI", f.URL}, {"WARC-Date", date}}
+	if f.IP != "" {
+		common = append(common, Field{"WARC-IP-Address", f.IP})
+	}
+	if err := checkFields(common); err != nil {
+		return nil, err
+	}
+	resp := &pending{typ: "response", id: "<" + w.o.NewID() + ">", head: respHead, body: body, blockDigest: blockDigest}
+	resp.fields = append(append(resp.fields, common...),
+		Field{"Content-Type", "application/http;msgtype=response"},
+		Field{"WARC-Payload-Digest", payloadDigest})
+	var prior digestEntry
+	revisit := false
+	if w.seen != nil && body.Size() > 0 && !f.Truncated {
+		prior, revisit = w.seen.get(payloadDigest)
+	}
+	if revisit {
+		resp.typ, resp.body = "revisit", emptySection()
+		resp.fields = append(resp.fields,
+			Field{"WARC-Profile", ProfileIdenticalPayload},
+			Field{"WARC-Refers-To", prior.id},
+			Field{"WARC-Refers-To-Target-URI", prior.uri},
+			Field{"WARC-Refers-To-Date", prior.date})
+		resp.digest()
+	} else if f.Truncated {
+		resp.fields = append(resp.fields, Field{"WARC-Truncated", "length"})
+	}
+	req := &pending{typ: "request", id: "<" + w.o.NewID() + ">", head: requestHead(f.Method, f.URL, proto, f.RequestHeader), body: emptySection()}
+	req.fields = append(append(req.fields, common...),
+		Field{"Content-Type", "application/http;msgtype=request"},
+		Field{"WARC-Concurrent-To", resp.id})
+	req.digest()
+	ps := []*pending{resp, req}
+	if len(f.Outlinks) > 0 {
+		var b bytes.Buffer
+		for _, l := range f.Outlinks {
+			if strings.ContainsAny(l, "\r\n") {
+				continue
+			}
+			fmt.Fprintf(&b, "outlink: %s L\r\n", l)
+		}
+		md := &pending{typ: "metadata", id: "<" + w.o.NewID() + ">", head: b.Bytes(), body: emptySection()}
+		md.fields = append(append(md.fields, common...),
+			Field{"Content-Type", "application/warc-fields"},
+			Field{"WARC-Concurrent-To", resp.id})
+		md.digest()
+		ps = append(ps, md)
+	}
+	status := strconv.Itoa(f.StatusCode)
+	mt := mediaType(f.Header.Get("Content-Type"))
+	if revisit {
+		mt = "warc/revisit"
+	}
+	j := &job{}
+	for i, p := range ps {
+		buf := bufferWriter{b: getBuf()}
+		if err := compress(&buf, p, w.o.Level); err != nil {
+			j.release()
+			return nil, err
+		}
+		m := member{gz: buf.b, id: p.id}
+		if i == 0 {
+			m.cdx = &cdxEntry{url: f.URL, date: f.Date, mime: mt, status: status, digest: payloadDigest}
+		}
+		j.members = append(j.members, m)
+	}
+	if err := w.enqueue(j); err != nil {
+		j.release()
+		return nil, err
+	}
+	return func() (Location, error) {
+		<-j.done
+		defer j.release()
+		if j.err != nil {
+			return Location{}, j.err
+		}
+		return w.fetchDone(j, payloadDigest, revisit, resp.id, f, date, body), nil
+	}, nil
+}
+
+// fetchDone counts a written fetch, remembers its payload and returns its
+// Location.
+func (w *Writer) fetchDone(j *job, payloadDigest string, revisit bool, respID string, f Fetch, date string, body *io.SectionReader) Location {
+	loc := j.locs[0]
+	loc.PayloadDigest, loc.Revisit = payloadDigest, revisit
+	w.mu.Lock()
+	w.stats.Fetches++
+	if revisit {
+		w.stats.Revisits++
+	}
+	w.mu.Unlock()
+	if w.seen != nil && !revisit && body.Size() > 0 && !f.Truncated {
+		w.seen.put(payloadDigest, digestEntry{id: respID, uri: f.URL, date: date})
+	}
+	return loc
+}
+
+// WriteRecord writes one record of any type and returns its location.
+func (w *Writer) WriteRecord(r Record) (Location, error) {
+	if r.Type == "" {
+		return Location{}, fmt.Errorf("%w: record without WARC-Type", ErrBadFetch)
+	}
+	p := &pending{typ: r.Type, body: r.Block}
+	if p.body == nil {
+		p.body = emptySection()
+	}
+	for _, f := range r.Header {
+		switch strings.ToLower(f.Name) {
+		case "warc-record-id":
+			p.id = f.Value
+		case "content-length", "warc-block-digest", "warc-type":
+			// computed / given by Type
+		default:
+			p.fields = append(p.fields, f)
+		}
+	}
+	if p.id == "" {
+		p.id = "<" + w.o.NewID() + ">"
+	}
+	if !hasField(p.fields, "WARC-Date") {
+		p.fields = append(p.fields, Field{"WARC-Date", w.o.Now().UTC().Format(time.RFC3339Nano)})
+	}
+	if err := checkFields(append([]Field{{"WARC-Type", p.typ}, {"WARC-Record-ID", p.id}}, p.fields...)); err != nil {
+		return Location{}, err
+	}
+	if err := p.digest(); err != nil {
+		return Location{}, err
+	}
+	var buf bufferWriter
+	if err := compress(&buf, p, w.o.Level); err != nil {
+		return Location{}, err
+	}
+	j := &job{members: []member{{gz: buf.b, id: p.id}}}
+	if err := w.submit(j); err != nil {
+		return Location{}, err
+	}
+	return j.locs[0], nil
+}
+
+func emptySection() *io.SectionReader { return io.NewSectionReader(bytes.NewReader(nil), 0, 0) }
+
+// mediaType is Content-Type's media type, lower-case, or
+// "unk" (what pywb's indexer writes for none).
+func mediaType(ct string) string {
+	if ct == "" {
+		return "unk"
+	}
+	mt, _, err := mime.ParseMediaType(ct)
+	if err != nil {
+		mt, _, _ = strings.Cut(ct, ";")
+		mt = strings.ToLower(strings.TrimSpace(mt))
+	}
+	if mt == "" {
+		return "unk"
+	}
+	return mt
+}
+
+// responseHead is the status line and header of a response as received,
+// without Transfer-Encoding (the body is stored de-chunked).
+func responseHead(proto string, code int, status string, h http.Header) []byte {
+	var b bytes.Buffer
+	// Status may be the reason phrase or net/http's "200 OK".
+	reason := strings.TrimPrefix(status, strconv.Itoa(code))
+	reason = strings.TrimSpace(reason)
+	if reason == "" {
+		reason = http.StatusText(code)
+	}
+	fmt.Fprintf(&b, "%s %d %s\r\n", proto, code, strings.NewReplacer("\r", " ", "\n", " ").Replace(reason))
+	writeHeader(&b, h, "Transfer-Encoding")
+	return b.Bytes()
+}
+
+// requestHead is the request line and the header as sent.
+func requestHead(method, rawURL, proto string, h http.Header) []byte {
+	var b bytes.Buffer
+	if method == "" {
+		method = http.MethodGet
+	}
+	target, host := requestTarget(rawURL)
+	fmt.Fprintf(&b, "%s %s %s\r\n", method, target, proto)
+	if h.Get("Host") == "" && host != "" {
+		fmt.Fprintf(&b, "Host: %s\r\n", host)
+	}
+	writeHeader(&b, h, "")
+	return b.Bytes()
+}
+
+// checkFields reports the first field of fs that cannot be written
+// (checkField): the record is refused whole.
+func checkFields(fs []Field) error {
+	for _, f := range fs {
+		if err := checkField(f.Name, f.Value); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func hasField(fs []Field, name string) bool {
+	for _, f := range fs {
+		if strings.EqualFold(f.Name, name) {
+			return true
+		}
+	}
+	return false
+}
+
+// pending is a record with its digest computed, ready to compress.
+type pending struct {
+	typ, id     string
+	fields      []Field
+	head        []byte // block prefix (HTTP head), may be nil
+	body        *io.SectionReader
+	blockDigest string
+}
+
+func (p *pending) digest() error {
+	if p.body == nil {
+		p.body = emptySection()
+	}
+	_, d, err := digests(p.head, p.body)
+	p.blockDigest = d
+	return err
+}
+
+var b32 = base32.StdEncoding
+
+// digests returns the SHA-1 digests of body (the payload) and of head
+// followed by body (the block), in one read of body.
+func digests(head []byte, body *io.SectionReader) (payload, block string, err error) {
+	var ps, bs hash.Hash = sha1.New(), sha1.New()
+	bs.Write(head)
+	if _, err := copyBody(io.MultiWriter(ps, bs), body); err != nil {
+		return "", "", fmt.Errorf("warc: reading body: %w", err)
+	}
+	return "sha1:" + b32.EncodeToString(ps.Sum(nil)), "sha1:" + b32.EncodeToString(bs.Sum(nil)), nil
+}
+
+// writeHeader writes h in sorted order (net/http keeps no order), skipping
+// the field named skip.
+func writeHeader(b *bytes.Buffer, h http.Header, skip string) {
+	keys := make([]string, 0, len(h))
+	for k := range h {
+		if skip != "" && strings.EqualFold(k, skip) {
+			continue
+		}
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		for _, v := range h[k] {
+			v = strings.NewReplacer("\r", " ", "\n", " ").Replace(v)
+			fmt.Fprintf(b, "%s: %s\r\n", k, v)
+		}
+	}
+	b.WriteString("\r\n")
+}
+
+func requestTarget(raw string) (target, host string) {
+	rest, ok := strings.CutPrefix(raw, "http://")
+	if !ok {
+		rest, ok = strings.CutPrefix(raw, "https://")
+	}
+	if !ok {
+		return raw, ""
+	}
+	i := strings.IndexAny(rest, "/?#")
+	if i < 0 {
+		return "/", rest
+	}
+	host, target = rest[:i], rest[i:]
+	if j := strings.IndexByte(target, '#'); j >= 0 {
+		target = target[:j]
+	}
+	if !strings.HasPrefix(target, "/") {
+		target = "/" + target
+	}
+	return target, host
+}
+
+// bufPool recycles the compressed records' buffers once written.
+var bufPool sync.Pool // *[]byte
+
+func getBuf() []byte {
+	if p, ok := bufPool.Get().(*[]byte); ok {
+		return (*p)[:0]
+	}
+	return make([]byte, 0, 16<<10)
+}
+
+// release recycles j's buffers (after submit: the file has them).
+func (j *job) release() {
+	for i := range j.members {
+		if b := j.members[i].gz; cap(b) <= 1<<20 { // keep huge ones out of the pool
+			bufPool.Put(&b)
+		}
+		j.members[i].gz = nil
+	}
+}
+
+// copyBufs are io.Copy's buffers: a SectionReader is no WriterTo, so
+// io.Copy would allocate 32 KiB for every body read (twice per record).
+var copyBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
+
+// copyBody copies all of body (from its start) to dst.
+func copyBody(dst io.Writer, body *io.SectionReader) (int64, error) {
+	b := copyBufs.Get().(*[]byte)
+	defer copyBufs.Put(b)
+	return io.CopyBuffer(dst, io.NewSectionReader(body, 0, body.Size()), *b)
+}
+
+// gzPools keep one pool of gzip writers per level: a writer's allocation
+// is ~800 KB, too much for every record.
+var gzPools sync.Map // level -> *sync.Pool
+
+func gzWriter(dst io.Writer, level int) *gzip.Writer {
+	pl, _ := gzPools.LoadOrStore(level, &sync.Pool{})
+	if z, ok := pl.(*sync.Pool).Get().(*gzip.Writer); ok {
+		z.Reset(dst)
+		return z
+	}
+	z, err := gzip.NewWriterLevel(dst, level)
+	if err != nil {
+		panic(err) // level was validated
+	}
+	return z
+}
+
+func putGz(z *gzip.Writer, level int) {
+	pl, _ := gzPools.Load(level)
+	pl.(*sync.Pool).Put(z)
+}
+
+// compress writes p as one gzip member to dst.
+func compress(dst io.Writer, p *pending, level int) error {
+	z := gzWriter(dst, level)
+	defer putGz(z, level)
+	bw := bufio.NewWriterSize(z, 4096)
+	fmt.Fprintf(bw, "WARC/1.1\r\nWARC-Type: %s\r\nWARC-Record-ID: %s\r\n", p.typ, p.id)
+	for _, f := range p.fields {
+		fmt.Fprintf(bw, "%s: %s\r\n", f.Name, f.Value)
+	}
+	size := int64(len(p.head)) + p.body.Size()
+	fmt.Fprintf(bw, "WARC-Block-Digest: %s\r\nContent-Length: %d\r\n\r\n", p.blockDigest, size)
+	bw.Write(p.head)
+	if _, err := copyBody(bw, p.body); err != nil {
+		return fmt.Errorf("warc: reading body: %w", err)
+	}
+	bw.WriteString("\r\n\r\n")
+	if err := bw.Flush(); err != nil {
+		return err
+	}
+	return z.Close()
+}
+
+// digestEntry is what a revisit record needs of the record it refers to.
+type digestEntry struct{ id, uri, date string }
+
+// digestMemory remembers the last n payload digests written (FIFO). Safe
+// for concurrent use.
+type digestMemory struct {
+	mu   sync.Mutex
+	m    map[string]digestEntry
+	ring []string
+	next int
+}
+
+func newDigestMemory(n int) *digestMemory {
+	return &digestMemory{m: make(map[string]digestEntry, min(n, 1<<16)), ring: make([]string, n)}
+}
+
+func (d *digestMemory) get(k string) (digestEntry, bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	e, ok := d.m[k]
+	return e, ok
+}
+
+func (d *digestMemory) put(k string, e digestEntry) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if _, ok := d.m[k]; ok {
+		return
+	}
+	if old := d.ring[d.next]; old != "" {
+		delete(d.m, old)
+	}
+	d.ring[d.next] = k
+	d.next = (d.next + 1) % len(d.ring)
+	d.m[k] = e
+}
