@@ -12,6 +12,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/sextant-crawler/sextant/hostsplit"
+	"github.com/sextant-crawler/sextant/internal/handoff"
 )
 
 // errRemoved: the node's id is marked removed in etcd.
@@ -109,6 +110,12 @@ func (s *Session) View() (hostsplit.View, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.mu.view, s.mu.viewOK
+}
+
+// Current reads the latest membership change record (crawl.ChangeRecords:
+// a member past a change's deadline asks whether it committed).
+func (s *Session) Current(ctx context.Context) (handoff.Record, bool, error) {
+	return s.st.Current(ctx)
 }
 
 // Removed reports whether etcd says this node was removed.
