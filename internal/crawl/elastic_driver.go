@@ -108,11 +108,39 @@ func ChangeMembership(ctx context.Context, o ChangeOptions) (ChangeReport, error
 		o.Logf("epoch %d: every node has committed already; RESUME", o.New.Epoch)
 		states, err := d.resumeAll(ctx)
 		rep.Members, rep.Total = states, time.Since(start)
+		if err == nil {
+			err = finishRecord(ctx, o.Store, o.New.Epoch)
+		}
 		return rep, err
 	}
 	err := d.run(ctx, &rep)
 	rep.Total = time.Since(start)
 	return rep, err
+}
+
+// finishRecord ends, in store, a committed change to epoch that a
+// coordinator which stopped after the commit left open (a re-run found
+// every member committed): without it the next change would be refused
+// (handoff.ErrBusy).
+func finishRecord(ctx context.Context, store handoff.Store, epoch uint64) error {
+	r, ok, err := store.Current(ctx)
+	if err != nil {
+		return fmt.Errorf("crawl: reading the change record: %w", err)
+	}
+	if !ok || r.New.Epoch != epoch {
+		return nil
+	}
+	if r.Phase == handoff.PhaseCommitting {
+		if r, err = store.Advance(ctx, r, handoff.PhaseResuming); err != nil {
+			return fmt.Errorf("crawl: recording change %s resumed: %w", r.ID, err)
+		}
+	}
+	if r.Phase == handoff.PhaseResuming {
+		if _, err = store.Advance(ctx, r, handoff.PhaseDone); err != nil {
+			return fmt.Errorf("crawl: recording change %s done: %w", r.ID, err)
+		}
+	}
+	return nil
 }
 
 // certName is the common name of the caller's certificate (the operator).
