@@ -295,8 +295,21 @@ func (s *Session) refresh(ctx context.Context) error {
 	}
 	if resp.Responses[1].GetResponseRange().Count > 0 {
 		s.setRemoved()
+	} else {
+		s.clearRemoved()
 	}
 	return nil
+}
+
+// clearRemoved: the removed mark is gone (the change that fenced this node
+// was aborted, Store.Advance): the node is a member again and renews.
+func (s *Session) clearRemoved() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.mu.removed {
+		s.mu.removed = false
+		s.notifyLocked()
+	}
 }
 
 func (s *Session) setView(b []byte) error {
@@ -343,6 +356,9 @@ func (s *Session) watch() {
 			}
 			for _, ev := range wr.Events {
 				if ev.Type != clientv3.EventTypePut {
+					if string(ev.Kv.Key) != s.o.viewKey() {
+						_ = s.refresh(ctx) // un-removed (an aborted change)
+					}
 					continue
 				}
 				if string(ev.Kv.Key) == s.o.viewKey() {
