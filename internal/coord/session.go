@@ -279,6 +279,9 @@ func (s *Session) setRemoved() {
 	}
 }
 
+// Refresh reads the view and the removed mark now (crawl.Refresher).
+func (s *Session) Refresh(ctx context.Context) error { return s.refresh(ctx) }
+
 // refresh reads the view and the removed mark.
 func (s *Session) refresh(ctx context.Context) error {
 	cctx, cancel := s.st.ctx(ctx)
