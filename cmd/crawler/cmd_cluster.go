@@ -63,7 +63,14 @@ back by itself: the command sends ROLLBACK and exits 1, and a member still
 prepared 5 s after that deadline (the command was killed) rolls back on its
 own. After the commit a change only goes forward: if the command fails or
 is interrupted then (a node restarted), run it again with the same
-arguments.`
+arguments.
+
+With --etcd ENDPOINTS (nodes started with 'crawler node --etcd') add,
+remove and abort record the change in etcd as the operator (--etcd-cert
+and --etcd-key default to --pki/operator-NAME.pem): the dropped nodes'
+leases are revoked and their TTL waited before the new view is committed
+there, and the nodes are fenced until they adopt it. Without --etcd such
+nodes would stay fenced after the change.`
 
 func runCluster(ctx context.Context, env *cmdEnv, args []string) error {
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
@@ -83,6 +90,7 @@ func runCluster(ctx context.Context, env *cmdEnv, args []string) error {
 	lost := f.Bool("lost", false, "remove: the node is gone with its disk (do not contact it; its hosts are crawled again)")
 	hosts := f.String("hosts", "127.0.0.1,localhost", "cert: comma-separated extra host names and IPs for the certificate")
 	timeout := f.Duration("timeout", 10*time.Minute, "give up after this long (run the command again to finish)")
+	etcdF := addClusterEtcdFlags(f)
 	if err := f.parse(args); err != nil {
 		return err
 	}
@@ -117,13 +125,24 @@ func runCluster(ctx context.Context, env *cmdEnv, args []string) error {
 		return fmt.Errorf("cluster: asking %s: %w", *peer, err)
 	}
 	cur := hostsplit.ViewFromProto(states[0].GetView())
+	var store handoff.Store
+	if sub != "show" {
+		st, err := etcdF.open(*pki, *as)
+		if err != nil {
+			return fmt.Errorf("cluster %s: etcd: %w", sub, err)
+		}
+		if st != nil {
+			defer st.Close()
+			store = st
+		}
+	}
 	switch sub {
 	case "show":
 		all, err := crawl.MemberStates(ctx, tn, cur.Members)
 		printStates(env, cur, all)
 		return err
 	case "abort":
-		rep, err := crawl.AbortChange(ctx, crawl.AbortOptions{TLS: tn, Members: cur.Members})
+		rep, err := crawl.AbortChange(ctx, crawl.AbortOptions{TLS: tn, Members: cur.Members, Store: store})
 		switch {
 		case errors.Is(err, handoff.ErrCommitted):
 			return fmt.Errorf("cluster abort: %w", err)
@@ -179,7 +198,7 @@ func runCluster(ctx context.Context, env *cmdEnv, args []string) error {
 		return usagef("cluster remove: cannot remove the last member")
 	}
 	fmt.Fprintf(env.stdout, "cluster: epoch %d %v -> epoch %d %v\n", old.Epoch, old.IDs(), nw.Epoch, nw.IDs())
-	rep, err := crawl.ChangeMembership(ctx, crawl.ChangeOptions{TLS: tn, Old: old, New: nw, Lost: lostIDs, Removed: removed,
+	rep, err := crawl.ChangeMembership(ctx, crawl.ChangeOptions{TLS: tn, Old: old, New: nw, Lost: lostIDs, Removed: removed, Store: store,
 		Logf: func(format string, args ...any) {
 			fmt.Fprintf(env.stderr, "%s cluster: %s\n", time.Now().UTC().Format(time.RFC3339), termsafe.String(fmt.Sprintf(format, args...)))
 		}})

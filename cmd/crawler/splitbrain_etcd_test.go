@@ -58,6 +58,9 @@ func TestSplitBrainFenced(t *testing.T) {
 	if err := tlsutil.WriteCluster(pki, ids, []string{"127.0.0.1", "localhost"}, time.Hour); err != nil {
 		t.Fatal(err)
 	}
+	if err := tlsutil.WriteOperator(pki, "admin", time.Hour); err != nil {
+		t.Fatal(err)
+	}
 	ca, err := tlsutil.LoadCA(filepath.Join(pki, "ca.pem"), filepath.Join(pki, "ca-key.pem"))
 	if err != nil {
 		t.Fatal(err)
@@ -119,7 +122,7 @@ func TestSplitBrainFenced(t *testing.T) {
 	if _, err := op.Init(ctx, v1); err != nil {
 		t.Fatal(err)
 	}
-	if err := coord.SetupAuth(ctx, op.Client(), coord.Options{}, ids, []string{"operator"}); err != nil {
+	if err := coord.SetupAuth(ctx, op.Client(), coord.Options{}, ids, []string{"operator", "admin"}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -199,20 +202,39 @@ func TestSplitBrainFenced(t *testing.T) {
 	}
 	cutAt := time.Now()
 	t.Logf("cut node-2 off after %v (%d crawl-log lines on node-2)", cutAt.Sub(start).Round(time.Millisecond), logLines(logs[2]))
-	v2 := hostsplit.View{Epoch: 2, Members: v1.Members[:2]}
-	rec, waited, err := op.FenceAndCommit(ctx, handoff.Record{ID: "lose-node-2", Old: v1, New: v2, Lost: []hostsplit.NodeID{"node-2"}, Operator: "operator"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	commitAt := time.Now()
-	t.Logf("etcd: node-2 fenced, waited %v, epoch 2 committed %v after the cut", waited, commitAt.Sub(cutAt).Round(time.Millisecond))
+	// The command records the change in etcd as operator "admin" (its
+	// certificate in pki): it revokes node-2's lease, waits out its TTL and
+	// commits epoch 2 there before any survivor takes node-2's hosts.
+	// When etcd's view turned to epoch 2 is watched from here.
+	commitC := make(chan time.Time, 1)
+	wctx, wcancel := context.WithCancel(ctx)
+	go func() {
+		for wctx.Err() == nil {
+			if v, err := op.View(wctx); err == nil && v.Epoch >= 2 {
+				commitC <- time.Now()
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}()
 	var out, errb syncBuf
-	if code := run(ctx, []string{"cluster", "remove", "--pki", pki, "--as", "node-0", "--peer", addrs[0], "--id", "node-2", "--lost", "--timeout", "1m"}, &out, &errb); code != 0 {
+	if code := run(ctx, []string{"cluster", "remove", "--pki", pki, "--peer", addrs[0], "--id", "node-2", "--lost", "--timeout", "1m",
+		"--etcd", etcd.ClientURL}, &out, &errb); code != 0 {
+		wcancel()
 		t.Fatalf("cluster remove --lost: exit %d\n%s%s", code, out.String(), errb.String())
 	}
-	t.Logf("cluster remove --lost done %v after the cut", time.Since(cutAt).Round(time.Millisecond))
-	if _, err := op.Finish(ctx, rec); err != nil {
-		t.Fatal(err)
+	t.Logf("cluster remove --lost --etcd done %v after the cut", time.Since(cutAt).Round(time.Millisecond))
+	var commitAt time.Time
+	select {
+	case commitAt = <-commitC:
+	case <-time.After(5 * time.Second):
+		wcancel()
+		t.Fatalf("etcd's view is not epoch 2 after the command:\n%s%s", out.String(), errb.String())
+	}
+	wcancel()
+	t.Logf("etcd: epoch 2 committed %v after the cut", commitAt.Sub(cutAt).Round(time.Millisecond))
+	if r, ok, err := op.Current(ctx); err != nil || !ok || r.Phase != handoff.PhaseDone || !slices.Equal(r.Lost, []hostsplit.NodeID{"node-2"}) {
+		t.Fatalf("etcd's change record after the command: %+v ok=%v err=%v, want done with node-2 lost", r, ok, err)
 	}
 	// Let the survivors crawl node-2's hosts for a while, then heal.
 	time.Sleep(3 * time.Second)

@@ -156,3 +156,65 @@ func TestStoreChange(t *testing.T) {
 		t.Fatalf("view after abort: epoch %d", got.Epoch)
 	}
 }
+
+// An abort after the fence un-removes the members the change fenced (they
+// are members of the view that stays), as handoff.MemStore does; marks of
+// an earlier change stay. Failed before: the graceful leaver stayed
+// removed in etcd, so its Session stopped it for good after the rollback.
+func TestStoreAbortAfterFenceUnremoves(t *testing.T) {
+	p := newPKI(t)
+	e := p.embedded("etcd-0")
+	s := p.store("operator", e.ClientURL)
+	ctx := context.Background()
+	v1 := view(1, "n0", "n1", "n2")
+	if _, err := s.Init(ctx, v1); err != nil {
+		t.Fatal(err)
+	}
+	n2 := p.session("n2", e.ClientURL)
+	n2.Adopt(1)
+	waitHeld(t, n2, true, 5*time.Second)
+	r, err := s.Begin(ctx, handoff.Record{ID: "leave-n2", Old: v1, New: view(2, "n0", "n1")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, err = s.Advance(ctx, r, handoff.PhaseFencing); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Fence(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	if gone, _ := s.Removed(ctx, "n2"); !gone {
+		t.Fatal("n2 not marked removed by the fence")
+	}
+	waitHeld(t, n2, false, 5*time.Second)
+	r.Reason = "test"
+	if _, err := s.Advance(ctx, r, handoff.PhaseAborted); err != nil {
+		t.Fatal(err)
+	}
+	if gone, err := s.Removed(ctx, "n2"); err != nil || gone {
+		t.Fatalf("n2 removed=%v (%v) after the abort, want a member again", gone, err)
+	}
+	// Its session learns it and holds again (a fresh lease).
+	took, _ := waitHeld(t, n2, true, 5*time.Second)
+	if n2.Removed() {
+		t.Fatal("n2's session still says removed")
+	}
+	t.Logf("n2 held again %v after the abort", took)
+	// A later change may still remove it for good.
+	r, err = s.Begin(ctx, handoff.Record{ID: "leave-n2-again", Old: v1, New: view(2, "n0", "n1")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, err = s.Advance(ctx, r, handoff.PhaseFencing); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Fence(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Commit(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	if gone, _ := s.Removed(ctx, "n2"); !gone {
+		t.Fatal("n2 not removed after the committed change")
+	}
+}

@@ -12,6 +12,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/sextant-crawler/sextant/hostsplit"
+	"github.com/sextant-crawler/sextant/internal/handoff"
 )
 
 // errRemoved: the node's id is marked removed in etcd.
@@ -109,6 +110,12 @@ func (s *Session) View() (hostsplit.View, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.mu.view, s.mu.viewOK
+}
+
+// Current reads the latest membership change record (crawl.ChangeRecords:
+// a member past a change's deadline asks whether it committed).
+func (s *Session) Current(ctx context.Context) (handoff.Record, bool, error) {
+	return s.st.Current(ctx)
 }
 
 // Removed reports whether etcd says this node was removed.
@@ -272,6 +279,9 @@ func (s *Session) setRemoved() {
 	}
 }
 
+// Refresh reads the view and the removed mark now (crawl.Refresher).
+func (s *Session) Refresh(ctx context.Context) error { return s.refresh(ctx) }
+
 // refresh reads the view and the removed mark.
 func (s *Session) refresh(ctx context.Context) error {
 	cctx, cancel := s.st.ctx(ctx)
@@ -288,8 +298,21 @@ func (s *Session) refresh(ctx context.Context) error {
 	}
 	if resp.Responses[1].GetResponseRange().Count > 0 {
 		s.setRemoved()
+	} else {
+		s.clearRemoved()
 	}
 	return nil
+}
+
+// clearRemoved: the removed mark is gone (the change that fenced this node
+// was aborted, Store.Advance): the node is a member again and renews.
+func (s *Session) clearRemoved() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.mu.removed {
+		s.mu.removed = false
+		s.notifyLocked()
+	}
 }
 
 func (s *Session) setView(b []byte) error {
@@ -336,6 +359,9 @@ func (s *Session) watch() {
 			}
 			for _, ev := range wr.Events {
 				if ev.Type != clientv3.EventTypePut {
+					if string(ev.Kv.Key) != s.o.viewKey() {
+						_ = s.refresh(ctx) // un-removed (an aborted change)
+					}
 					continue
 				}
 				if string(ev.Kv.Key) == s.o.viewKey() {

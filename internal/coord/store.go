@@ -265,7 +265,25 @@ func (s *Store) Advance(ctx context.Context, r handoff.Record, to handoff.Phase)
 	if !r.Phase.Open() {
 		return r, fmt.Errorf("%w: change %s has ended (%s)", handoff.ErrStale, r.ID, r.Phase)
 	}
-	return s.putChange(ctx, r, to, r.Rev, nil)
+	out, err := s.putChange(ctx, r, to, r.Rev, nil)
+	if err != nil || to != handoff.PhaseAborted {
+		return out, err
+	}
+	// An aborted change leaves the old view, whose members its Fence
+	// marked removed: they are members again (as handoff.MemStore does),
+	// or a graceful leaver fenced just before a rollback would stop for
+	// good with its hosts still its own in the view. Only marks this
+	// change wrote are undone.
+	for _, id := range dropped(r) {
+		k := s.o.removedKey(string(id))
+		cctx, cancel := s.ctx(ctx)
+		_, derr := s.cli.Txn(cctx).If(clientv3.Compare(clientv3.Value(k), "=", r.ID)).Then(clientv3.OpDelete(k)).Commit()
+		cancel()
+		if derr != nil {
+			return out, fmt.Errorf("coord: change %s aborted, but un-removing %s: %w", r.ID, id, mapErr(derr))
+		}
+	}
+	return out, nil
 }
 
 // dropped are the members r fences: its Lost and those r.New drops.

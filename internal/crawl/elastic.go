@@ -347,6 +347,11 @@ func (m *Member) commit(ctx context.Context, v hostsplit.View, lost []hostsplit.
 	if err := m.Split.SetView(ctx, v); err != nil {
 		return err
 	}
+	if m.ctl != nil {
+		// Held again once etcd's view is v too (the coordinator committed
+		// it there before sending COMMIT).
+		m.ctl.Adopt(v.Epoch)
+	}
 	if err := m.handoff(ctx, v.Epoch); err != nil {
 		return err
 	}

@@ -108,11 +108,108 @@ func ChangeMembership(ctx context.Context, o ChangeOptions) (ChangeReport, error
 		o.Logf("epoch %d: every node has committed already; RESUME", o.New.Epoch)
 		states, err := d.resumeAll(ctx)
 		rep.Members, rep.Total = states, time.Since(start)
+		if err == nil {
+			err = finishRecord(ctx, o.Store, o.New.Epoch)
+		}
+		return rep, err
+	}
+	// A re-run of a change the Store has committed (its coordinator
+	// stopped after the commit): only forward.
+	if r, ok, err := o.Store.Current(ctx); err == nil && ok && r.New.Epoch == o.New.Epoch &&
+		(r.Phase == handoff.PhaseCommitting || r.Phase == handoff.PhaseResuming) {
+		o.Logf("epoch %d: change %s is %s in the store; COMMIT, then RESUME", o.New.Epoch, r.ID, r.Phase)
+		d.rec.Lost = r.Lost
+		states, err := d.forward(ctx)
+		rep.Members, rep.Total = states, time.Since(start)
+		if err == nil {
+			err = finishRecord(ctx, o.Store, o.New.Epoch)
+		}
 		return rep, err
 	}
 	err := d.run(ctx, &rep)
 	rep.Total = time.Since(start)
 	return rep, err
+}
+
+// forward finishes a committed change: COMMIT to every participant (a
+// repeated COMMIT is a no-op), every hand-off applied, then RESUME.
+func (d *changeDriver) forward(ctx context.Context) ([]*pb.MemberState, error) {
+	errs := make([]error, len(d.parts))
+	var wg sync.WaitGroup
+	for i, id := range d.parts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			req := &pb.TransitionRequest{Phase: pb.TransitionRequest_PHASE_COMMIT, View: d.view, Lost: nodeIDStrings(d.rec.Lost), ChangeId: d.rec.ID}
+			for {
+				cctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+				_, err := pb.NewMembershipClient(d.conns[id]).Transition(cctx, req)
+				cancel()
+				if err == nil {
+					return
+				}
+				d.o.Logf("COMMIT on %s: %v (retrying)", id, err)
+				select {
+				case <-ctx.Done():
+					errs[i] = fmt.Errorf("crawl: COMMIT on %s: %w", id, errors.Join(err, ctx.Err()))
+					return
+				case <-time.After(5 * d.o.Poll):
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	for {
+		r1, _, err := d.statusRound(ctx)
+		if err == nil {
+			var r2 []hostsplit.NodeStatus
+			if r2, _, err = d.statusRound(ctx); err == nil {
+				err = hostsplit.Drained(r1, r2)
+				for _, ns := range r2 {
+					if err == nil && ns.Epoch != d.rec.New.Epoch {
+						err = fmt.Errorf("%s is on epoch %d", ns.Node, ns.Epoch)
+					}
+				}
+			}
+		}
+		if err == nil {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("crawl: waiting for the hand-offs of epoch %d: %w", d.rec.New.Epoch, errors.Join(err, ctx.Err()))
+		case <-time.After(d.o.Poll):
+		}
+	}
+	return d.resumeAll(ctx)
+}
+
+// finishRecord ends, in store, a committed change to epoch that a
+// coordinator which stopped after the commit left open (a re-run found
+// every member committed): without it the next change would be refused
+// (handoff.ErrBusy).
+func finishRecord(ctx context.Context, store handoff.Store, epoch uint64) error {
+	r, ok, err := store.Current(ctx)
+	if err != nil {
+		return fmt.Errorf("crawl: reading the change record: %w", err)
+	}
+	if !ok || r.New.Epoch != epoch {
+		return nil
+	}
+	if r.Phase == handoff.PhaseCommitting {
+		if r, err = store.Advance(ctx, r, handoff.PhaseResuming); err != nil {
+			return fmt.Errorf("crawl: recording change %s resumed: %w", r.ID, err)
+		}
+	}
+	if r.Phase == handoff.PhaseResuming {
+		if _, err = store.Advance(ctx, r, handoff.PhaseDone); err != nil {
+			return fmt.Errorf("crawl: recording change %s done: %w", r.ID, err)
+		}
+	}
+	return nil
 }
 
 // certName is the common name of the caller's certificate (the operator).

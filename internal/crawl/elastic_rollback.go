@@ -81,10 +81,60 @@ func (m *Member) deadlineLoop(stop <-chan struct{}, done chan<- struct{}) {
 		if pending == nil || deadline.IsZero() || time.Now().Before(deadline.Add(SelfRollbackGrace)) {
 			continue
 		}
+		if m.rollForward(*pending) {
+			continue
+		}
 		if err := m.rollback(*pending, fmt.Sprintf("deadline %s passed without a COMMIT", deadline.UTC().Format(time.RFC3339))); err != nil {
 			m.Node.opts.Logf("crawl: self-rollback of epoch %d: %v", pending.Epoch, err)
 		}
 	}
+}
+
+// ChangeRecords is implemented by a Control that can read the control
+// plane's change record (coord.Session): a member past its deadline asks
+// it before rolling back by itself.
+type ChangeRecords interface {
+	Current(ctx context.Context) (handoff.Record, bool, error)
+}
+
+// rollForward is asked, with a Control that implements ChangeRecords,
+// before a self-rollback of pending: if the control plane recorded the
+// change's COMMIT, the member commits pending itself (and resumes once the
+// record says every hand-off was applied) instead of rolling back. It
+// reports true when the member must not roll back: the change committed,
+// or the record could not be read (a member that cannot reach the control
+// plane is fenced anyway; guessing "not committed" could undo a commit).
+func (m *Member) rollForward(pending hostsplit.View) bool {
+	cr, ok := m.ctl.(ChangeRecords)
+	if m.ctl == nil || !ok {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	r, found, err := cr.Current(ctx)
+	if err != nil {
+		m.Node.opts.Logf("crawl: past the deadline of epoch %d, the change record is unreadable (%v): not rolling back yet", pending.Epoch, err)
+		return true
+	}
+	if !found || r.New.Epoch != pending.Epoch {
+		return false
+	}
+	switch r.Phase {
+	case handoff.PhaseCommitting, handoff.PhaseResuming, handoff.PhaseDone:
+	default:
+		return false
+	}
+	m.Node.opts.Logf("crawl: past the deadline of epoch %d, but change %s is %s in the control plane: committing, not rolling back", pending.Epoch, r.ID, r.Phase)
+	if err := m.commit(ctx, r.New, r.Lost); err != nil {
+		m.Node.opts.Logf("crawl: rolling change %s forward: %v", r.ID, err)
+		return true
+	}
+	if r.Phase != handoff.PhaseCommitting {
+		if err := m.resume(r.New); err != nil {
+			m.Node.opts.Logf("crawl: resuming after change %s: %v", r.ID, err)
+		}
+	}
+	return true
 }
 
 // peerCert returns the verified client certificate of the caller.

@@ -34,6 +34,8 @@ type elasticCluster struct {
 	logs   []string
 	starts map[string]int
 	stop   map[string]context.CancelFunc
+	// control, if set, gives each started member its Control (etcd tests).
+	control func(id string) Control
 }
 
 func newElasticCluster(t *testing.T, ctx context.Context, n int) *elasticCluster {
@@ -56,8 +58,12 @@ func (c *elasticCluster) start(i int, members []hostsplit.Member, epoch uint64, 
 	// Trap hosts are left out of the oracle comparison; a smaller budget
 	// shortens the crawl's tail (each trap host is crawled sequentially).
 	o.MaxPagesPerHost = elasticTrapBudget
+	var ctl Control
+	if c.control != nil {
+		ctl = c.control(seat.ID)
+	}
 	m, err := StartMember(MemberOptions{Node: o, Self: seat.ID, Members: members, TLS: seat.TLS, Listener: seat.Listener,
-		PeerCacheSize: 1024, Epoch: epoch, Joining: joining})
+		PeerCacheSize: 1024, Epoch: epoch, Joining: joining, Control: ctl})
 	if err != nil {
 		t.Fatal(err)
 	}

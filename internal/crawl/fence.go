@@ -1,6 +1,7 @@
 package crawl
 
 import (
+	"context"
 	"slices"
 	"time"
 )
@@ -49,7 +50,27 @@ func (m *Member) fenceChanged() <-chan struct{} {
 // removed by a change it took part in follows that change instead (its
 // hand-off is served before it goes).
 func (m *Member) removedBehindBack() bool {
-	return m.ctl != nil && m.ctl.Removed() && m.Phase() == PhaseRunning
+	if m.ctl == nil || !m.ctl.Removed() || m.Phase() != PhaseRunning {
+		return false
+	}
+	// A member rolled back from a change that fenced it (a graceful leave
+	// aborted after the fence) may see the ROLLBACK before its Control
+	// sees the removed mark undone: ask the control plane again.
+	if r, ok := m.ctl.(Refresher); ok {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		err := r.Refresh(ctx)
+		cancel()
+		if err == nil {
+			return m.ctl.Removed()
+		}
+	}
+	return true
+}
+
+// Refresher is implemented by a Control that can re-read its state from
+// the control plane at once (coord.Session).
+type Refresher interface {
+	Refresh(ctx context.Context) error
 }
 
 // ViewCommit is when a view became the cluster's (the control plane's
