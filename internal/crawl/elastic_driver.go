@@ -134,32 +134,8 @@ func ChangeMembership(ctx context.Context, o ChangeOptions) (ChangeReport, error
 // forward finishes a committed change: COMMIT to every participant (a
 // repeated COMMIT is a no-op), every hand-off applied, then RESUME.
 func (d *changeDriver) forward(ctx context.Context) ([]*pb.MemberState, error) {
-	errs := make([]error, len(d.parts))
-	var wg sync.WaitGroup
-	for i, id := range d.parts {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			req := &pb.TransitionRequest{Phase: pb.TransitionRequest_PHASE_COMMIT, View: d.view, Lost: nodeIDStrings(d.rec.Lost), ChangeId: d.rec.ID}
-			for {
-				cctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-				_, err := pb.NewMembershipClient(d.conns[id]).Transition(cctx, req)
-				cancel()
-				if err == nil {
-					return
-				}
-				d.o.Logf("COMMIT on %s: %v (retrying)", id, err)
-				select {
-				case <-ctx.Done():
-					errs[i] = fmt.Errorf("crawl: COMMIT on %s: %w", id, errors.Join(err, ctx.Err()))
-					return
-				case <-time.After(5 * d.o.Poll):
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+	req := &pb.TransitionRequest{Phase: pb.TransitionRequest_PHASE_COMMIT, View: d.view, Lost: nodeIDStrings(d.rec.Lost), ChangeId: d.rec.ID}
+	if _, err := d.transitionAll(ctx, req); err != nil {
 		return nil, err
 	}
 	for {
@@ -568,6 +544,12 @@ func (d *changeDriver) allCommitted(ctx context.Context) bool {
 
 // resumeAll sends RESUME to every participant, retrying while ctx lasts.
 func (d *changeDriver) resumeAll(ctx context.Context) ([]*pb.MemberState, error) {
+	return d.transitionAll(ctx, &pb.TransitionRequest{Phase: pb.TransitionRequest_PHASE_RESUME, View: d.view, ChangeId: d.rec.ID})
+}
+
+// transitionAll sends req to every participant at once, each retried
+// while ctx lasts (a repeated transition is a no-op on a member).
+func (d *changeDriver) transitionAll(ctx context.Context, req *pb.TransitionRequest) ([]*pb.MemberState, error) {
 	out := make([]*pb.MemberState, len(d.parts))
 	errs := make([]error, len(d.parts))
 	var wg sync.WaitGroup
@@ -577,16 +559,16 @@ func (d *changeDriver) resumeAll(ctx context.Context) ([]*pb.MemberState, error)
 			defer wg.Done()
 			for {
 				cctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-				st, err := pb.NewMembershipClient(d.conns[id]).Transition(cctx, &pb.TransitionRequest{Phase: pb.TransitionRequest_PHASE_RESUME, View: d.view, ChangeId: d.rec.ID})
+				st, err := pb.NewMembershipClient(d.conns[id]).Transition(cctx, req)
 				cancel()
 				if err == nil {
 					out[i] = st
 					return
 				}
-				d.o.Logf("RESUME on %s: %v (retrying)", id, err)
+				d.o.Logf("%s on %s: %v (retrying)", req.Phase, id, err)
 				select {
 				case <-ctx.Done():
-					errs[i] = fmt.Errorf("crawl: RESUME on %s: %w", id, errors.Join(err, ctx.Err()))
+					errs[i] = fmt.Errorf("crawl: %s on %s: %w", req.Phase, id, errors.Join(err, ctx.Err()))
 					return
 				case <-time.After(5 * d.o.Poll):
 				}
