@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/credentials"
 
 	"github.com/sextant-crawler/sextant/hostsplit"
+	"github.com/sextant-crawler/sextant/internal/netcut"
 	"github.com/sextant-crawler/sextant/internal/tlsutil"
 	pb "github.com/sextant-crawler/sextant/proto"
 )
@@ -46,19 +47,19 @@ func TestClusterPartitionProcesses(t *testing.T) {
 	// The others reach the cut node through in; it reaches node-i through
 	// out[i]. Each child is given its own view of the addresses.
 	in := newCutProxy(t, addrs[cutNode])
-	proxies := []*cutProxy{in}
+	proxies := []*netcut.Proxy{in}
 	views := make([][]string, n)
 	for i := range views {
 		views[i] = append([]string(nil), addrs...)
 		if i != cutNode {
-			views[i][cutNode] = in.addr()
+			views[i][cutNode] = in.Addr()
 		}
 	}
 	for i := range addrs {
 		if i != cutNode {
 			p := newCutProxy(t, addrs[i])
 			proxies = append(proxies, p)
-			views[cutNode][i] = p.addr()
+			views[cutNode][i] = p.Addr()
 		}
 	}
 	exe, err := os.Executable()
@@ -168,7 +169,7 @@ func TestClusterPartitionProcesses(t *testing.T) {
 	}
 	t.Logf("cut node-%d at %d fetches, its frontier %d", cutNode, fetched(), frontier())
 	for _, p := range proxies {
-		p.setCut(true)
+		p.SetCut(true)
 	}
 	// Let batches already received finish applying, then watch the cut
 	// hold for a few seconds: no batch crosses it, and the spools fill.
@@ -203,7 +204,7 @@ func TestClusterPartitionProcesses(t *testing.T) {
 			heldTo, heldFrom, cutNode, st.Idle, st.FrontierSize, st.InFlight, st.BufferedURLs)
 	}
 	for _, p := range proxies {
-		p.setCut(false)
+		p.SetCut(false)
 	}
 
 	timeout := time.After(3 * time.Minute)

@@ -3,122 +3,25 @@ package crawl
 import (
 	"context"
 	"fmt"
-	"io"
-	"net"
 	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/sextant-crawler/sextant/hostsplit"
+	"github.com/sextant-crawler/sextant/internal/netcut"
 )
 
-// cutProxy forwards TCP connections to target until cut: then it closes
-// every open connection and refuses new ones (accepts and drops them) until
-// healed — a network partition of the links that go through it.
-type cutProxy struct {
-	ln     net.Listener
-	target string
-	mu     sync.Mutex
-	cut    bool
-	conns  map[net.Conn]struct{}
-	wg     sync.WaitGroup
-}
-
-func newCutProxy(t *testing.T, target string) *cutProxy {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+// newCutProxy is a netcut.Proxy to target, closed at the test's end.
+func newCutProxy(t *testing.T, target string) *netcut.Proxy {
+	p, err := netcut.New(target)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &cutProxy{ln: ln, target: target, conns: map[net.Conn]struct{}{}}
-	p.wg.Add(1)
-	go p.serve()
-	t.Cleanup(p.close)
+	t.Cleanup(func() { p.Close() })
 	return p
 }
 
-func (p *cutProxy) addr() string { return p.ln.Addr().String() }
-
-func (p *cutProxy) serve() {
-	defer p.wg.Done()
-	for {
-		c, err := p.ln.Accept()
-		if err != nil {
-			return
-		}
-		p.mu.Lock()
-		if p.cut {
-			p.mu.Unlock()
-			c.Close()
-			continue
-		}
-		p.conns[c] = struct{}{}
-		p.mu.Unlock()
-		p.wg.Add(1)
-		go func() {
-			defer p.wg.Done()
-			p.pipe(c)
-		}()
-	}
-}
-
-func (p *cutProxy) pipe(c net.Conn) {
-	defer func() {
-		p.mu.Lock()
-		delete(p.conns, c)
-		p.mu.Unlock()
-		c.Close()
-	}()
-	u, err := net.Dial("tcp", p.target)
-	if err != nil {
-		return
-	}
-	p.mu.Lock()
-	if p.cut {
-		p.mu.Unlock()
-		u.Close()
-		return
-	}
-	p.conns[u] = struct{}{}
-	p.mu.Unlock()
-	defer func() {
-		p.mu.Lock()
-		delete(p.conns, u)
-		p.mu.Unlock()
-		u.Close()
-	}()
-	done := make(chan struct{}, 2)
-	go func() { io.Copy(u, c); u.Close(); done <- struct{}{} }()
-	go func() { io.Copy(c, u); c.Close(); done <- struct{}{} }()
-	<-done
-	<-done
-}
-
-// setCut partitions (true) or heals (false) the link.
-func (p *cutProxy) setCut(cut bool) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.cut = cut
-	if cut {
-		for c := range p.conns {
-			c.Close()
-		}
-	}
-}
-
-func (p *cutProxy) close() {
-	p.ln.Close()
-	p.setCut(true)
-	p.wg.Wait()
-}
-
-// TestClusterPartitionLosesNothing cuts one node of a 3-node cluster off its
-// peers (every link to and from it, both directions, open streams reset)
-// mid-crawl while it keeps crawling, then heals the partition: the spools
-// towards and from the cut node must have held URLs during the cut and be
-// drained at the end, the union of fetched URLs equals the oracle's set,
-// and no URL is fetched twice cluster-wide.
 func TestClusterPartitionLosesNothing(t *testing.T) {
 	web, srv, oracle := smallWeb(t, 1<<20)
 	root := t.TempDir()
@@ -129,17 +32,17 @@ func TestClusterPartitionLosesNothing(t *testing.T) {
 	// Every link touching node-2 goes through a proxy: the others reach it
 	// through in2; it reaches node-i through out[i].
 	const cutNode = 2
-	var proxies []*cutProxy
+	var proxies []*netcut.Proxy
 	in2 := newCutProxy(t, members[cutNode].Addr)
 	proxies = append(proxies, in2)
 	common := append([]hostsplit.Member(nil), members...)
-	common[cutNode].Addr = in2.addr()
+	common[cutNode].Addr = in2.Addr()
 	view2 := append([]hostsplit.Member(nil), members...)
 	for i := range view2 {
 		if i != cutNode {
 			p := newCutProxy(t, members[i].Addr)
 			proxies = append(proxies, p)
-			view2[i].Addr = p.addr()
+			view2[i].Addr = p.Addr()
 		}
 	}
 	ms := make([]*Member, len(seats))
@@ -180,7 +83,7 @@ func TestClusterPartitionLosesNothing(t *testing.T) {
 	}
 	t.Logf("partition node-%d at %d fetches", cutNode, fetches())
 	for _, p := range proxies {
-		p.setCut(true)
+		p.SetCut(true)
 	}
 	// Acknowledgements on the cut node's links must stop: after the
 	// batches already on the wire settle, none may advance during the cut
@@ -228,7 +131,7 @@ func TestClusterPartitionLosesNothing(t *testing.T) {
 		}
 	}
 	for _, p := range proxies {
-		p.setCut(false)
+		p.SetCut(false)
 	}
 	wg.Wait()
 	if ctx.Err() != nil {
