@@ -151,8 +151,16 @@ func TestClusterRemovedIDRefused(t *testing.T) {
 		t.Fatalf("remove: exit %d: %s %s", code, out, stderr)
 	}
 	// node-0's certificate: refused by the members (at the TLS handshake).
+	// With TLS 1.3 the client may finish its half of the handshake before
+	// the server rejects its certificate: the refusal then reaches the
+	// client as a reset or broken pipe on its first write instead of the
+	// alert.
 	code, out, stderr = runCLI(t, "cluster", "show", "--pki", pki, "--as", "node-0", "--peer", all[1].Addr)
-	if code == 0 || !(strings.Contains(stderr, "bad certificate") || strings.Contains(stderr, "not a cluster member")) {
+	refused := false
+	for _, s := range []string{"bad certificate", "not a cluster member", "broken pipe", "connection reset"} {
+		refused = refused || strings.Contains(stderr, s)
+	}
+	if code == 0 || !refused {
 		t.Errorf("show as the removed node-0: exit %d: %s %s", code, out, stderr)
 	}
 	code, out, _ = runCLI(t, "cluster", "show", "--pki", pki, "--peer", all[1].Addr)
