@@ -101,6 +101,9 @@ type Member struct {
 	ctl Control // MemberOptions.Control, nil if none
 	// the self-rollback loop (deadlineLoop, elastic_rollback.go)
 	deadlineStop, deadlineDone chan struct{}
+
+	closeOnce sync.Once // Close may be called again: it returns closeErr
+	closeErr  error
 }
 
 // sinkRef lets the splitter deliver to the node opened after it.
@@ -532,8 +535,13 @@ func (m *Member) runWorkers(ctx context.Context, changed <-chan struct{}, t *tim
 }
 
 // Close stops serving (gracefully, with a bound) and closes the splitter
-// and the node.
+// and the node. A second Close returns the first one's result.
 func (m *Member) Close() error {
+	m.closeOnce.Do(func() { m.closeErr = m.close() })
+	return m.closeErr
+}
+
+func (m *Member) close() error {
 	stopped := make(chan struct{})
 	go func() { m.srv.GracefulStop(); close(stopped) }()
 	// Peers keep their batch streams to this node open: end them, or the

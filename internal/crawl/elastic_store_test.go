@@ -106,3 +106,14 @@ func TestChangeMembershipStoreBusy(t *testing.T) {
 		}
 	}
 }
+
+// Closing a member twice (a test's own Close, then its Cleanup; an
+// embedder's defer after an explicit Close) returns the first result
+// again instead of panicking on a closed channel.
+func TestMemberCloseTwice(t *testing.T) {
+	_, _, ms := idleMembers(t, 1)
+	err := ms[0].Close()
+	if err2 := ms[0].Close(); !errors.Is(err2, err) && (err2 != nil || err != nil) {
+		t.Errorf("second Close: %v, first: %v", err2, err)
+	}
+}
