@@ -106,8 +106,10 @@ func TestCrawlKill9WARC(t *testing.T) {
 		killed++
 		open, _ := filepath.Glob(filepath.Join(wdir, "*.warc.gz.open"))
 		t.Logf("run %d: SIGKILL at %d crawl log lines; open WARC files %v", i, logLines(), open)
-		if len(open) != 1 {
-			t.Errorf("after the kill: %d open WARC files, want the one being written", len(open))
+		// One file being written, or none when the kill fell between a
+		// full file's close and the next one's open (rotation).
+		if len(open) > 1 {
+			t.Errorf("after the kill: %d open WARC files, want at most the one being written", len(open))
 		}
 	}
 	c, out := child()

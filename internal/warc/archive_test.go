@@ -505,3 +505,36 @@ func TestCloseDuringWrites(t *testing.T) {
 		t.Fatal("no write succeeded")
 	}
 }
+
+// A crash inside a file's close, after the WARC file's rename and before
+// its index was sorted into place, leaves NAME.cdxj.open beside a closed
+// NAME.warc.gz: the next open indexes the file again and removes it.
+func TestRepairOrphanIndex(t *testing.T) {
+	dir := t.TempDir()
+	w, _ := writeMany(t, dir, 3)
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	idx, _ := filepath.Glob(filepath.Join(dir, "*.cdxj"))
+	if len(idx) != 1 {
+		t.Fatalf("indexes %v", idx)
+	}
+	want, err := os.ReadFile(idx[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(idx[0], idx[0]+".open"); err != nil {
+		t.Fatal(err)
+	}
+	w2 := newWriter(t, warc.Options{Dir: dir, NodeID: "nt"})
+	if st := w2.Stats(); st.Repaired != 1 {
+		t.Errorf("stats %+v, want 1 repaired", st)
+	}
+	if open, _ := filepath.Glob(filepath.Join(dir, "*.open")); len(open) > 1 {
+		t.Errorf("left open: %v", open) // the new writer's own file only
+	}
+	got, err := os.ReadFile(idx[0])
+	if err != nil || string(got) != string(want) {
+		t.Errorf("rebuilt index differs (%v):\n%s\nwant:\n%s", err, got, want)
+	}
+}

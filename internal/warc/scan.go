@@ -126,6 +126,30 @@ func (w *Writer) repair() error {
 			}
 		}
 	}
+	// A crash inside closeFile, after the WARC file's rename and before its
+	// index was sorted into place, leaves NAME.cdxj.open beside a closed
+	// NAME.warc.gz: index that file again from its records.
+	ents, err = os.ReadDir(w.o.Dir)
+	if err != nil {
+		return fmt.Errorf("warc: %w", err)
+	}
+	for _, e := range ents {
+		name := e.Name()
+		if !strings.HasPrefix(name, pre) || !strings.HasSuffix(name, ".cdxj"+openSuffix) {
+			continue
+		}
+		idx := filepath.Join(w.o.Dir, name)
+		final := strings.TrimSuffix(strings.TrimSuffix(idx, openSuffix), ".cdxj") + ".warc.gz"
+		if _, err := os.Stat(final); err == nil && !w.o.NoCDXJ {
+			if _, _, err := WriteIndex(final); err != nil {
+				return err
+			}
+			w.stats.Repaired++
+		}
+		if err := os.Remove(idx); err != nil {
+			return fmt.Errorf("warc: repair: %w", err)
+		}
+	}
 	return nil
 }
 
