@@ -1,14 +1,12 @@
 package crawl
 
 import (
-	"context"
 	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -131,31 +129,11 @@ func TestClusterWritesWARC(t *testing.T) {
 	ms := startClusterWith(t, root, 3, srv, web.Domain(), func(o *Options) {
 		o.WARCArchive = WARCArchive{Dir: wdir, MaxSize: 128 << 10}
 	})
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	for _, m := range ms {
-		if err := m.Seed(ctx, web.Seeds()); err != nil {
-			t.Fatal(err)
-		}
-	}
-	var wg sync.WaitGroup
-	errs := make([]error, len(ms))
-	for i, m := range ms {
-		wg.Add(1)
-		go func() { defer wg.Done(); errs[i] = m.Run(ctx) }()
-	}
-	wg.Wait()
-	if ctx.Err() != nil {
-		t.Fatal("cluster did not terminate in time")
+	if err := runCluster(t, ms, web.Seeds(), 3*time.Minute); err != nil {
+		t.Error(err)
 	}
 	var logs []string
-	for i, m := range ms {
-		if errs[i] != nil {
-			t.Errorf("node %d: %v", i, errs[i])
-		}
-		if err := m.Close(); err != nil {
-			t.Error(err)
-		}
+	for i := range ms {
 		logs = append(logs, filepath.Join(root, fmt.Sprintf("node-%d", i), "crawl.log"))
 		if fs, _ := filepath.Glob(filepath.Join(wdir, fmt.Sprintf("sextant-node-%d-*.warc.gz", i))); len(fs) == 0 {
 			t.Errorf("node-%d wrote no WARC file", i)
