@@ -20,6 +20,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -177,87 +178,11 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		return nil, err
 	}
 	rep := &Report{Options: o, Reachable: len(want), Nginx: addr.String()}
-	var urls []string
+	rr := &rounds{o: o, n: n, addr: addr, seed: seed, schemes: schemes, want: want}
 	for i := range o.Rounds {
-		r := Round{SextantFirst: i%2 == 0}
-		loop := func() error {
-			if urls == nil {
-				return nil // the first round's loop runs after its crawl
-			}
-			var sp *spans
-			if o.Spans {
-				sp = &spans{}
-			}
-			r.LoopPages, r.LoopSeconds, err = fetchLoop(ctx, urls, addr, n, sp)
-			if sp != nil {
-				s, c, _ := sp.result()
-				r.LoopServer, r.LoopClient = s.Seconds(), c.Seconds()
-			}
-			return err
-		}
-		if !r.SextantFirst {
-			if err := loop(); err != nil {
-				return rep, err
-			}
-		}
-		var sp *spans
-		if o.Spans {
-			sp = &spans{}
-		}
-		got, secs, err := crawlOnce(ctx, o, n, addr, seed, schemes, filepath.Join(o.Work, fmt.Sprintf("crawl-%d", i)), sp)
+		r, err := rr.run(ctx, i)
 		if err != nil {
 			return rep, err
-		}
-		if sp != nil {
-			s, c, _ := sp.result()
-			r.SextantServer, r.SextantClient = s.Seconds(), c.Seconds()
-			r.SextantProcess, r.SextantHandover = sp.process.Seconds(), sp.handover.Seconds()
-		}
-		if err := check(want, got); err != nil {
-			return rep, err
-		}
-		r.SextantPages, r.SextantSeconds = len(got), secs
-		if urls == nil {
-			urls = got
-		}
-		var otherPages int
-		runOther := func() error {
-			if !o.CompareRelease {
-				return nil
-			}
-			oo := o
-			oo.ReleaseEarly = !o.ReleaseEarly
-			got, secs, err := crawlOnce(ctx, oo, n, addr, seed, schemes, filepath.Join(o.Work, fmt.Sprintf("crawl-%d-other", i)), nil)
-			if err == nil {
-				err = check(want, got)
-			}
-			otherPages, r.OtherSeconds = len(got), secs
-			return err
-		}
-		if r.SextantFirst {
-			if err := loop(); err != nil {
-				return rep, err
-			}
-			if err := runOther(); err != nil {
-				return rep, err
-			}
-		} else if err := runOther(); err != nil {
-			return rep, err
-		}
-		r.Ratio = (float64(r.SextantPages) / r.SextantSeconds) / (float64(r.LoopPages) / r.LoopSeconds)
-		if o.CompareRelease {
-			r.OtherRatio = (float64(otherPages) / r.OtherSeconds) / (float64(r.LoopPages) / r.LoopSeconds)
-			o.Logf("round %d: with ReleaseEarly=%v: %d pages in %.2f s (%.0f pages/s): ratio %.2f",
-				i+1, !o.ReleaseEarly, otherPages, r.OtherSeconds, float64(otherPages)/r.OtherSeconds, r.OtherRatio)
-		}
-		o.Logf("round %d: Sextant %d pages in %.2f s (%.0f pages/s), loop %d in %.2f s (%.0f pages/s): ratio %.2f",
-			i+1, r.SextantPages, r.SextantSeconds, float64(r.SextantPages)/r.SextantSeconds,
-			r.LoopPages, r.LoopSeconds, float64(r.LoopPages)/r.LoopSeconds, r.Ratio)
-		if o.Spans {
-			o.Logf("  spans: Sextant server %.2f s + client %.2f s (%.0f µs per page between a response and the next request); loop server %.2f s + client %.2f s (%.0f µs)",
-				r.SextantServer, r.SextantClient, 1e6*r.SextantClient/float64(r.SextantPages), r.LoopServer, r.LoopClient, 1e6*r.LoopClient/float64(r.LoopPages))
-			o.Logf("  Sextant's client part: processing %.0f µs per page (response end to its crawl log line), hand-over %.0f µs (log line to the next request)",
-				1e6*r.SextantProcess/float64(r.SextantPages), 1e6*r.SextantHandover/float64(r.SextantPages))
 		}
 		rep.Rounds = append(rep.Rounds, r)
 	}
@@ -271,6 +196,107 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		rep.MedianRatio = (ratios[len(ratios)/2-1] + ratios[len(ratios)/2]) / 2
 	}
 	return rep, nil
+}
+
+// rounds carries what every round shares; urls is the first crawl's
+// fetched set, which every loop then fetches.
+type rounds struct {
+	o       Options
+	n       *realweb.Nginx
+	addr    netip.AddrPort
+	seed    string
+	schemes []string
+	want    map[string]bool
+	urls    []string
+}
+
+// run is round i: a crawl and a loop over the first crawl's URLs, in the
+// order that alternates between rounds, and with Options.CompareRelease a
+// crawl with ReleaseEarly flipped.
+func (rr *rounds) run(ctx context.Context, i int) (Round, error) {
+	o := rr.o
+	var err error
+	r := Round{SextantFirst: i%2 == 0}
+	loop := func() error {
+		if rr.urls == nil {
+			return nil // the first round's loop runs after its crawl
+		}
+		var sp *spans
+		if o.Spans {
+			sp = &spans{}
+		}
+		r.LoopPages, r.LoopSeconds, err = fetchLoop(ctx, rr.urls, rr.addr, rr.n, sp)
+		if sp != nil {
+			s, c, _ := sp.result()
+			r.LoopServer, r.LoopClient = s.Seconds(), c.Seconds()
+		}
+		return err
+	}
+	if !r.SextantFirst {
+		if err := loop(); err != nil {
+			return r, err
+		}
+	}
+	var sp *spans
+	if o.Spans {
+		sp = &spans{}
+	}
+	got, secs, err := crawlOnce(ctx, o, rr.n, rr.addr, rr.seed, rr.schemes, filepath.Join(o.Work, fmt.Sprintf("crawl-%d", i)), sp)
+	if err != nil {
+		return r, err
+	}
+	if sp != nil {
+		s, c, _ := sp.result()
+		r.SextantServer, r.SextantClient = s.Seconds(), c.Seconds()
+		r.SextantProcess, r.SextantHandover = sp.process.Seconds(), sp.handover.Seconds()
+	}
+	if err := check(rr.want, got); err != nil {
+		return r, err
+	}
+	r.SextantPages, r.SextantSeconds = len(got), secs
+	if rr.urls == nil {
+		rr.urls = got
+	}
+	var otherPages int
+	runOther := func() error {
+		if !o.CompareRelease {
+			return nil
+		}
+		oo := o
+		oo.ReleaseEarly = !o.ReleaseEarly
+		got, secs, err := crawlOnce(ctx, oo, rr.n, rr.addr, rr.seed, rr.schemes, filepath.Join(o.Work, fmt.Sprintf("crawl-%d-other", i)), nil)
+		if err == nil {
+			err = check(rr.want, got)
+		}
+		otherPages, r.OtherSeconds = len(got), secs
+		return err
+	}
+	if r.SextantFirst {
+		if err := loop(); err != nil {
+			return r, err
+		}
+		if err := runOther(); err != nil {
+			return r, err
+		}
+	} else if err := runOther(); err != nil {
+		return r, err
+	}
+	r.Ratio = (float64(r.SextantPages) / r.SextantSeconds) / (float64(r.LoopPages) / r.LoopSeconds)
+	if o.CompareRelease {
+		r.OtherRatio = (float64(otherPages) / r.OtherSeconds) / (float64(r.LoopPages) / r.LoopSeconds)
+		o.Logf("round %d: with ReleaseEarly=%v: %d pages in %.2f s (%.0f pages/s): ratio %.2f",
+			i+1, !o.ReleaseEarly, otherPages, r.OtherSeconds, float64(otherPages)/r.OtherSeconds, r.OtherRatio)
+	}
+	o.Logf("round %d: Sextant %d pages in %.2f s (%.0f pages/s), loop %d in %.2f s (%.0f pages/s): ratio %.2f",
+		i+1, r.SextantPages, r.SextantSeconds, float64(r.SextantPages)/r.SextantSeconds,
+		r.LoopPages, r.LoopSeconds, float64(r.LoopPages)/r.LoopSeconds, r.Ratio)
+	if o.Spans {
+		o.Logf("  spans: Sextant server %.2f s + client %.2f s (%.0f µs per page between a response and the next request); loop server %.2f s + client %.2f s (%.0f µs)",
+			r.SextantServer, r.SextantClient, 1e6*r.SextantClient/float64(r.SextantPages), r.LoopServer, r.LoopClient, 1e6*r.LoopClient/float64(r.LoopPages))
+		o.Logf("  Sextant's client part: processing %.0f µs per page (response end to its crawl log line), hand-over %.0f µs (log line to the next request)",
+			1e6*r.SextantProcess/float64(r.SextantPages), 1e6*r.SextantHandover/float64(r.SextantPages))
+	}
+	return r, nil
 }
 
 // unpackMirror unpacks testdata/sites' wiki mirror into dst.
