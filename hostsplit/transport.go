@@ -198,7 +198,7 @@ func (t *Transport) adopt(nvs *viewState) (gone []*peer, err error) {
 		}
 	}
 	t.order = order
-	t.own.cur.Store(nvs)
+	t.own.install(nvs)
 	return gone, nil
 }
 

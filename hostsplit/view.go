@@ -157,7 +157,7 @@ type Ownership struct {
 	self NodeID
 	save func(*viewState) error // persists a view
 
-	cur    atomic.Pointer[viewState] // replaced under mu, the Splitter's routeMu (write) and the Transport's mu
+	cur    atomic.Pointer[viewState] // replaced by install (and Retire)
 	expect atomic.Pointer[View]      // a view being changed to (Expect)
 	mu     sync.Mutex                // serialises changes: SetView and Retire
 }
@@ -169,6 +169,11 @@ func newOwnership(self NodeID, vs *viewState, save func(*viewState) error) *Owne
 }
 
 func (o *Ownership) state() *viewState { return o.cur.Load() }
+
+// install makes vs current. The caller holds o.mu, the Splitter's routeMu
+// (write) and the Transport's mu, so that Route, receivers and peer
+// lookups see the view and the peers change together.
+func (o *Ownership) install(vs *viewState) { o.cur.Store(vs) }
 
 // View returns the membership view this node acts on.
 func (o *Ownership) View() View {
