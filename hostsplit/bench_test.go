@@ -281,7 +281,7 @@ func BenchmarkRoute(b *testing.B) {
 			if mode == "local" {
 				urls = nil
 				for _, u := range all {
-					if o, _ := src.sp.Ring().OwnerOfURL(u); o == src.id {
+					if o, _ := src.sp.Ownership().Ring().OwnerOfURL(u); o == src.id {
 						urls = append(urls, u)
 					}
 				}

@@ -27,12 +27,12 @@ func TestClusterDeliversToOwnersExactlyOnce(t *testing.T) {
 			}
 		}
 	}
-	want := ownedBy(t, c.nodes[0].sp.Ring(), all)
+	want := ownedBy(t, c.nodes[0].sp.Ownership().Ring(), all)
 	if len(want) != 3 {
 		t.Fatalf("ownership uses %d of 3 nodes", len(want))
 	}
 	waitFor(t, "termination", func() bool {
-		ok, err := c.nodes[1].sp.Terminated(ctx)
+		ok, err := c.nodes[1].sp.Transport().Terminated(ctx)
 		return err == nil && ok
 	})
 	for _, nd := range c.nodes {
@@ -72,10 +72,10 @@ func TestPeerDiesMidBatchLosesNothing(t *testing.T) {
 	ctx := context.Background()
 	rcv := c.nodes[1]
 	all := simURLs(3000, 300, 2)
-	want := ownedBy(t, c.nodes[0].sp.Ring(), all)[rcv.id]
+	want := ownedBy(t, c.nodes[0].sp.Ownership().Ring(), all)[rcv.id]
 	var toRcv []string
 	for _, u := range all {
-		if o, _ := c.nodes[0].sp.Ring().OwnerOfURL(u); o == rcv.id {
+		if o, _ := c.nodes[0].sp.Ownership().Ring().OwnerOfURL(u); o == rcv.id {
 			toRcv = append(toRcv, u)
 		}
 	}
@@ -125,7 +125,7 @@ func TestSenderRestartResumesFromSpool(t *testing.T) {
 	all := simURLs(2000, 200, 3)
 	var toRcv []string
 	for _, u := range all {
-		if o, _ := snd.sp.Ring().OwnerOfURL(u); o == rcv.id {
+		if o, _ := snd.sp.Ownership().Ring().OwnerOfURL(u); o == rcv.id {
 			toRcv = append(toRcv, u)
 		}
 	}
@@ -195,7 +195,7 @@ func TestRefusedBatchIsKeptBySender(t *testing.T) {
 	snd, rcv := c.nodes[0], c.nodes[1]
 	var toRcv []string
 	for _, u := range simURLs(400, 40, 7) {
-		if o, _ := snd.sp.Ring().OwnerOfURL(u); o == rcv.id {
+		if o, _ := snd.sp.Ownership().Ring().OwnerOfURL(u); o == rcv.id {
 			toRcv = append(toRcv, u)
 		}
 	}

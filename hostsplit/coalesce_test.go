@@ -62,7 +62,7 @@ func TestSenderCoalescesSpooledBatches(t *testing.T) {
 			c := newTestCluster(t, 2, func(o *Options) { o.BatchMaxURLs, o.CoalesceMaxAge = maxURLs, tc.age })
 			snd, rcv := c.nodes[0], c.nodes[1]
 			c.stopServer(rcv)
-			urls := urlsOwnedBy(t, snd.sp.Ring(), rcv.id, nURLs)
+			urls := urlsOwnedBy(t, snd.sp.Ownership().Ring(), rcv.id, nURLs)
 			routeSmallBatches(t, snd.sp, urls, per)
 			if st := snd.sp.Stats().Total; st.SpoolBatches != nURLs/per || st.SpoolURLs != nURLs {
 				t.Fatalf("spooled %d batches, %d URLs; want %d, %d", st.SpoolBatches, st.SpoolURLs, nURLs/per, nURLs)
@@ -70,7 +70,7 @@ func TestSenderCoalescesSpooledBatches(t *testing.T) {
 			c.serve(rcv, nil)
 			waitFor(t, "spool drained", func() bool { return snd.sp.Stats().Total.SpoolBatches == 0 })
 			got := rcv.sink.snapshot()
-			if diff := cmp.Diff(ownedBy(t, snd.sp.Ring(), urls)[rcv.id], keys(got)); diff != "" {
+			if diff := cmp.Diff(ownedBy(t, snd.sp.Ownership().Ring(), urls)[rcv.id], keys(got)); diff != "" {
 				t.Errorf("receiver (-want +got):\n%s", diff)
 			}
 			for u, n := range got {
@@ -98,7 +98,7 @@ func TestSenderHoldsSmallBatchesUntilFull(t *testing.T) {
 	const per, maxURLs = 7, 100
 	c := newTestCluster(t, 2, func(o *Options) { o.BatchMaxURLs, o.CoalesceMaxAge = maxURLs, time.Hour })
 	snd, rcv := c.nodes[0], c.nodes[1]
-	urls := urlsOwnedBy(t, snd.sp.Ring(), rcv.id, 15*per)
+	urls := urlsOwnedBy(t, snd.sp.Ownership().Ring(), rcv.id, 15*per)
 	routeSmallBatches(t, snd.sp, urls[:13*per], per)
 	// 91 URLs wait: nothing may be sent, however long this takes.
 	if st := snd.sp.Stats().Total; st.WireMessages != 0 || st.SpoolURLs != 13*per {
@@ -119,7 +119,7 @@ func TestReceiverAppliesCoalescedRanges(t *testing.T) {
 	c := newTestCluster(t, 2, nil)
 	target := c.nodes[0]
 	creds := clientCreds(t, c.ca, "node-1", c.ids, "node-0", true)
-	u := urlsOwnedBy(t, target.sp.Ring(), target.id, 6) // u[1..5]; u[0] is x
+	u := urlsOwnedBy(t, target.sp.Ownership().Ring(), target.id, 6) // u[1..5]; u[0] is x
 	coalesced := func(first, seq uint64, urls ...string) *pb.Batch {
 		b := batchOf(t, "node-1", seq, urls...)
 		b.FirstSeq = first

@@ -82,7 +82,7 @@ func TestBatchingDataDriven(t *testing.T) {
 			urls := strings.Fields(d.Input)
 			var out strings.Builder
 			for _, u := range urls {
-				o, err := s.Ring().OwnerOfURL(u)
+				o, err := s.Ownership().Ring().OwnerOfURL(u)
 				if err != nil {
 					o = "(none)"
 				}
@@ -122,16 +122,16 @@ func TestBatchingDataDriven(t *testing.T) {
 func dumpSpool(t *testing.T, s *Splitter, sink *memSink) string {
 	var out strings.Builder
 	fmt.Fprintf(&out, "local: %v\n", keys(sink.snapshot()))
-	for _, p := range s.order {
-		p.outMu.Lock()
-		seqs := make([]uint64, 0, len(p.pending))
-		for q := range p.pending {
+	for _, p := range s.tr.order {
+		p.q.mu.Lock()
+		seqs := make([]uint64, 0, len(p.q.pending))
+		for q := range p.q.pending {
 			seqs = append(seqs, q)
 		}
-		p.outMu.Unlock()
+		p.q.mu.Unlock()
 		slices.Sort(seqs)
 		for _, q := range seqs {
-			_, n, enc, err := s.store.getBatch(p.id, q)
+			_, n, enc, err := s.spool.st.getBatch(p.id, q)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -141,11 +141,11 @@ func dumpSpool(t *testing.T, s *Splitter, sink *memSink) string {
 			}
 			fmt.Fprintf(&out, "spool %s #%d: %v\n", p.id, q, urls)
 		}
-		p.mu.Lock()
-		if len(p.buf) > 0 {
-			fmt.Fprintf(&out, "buffer %s: %v\n", p.id, p.buf)
+		p.b.mu.Lock()
+		if len(p.b.buf) > 0 {
+			fmt.Fprintf(&out, "buffer %s: %v\n", p.id, p.b.buf)
 		}
-		p.mu.Unlock()
+		p.b.mu.Unlock()
 	}
 	return out.String()
 }

@@ -40,7 +40,7 @@ func Example() {
 	defer sp.Close()
 	srv := grpc.NewServer(append(hostsplit.ServerOptions(hostsplit.Limits{}),
 		grpc.Creds(credentials.NewTLS(node.ServerConfig(ids))))...)
-	sp.Register(srv)
+	sp.Transport().Register(srv)
 	lis, err := net.Listen("tcp", members[0].Addr)
 	if err != nil {
 		log.Fatal(err)

@@ -175,7 +175,7 @@ func (c *testCluster) serve(nd *testNode, l net.Listener) {
 	}
 	opts := append(ServerOptions(Limits{}), grpc.Creds(credentials.NewTLS(nd.tls.ServerConfig(c.ids))))
 	nd.srv = grpc.NewServer(opts...)
-	nd.sp.Register(nd.srv)
+	nd.sp.Transport().Register(nd.srv)
 	nd.done = make(chan struct{})
 	go func(srv *grpc.Server, done chan struct{}) {
 		defer close(done)

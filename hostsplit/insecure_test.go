@@ -33,7 +33,7 @@ func TestInsecureModeDelivers(t *testing.T) {
 			t.Fatal(err)
 		}
 		srv := grpc.NewServer(ServerOptions(Limits{})...)
-		sp.Register(srv)
+		sp.Transport().Register(srv)
 		done := make(chan struct{})
 		go func() { defer close(done); _ = srv.Serve(lis[i]) }()
 		t.Cleanup(func() { srv.Stop(); <-done; _ = sp.Close() })
@@ -44,7 +44,7 @@ func TestInsecureModeDelivers(t *testing.T) {
 	if err := sps[0].Route(context.Background(), urls); err != nil {
 		t.Fatal(err)
 	}
-	want := len(ownedBy(t, sps[0].Ring(), urls)["b"])
+	want := len(ownedBy(t, sps[0].Ownership().Ring(), urls)["b"])
 	waitFor(t, "delivery", func() bool { return len(sinks[1].snapshot()) == want })
 	if want == 0 {
 		t.Fatal("no URL owned by b")

@@ -97,7 +97,7 @@ func childMain() int {
 		return fail(err)
 	}
 	srv := grpc.NewServer(append(ServerOptions(Limits{}), grpc.Creds(credentials.NewTLS(tn.ServerConfig(ids))))...)
-	sp.Register(srv)
+	sp.Transport().Register(srv)
 	go func() { _ = srv.Serve(l) }()
 	progressFile := filepath.Join(dir, "progress")
 	start := 0
@@ -212,6 +212,18 @@ func TestKill9NoURLLost(t *testing.T) {
 			t.Fatalf("%s never finished routing", ids[i])
 		}
 	}
+	dirs := make([]string, n)
+	for i := range nodes {
+		dirs[i] = nodes[i].dir
+	}
+	checkOwnedDelivered(t, ids, dirs)
+}
+
+// checkOwnedDelivered waits until the sink of each node (dirs[i] holds
+// ids[i]'s) has every URL the children route that the node owns, and
+// fails at once on a URL it does not own.
+func checkOwnedDelivered(t *testing.T, ids, dirs []string) {
+	t.Helper()
 	ring, _ := NewRing([]NodeID{"node-0", "node-1", "node-2"}, false)
 	want := map[string]map[string]bool{}
 	for _, id := range ids {
@@ -224,7 +236,7 @@ func TestKill9NoURLLost(t *testing.T) {
 		}
 	}
 	got := func(i int) map[string]bool {
-		b, _ := os.ReadFile(filepath.Join(nodes[i].dir, "sink.txt"))
+		b, _ := os.ReadFile(filepath.Join(dirs[i], "sink.txt"))
 		m := map[string]bool{}
 		for _, line := range strings.Split(string(b), "\n") {
 			if line != "" {

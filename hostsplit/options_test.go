@@ -52,7 +52,7 @@ func remoteURLs(t *testing.T, s *Splitter, n int, pad int) []string {
 	var out []string
 	for i := 0; len(out) < n; i++ {
 		u := "http://h" + strings.Repeat("x", pad) + string(rune('a'+i%26)) + "-" + itoa(i) + ".test/"
-		if o, _ := s.Ring().OwnerOfURL(u); o == "b" {
+		if o, _ := s.Ownership().Ring().OwnerOfURL(u); o == "b" {
 			out = append(out, u)
 		}
 	}
@@ -93,7 +93,7 @@ func TestBatchingBySizeBytesAndFlush(t *testing.T) {
 	if st.SpoolBatches != 3 || st.SpoolURLs != 8 || st.BufferedURLs != 0 || st.BatchDups != 1 {
 		t.Fatalf("after flush: %+v", st)
 	}
-	if o, _ := s.Ring().OwnerOfURL("http://b-owned.test/"); o == "b" && st.TooLong != 1 {
+	if o, _ := s.Ownership().Ring().OwnerOfURL("http://b-owned.test/"); o == "b" && st.TooLong != 1 {
 		t.Errorf("too long: %d", st.TooLong)
 	}
 	// The byte bound cuts batches too: 60-byte URLs, 200 bytes per batch.
@@ -115,7 +115,7 @@ func TestRouteAfterCloseAndCloseTwice(t *testing.T) {
 	ctx := context.Background()
 	local := "http://local.test/"
 	for i := 0; ; i++ {
-		if o, _ := s.Ring().OwnerOfURL(local); o == "a" {
+		if o, _ := s.Ownership().Ring().OwnerOfURL(local); o == "a" {
 			break
 		}
 		local = "http://local" + itoa(i) + ".test/"

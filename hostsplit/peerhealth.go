@@ -82,18 +82,18 @@ type peerHealth struct {
 // failed records a failure to reach p (op: "send" for a batch stream,
 // "status" for a status call) and logs it unless the same kind of failure
 // was logged less than ErrorLogEvery ago.
-func (s *Splitter) failed(p *peer, op string, err error, backoff time.Duration) {
-	now := s.opts.Clock.Now()
+func (t *Transport) failed(p *peer, op string, err error, backoff time.Duration) {
+	now := t.opts.Clock.Now()
 	kind := FailureKind(err)
 	cause := status.Convert(err).Message()
 	if cause == "" && err != nil {
 		cause = err.Error()
 	}
-	h := &p.health
+	h := &p.l.health
 	h.mu.Lock()
 	h.lastErr, h.lastKind, h.lastErrAt, h.failing = cause, kind, now, true
 	h.failures++
-	logIt := kind != h.loggedKind || now.Sub(h.loggedAt) >= s.opts.ErrorLogEvery
+	logIt := kind != h.loggedKind || now.Sub(h.loggedAt) >= t.opts.ErrorLogEvery
 	var suppressed, failures int
 	if logIt {
 		suppressed, failures = h.unlogged, h.failures
@@ -107,22 +107,22 @@ func (s *Splitter) failed(p *peer, op string, err error, backoff time.Duration) 
 		if backoff > 0 {
 			args = append(args, "backoff", backoff)
 		}
-		s.opts.Logger.Warn("hostsplit: cannot reach peer; retrying", args...)
+		t.opts.Logger.Warn("hostsplit: cannot reach peer; retrying", args...)
 	}
 }
 
 // progressed records an answer from p (a batch acknowledged, a status
 // call answered) and logs the recovery of a peer whose failure was logged.
-func (s *Splitter) progressed(p *peer) {
-	now := s.opts.Clock.Now()
-	h := &p.health
+func (t *Transport) progressed(p *peer) {
+	now := t.opts.Clock.Now()
+	h := &p.l.health
 	h.mu.Lock()
 	h.lastOKAt = now
 	was, failures, down := h.failing, h.failures, now.Sub(h.lastErrAt)
 	h.failing, h.failures, h.loggedKind, h.unlogged = false, 0, "", 0
 	h.mu.Unlock()
 	if was {
-		s.opts.Logger.Info("hostsplit: peer reachable again", "peer", p.id, "after_failures", failures,
+		t.opts.Logger.Info("hostsplit: peer reachable again", "peer", p.id, "after_failures", failures,
 			"last_failure_ago", down.Round(time.Millisecond))
 	}
 }

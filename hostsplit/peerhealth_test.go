@@ -75,7 +75,7 @@ func TestPeerFailuresLoggedAndInStats(t *testing.T) {
 	})
 	snd, rcv := c.nodes[0], c.nodes[1]
 	c.stopServer(rcv) // connections to node-1 are refused
-	urls := ownedBy(t, snd.sp.Ring(), simURLs(200, 50, 3))[rcv.id]
+	urls := ownedBy(t, snd.sp.Ownership().Ring(), simURLs(200, 50, 3))[rcv.id]
 	if err := snd.sp.Route(context.Background(), urls); err != nil {
 		t.Fatal(err)
 	}
@@ -198,7 +198,7 @@ func TestBlackHoledPeerStatusVisible(t *testing.T) {
 			}
 		}
 	}()
-	if done, err := c.nodes[0].sp.Terminated(context.Background()); err == nil || done {
+	if done, err := c.nodes[0].sp.Transport().Terminated(context.Background()); err == nil || done {
 		t.Fatalf("Terminated with a black-holed peer: %v %v", done, err)
 	}
 	ps := peerStatsOf(c.nodes[0].sp, "node-1")

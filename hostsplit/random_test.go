@@ -61,7 +61,7 @@ func TestRandomRestartsLoseNothing(t *testing.T) {
 			c.serve(nd, nil)
 		}
 	}
-	want := ownedBy(t, c.nodes[0].sp.Ring(), keysOf(routed))
+	want := ownedBy(t, c.nodes[0].sp.Ownership().Ring(), keysOf(routed))
 	for _, nd := range c.nodes {
 		waitFor(t, "delivery to "+string(nd.id), func() bool {
 			got := nd.sink.snapshot()
@@ -73,12 +73,12 @@ func TestRandomRestartsLoseNothing(t *testing.T) {
 			return true
 		})
 		for u := range nd.sink.snapshot() {
-			if o, _ := nd.sp.Ring().OwnerOfURL(u); o != nd.id || !routed[u] {
+			if o, _ := nd.sp.Ownership().Ring().OwnerOfURL(u); o != nd.id || !routed[u] {
 				t.Errorf("%s got %s (owner %s, routed %v)", nd.id, u, o, routed[u])
 			}
 		}
 	}
-	waitFor(t, "termination", func() bool { ok, err := c.nodes[0].sp.Terminated(ctx); return err == nil && ok })
+	waitFor(t, "termination", func() bool { ok, err := c.nodes[0].sp.Transport().Terminated(ctx); return err == nil && ok })
 }
 
 func keysOf(m map[string]bool) []string {

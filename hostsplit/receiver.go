@@ -12,20 +12,10 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
-	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/keepalive"
 	grpcpeer "google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
 )
-
-// Register registers the Peer service and the standard gRPC health service
-// (serving until Close) on the caller's server. The server must use TLS
-// requiring client certificates signed by the cluster CA (see
-// internal/tlsutil.ServerConfig) unless Options.Insecure is set.
-func (s *Splitter) Register(r grpc.ServiceRegistrar) {
-	pb.RegisterPeerServer(r, &server{s: s})
-	healthpb.RegisterHealthServer(r, s.health)
-}
 
 // KeepaliveTime is how often an idle connection to a peer is pinged, so a
 // partitioned peer's stream fails and is retried instead of hanging.
@@ -44,51 +34,43 @@ func ServerOptions(lim Limits) []grpc.ServerOption {
 
 type server struct {
 	pb.UnimplementedPeerServer
-	s *Splitter
+	t *Transport
 }
 
 // identity returns the node id of the caller from its verified client
 // certificate, or "" when the connection is not TLS (allowed only with
 // Options.Insecure).
-func (s *Splitter) identity(ctx context.Context) (NodeID, error) {
+func (t *Transport) identity(ctx context.Context) (NodeID, error) {
 	pr, ok := grpcpeer.FromContext(ctx)
 	if !ok {
 		return "", status.Error(codes.Unauthenticated, "hostsplit: no peer information")
 	}
 	ti, ok := pr.AuthInfo.(credentials.TLSInfo)
 	if !ok {
-		if s.opts.Insecure {
+		if t.opts.Insecure {
 			return "", nil
 		}
-		s.rejectedAuth.Add(1)
+		t.rejectedAuth.Add(1)
 		return "", status.Error(codes.Unauthenticated, "hostsplit: TLS client certificate required")
 	}
 	if len(ti.State.VerifiedChains) == 0 || len(ti.State.PeerCertificates) == 0 {
-		s.rejectedAuth.Add(1)
+		t.rejectedAuth.Add(1)
 		return "", status.Error(codes.Unauthenticated, "hostsplit: client certificate not verified")
 	}
 	id := NodeID(ti.State.PeerCertificates[0].Subject.CommonName)
-	if !s.Known(id) {
-		s.rejectedAuth.Add(1)
+	if !t.own.Known(id) {
+		t.rejectedAuth.Add(1)
 		return "", status.Errorf(codes.PermissionDenied, "hostsplit: %q is not a cluster member", id)
 	}
 	return id, nil
 }
 
-// StopReceiving ends the inbound batch streams (each after the batch it is
-// applying) and refuses new ones, so that a graceful stop of the gRPC
-// server does not wait for peers that keep their streams open. Close calls
-// it; call it earlier when stopping the server first. Idempotent.
-func (s *Splitter) StopReceiving() {
-	s.recvStopOnce.Do(func() { close(s.recvStop) })
-}
-
 // Send applies each batch in order, once per (sender, epoch, seq), and
 // acknowledges it after the Local sink has durably accepted it.
 func (srv *server) Send(stream grpc.BidiStreamingServer[pb.Batch, pb.Ack]) error {
-	s := srv.s
+	t := srv.t
 	ctx := stream.Context()
-	id, err := s.identity(ctx)
+	id, err := t.identity(ctx)
 	if err != nil {
 		return err
 	}
@@ -120,7 +102,7 @@ func (srv *server) Send(stream grpc.BidiStreamingServer[pb.Batch, pb.Ack]) error
 		var r recvd
 		select {
 		case r = <-in:
-		case <-s.recvStop:
+		case <-t.recvStop:
 			return status.Error(codes.Unavailable, "hostsplit: node shutting down")
 		}
 		b, err := r.b, r.err
@@ -132,18 +114,18 @@ func (srv *server) Send(stream grpc.BidiStreamingServer[pb.Batch, pb.Ack]) error
 		}
 		sender := NodeID(b.GetSender())
 		if id != "" && sender != id {
-			s.rejectedAuth.Add(1)
+			t.rejectedAuth.Add(1)
 			return status.Errorf(codes.PermissionDenied, "hostsplit: batch from %q on a connection of %q", sender, id)
 		}
-		p, ok := s.peerByID(sender)
+		p, ok := t.peerByID(sender)
 		if !ok {
-			if s.Known(sender) {
+			if t.own.Known(sender) {
 				return status.Errorf(codes.Aborted, "hostsplit: %q is not yet in this node's membership view", sender)
 			}
-			s.rejectedAuth.Add(1)
+			t.rejectedAuth.Add(1)
 			return status.Errorf(codes.PermissionDenied, "hostsplit: %q is not a peer", sender)
 		}
-		acked, err := s.apply(ctx, p, b)
+		acked, err := t.apply(ctx, p, b)
 		if err != nil {
 			return err
 		}
@@ -157,20 +139,23 @@ func (srv *server) Send(stream grpc.BidiStreamingServer[pb.Batch, pb.Ack]) error
 // the highest contiguous seq applied for p's epoch. Each URL goes to its
 // owner under this node's view: the Local sink, or (forwarded) the spool
 // of its owner, before the batch counts as applied.
-func (s *Splitter) apply(ctx context.Context, p *peer, b *pb.Batch) (uint64, error) {
-	p.inMu.Lock()
-	defer p.inMu.Unlock()
-	s.storeMu.RLock()
-	defer s.storeMu.RUnlock()
-	if s.storeClosed {
+func (t *Transport) apply(ctx context.Context, p *peer, b *pb.Batch) (acked uint64, err error) {
+	p.l.inMu.Lock()
+	defer p.l.inMu.Unlock()
+	err = t.spool.withStore(func(st *store) error {
+		return t.node.underView(func(vs *viewState) error {
+			acked, err = t.applyLocked(ctx, p, b, vs, st)
+			return err
+		})
+	})
+	if errors.Is(err, ErrClosed) {
 		return 0, status.Error(codes.Unavailable, ErrClosed.Error())
 	}
-	s.routeMu.RLock()
-	defer s.routeMu.RUnlock()
-	if s.routeClosed {
-		return 0, status.Error(codes.Unavailable, ErrClosed.Error())
-	}
-	vs := s.view.Load()
+	return acked, err
+}
+
+// applyLocked is apply with p.l.inMu, the spool and the view held.
+func (t *Transport) applyLocked(ctx context.Context, p *peer, b *pb.Batch, vs *viewState, st *store) (uint64, error) {
 	if b.GetMembershipEpoch() > vs.v.Epoch {
 		return 0, status.Errorf(codes.Aborted, "hostsplit: batch for membership epoch %d, this node is on %d", b.GetMembershipEpoch(), vs.v.Epoch)
 	}
@@ -181,67 +166,55 @@ func (s *Splitter) apply(ctx context.Context, p *peer, b *pb.Batch) (uint64, err
 	if first == 0 {
 		first = b.GetSeq()
 	}
-	known := b.GetEpoch() == p.inEpoch
-	if known && b.GetSeq() <= p.inApplied {
+	known := b.GetEpoch() == p.l.inEpoch
+	if known && b.GetSeq() <= p.l.inApplied {
 		p.st.dupBatches.Add(1)
-		return p.inApplied, nil
+		return p.l.inApplied, nil
 	}
-	if b.GetSeq() == 0 || b.GetEpoch() == 0 || first > b.GetSeq() || (first != b.GetSeq() && Kind(b.GetKind()) != KindURLs) {
+	kind := kindFromProto(b.GetKind())
+	if b.GetSeq() == 0 || b.GetEpoch() == 0 || first > b.GetSeq() || (first != b.GetSeq() && kind != KindURLs) {
 		p.st.malformed.Add(1)
 		return 0, status.Errorf(codes.InvalidArgument, "%v: seq %d, first seq %d, epoch %d, kind %d", ErrMalformedBatch,
 			b.GetSeq(), b.GetFirstSeq(), b.GetEpoch(), b.GetKind())
 	}
-	if known && first > p.inApplied+1 {
-		return 0, status.Errorf(codes.FailedPrecondition, "hostsplit: batch %d from %s after %d: gap", first, p.id, p.inApplied)
+	if known && first > p.l.inApplied+1 {
+		return 0, status.Errorf(codes.FailedPrecondition, "hostsplit: batch %d from %s after %d: gap", first, p.id, p.l.inApplied)
 	}
-	urls, err := DecodeBatch(b.GetUrls(), s.opts.Limits)
+	urls, err := DecodeBatch(b.GetUrls(), t.opts.Limits)
 	if err == nil && len(urls) != int(b.GetCount()) {
 		err = errors.New("count does not match")
 	}
-	kind := Kind(b.GetKind())
 	if err == nil && !kind.valid() {
 		err = fmt.Errorf("unknown kind %d", kind)
 	}
 	if err != nil {
 		p.st.malformed.Add(1)
-		s.opts.Logger.Warn("hostsplit: rejected batch", "peer", p.id, "seq", b.GetSeq(), "err", err)
+		t.opts.Logger.Warn("hostsplit: rejected batch", "peer", p.id, "seq", b.GetSeq(), "err", err)
 		return 0, status.Errorf(codes.InvalidArgument, "hostsplit: batch %d from %s: %v", b.GetSeq(), p.id, err)
 	}
 	source := "hs/" + string(p.id) + "/" + strconv.FormatUint(b.GetEpoch(), 16)
-	if s.ownsAll(vs, urls) {
-		err = s.deliverLocal(ctx, kind, urls, source, b.GetSeq())
-	} else {
-		err = s.routeOwned(ctx, vs, kind, urls, source, b.GetSeq(), nil)
+	forwarded, err := t.node.deliverReceived(ctx, vs, kind, urls, source, b.GetSeq())
+	if forwarded {
 		p.st.forwarded.Add(1)
 	}
 	if err != nil {
 		return 0, status.Errorf(codes.Unavailable, "hostsplit: deliver: %v", err)
 	}
-	if err := s.store.setApplied(p.id, b.GetEpoch(), b.GetSeq()); err != nil {
+	if err := st.setApplied(p.id, b.GetEpoch(), b.GetSeq()); err != nil {
 		return 0, status.Error(codes.Unavailable, err.Error())
 	}
-	p.inStateMu.Lock()
-	p.inEpoch, p.inApplied = b.GetEpoch(), b.GetSeq()
-	p.inStateMu.Unlock()
+	p.l.inStateMu.Lock()
+	p.l.inEpoch, p.l.inApplied = b.GetEpoch(), b.GetSeq()
+	p.l.inStateMu.Unlock()
 	p.st.recvBatches.Add(1)
 	p.st.recvURLs.Add(uint64(len(urls)))
-	return p.inApplied, nil
+	return p.l.inApplied, nil
 }
 
 // Status serves this node's counters.
 func (srv *server) Status(ctx context.Context, _ *pb.StatusRequest) (*pb.StatusResponse, error) {
-	if _, err := srv.s.identity(ctx); err != nil {
+	if _, err := srv.t.identity(ctx); err != nil {
 		return nil, err
 	}
-	return srv.s.LocalStatus().toProto(), nil
-}
-
-// ownsAll reports whether this node owns every URL's host under vs.
-func (s *Splitter) ownsAll(vs *viewState, urls []string) bool {
-	for _, u := range urls {
-		if h, ok := Host(u); ok && vs.ring.Owner(h) != s.opts.Self {
-			return false
-		}
-	}
-	return true
+	return srv.t.LocalStatus().toProto(), nil
 }

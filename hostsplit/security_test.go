@@ -120,7 +120,7 @@ func TestUnauthenticatedClientsCannotInject(t *testing.T) {
 	good := clientCreds(t, c.ca, "node-1", c.ids, "node-0", true)
 	// A host node-0 owns (a URL it does not own would be forwarded).
 	okURL := "http://ok.example/"
-	for i := 0; target.sp.Owner(okURL[7:len(okURL)-1]) != "node-0"; i++ {
+	for i := 0; target.sp.Ownership().Owner(okURL[7:len(okURL)-1]) != "node-0"; i++ {
 		okURL = fmt.Sprintf("http://ok%d.example/", i)
 	}
 	if err := inject(t, target.addr, good, batchOf(t, "node-1", 1, okURL)); err != nil {

@@ -19,18 +19,18 @@ import (
 // sendLoop owns the stream to one peer: it sends the spooled batches in
 // sequence order, forgets them as acknowledgements arrive, and reconnects
 // with exponential backoff (with jitter) after any failure.
-func (s *Splitter) sendLoop(p *peer) {
-	defer s.wg.Done()
-	defer close(p.stopped)
-	stop := p.stop
-	pprof.Do(s.sendCtx, pprof.Labels("hostsplit", "send", "peer", string(p.id)), func(ctx context.Context) {
-		backoff := s.opts.RetryMin
+func (t *Transport) sendLoop(p *peer) {
+	defer t.wg.Done()
+	defer close(p.l.stopped)
+	stop := p.l.stop
+	pprof.Do(t.sendCtx, pprof.Labels("hostsplit", "send", "peer", string(p.id)), func(ctx context.Context) {
+		backoff := t.opts.RetryMin
 		for {
-			if !s.waitPending(p, stop) {
+			if !t.waitPending(p, stop) {
 				return
 			}
-			progress, err := s.runStream(ctx, p, stop)
-			if s.isClosing() || isClosed(stop) {
+			progress, err := t.runStream(ctx, p, stop)
+			if t.isClosing() || isClosed(stop) {
 				return
 			}
 			p.st.streamErrors.Add(1)
@@ -40,56 +40,47 @@ func (s *Splitter) sendLoop(p *peer) {
 			if progress || status.Code(err) == codes.Aborted {
 				// Aborted: the peer is changing to our membership view;
 				// it is worth retrying soon.
-				backoff = s.opts.RetryMin
+				backoff = t.opts.RetryMin
 			}
-			s.failed(p, "send", err, backoff)
+			t.failed(p, "send", err, backoff)
 			wait := backoff/2 + rand.N(backoff/2+1)
 			select {
-			case <-s.closing:
+			case <-t.closing:
 				return
 			case <-stop:
 				return
-			case <-s.opts.Clock.After(wait):
+			case <-t.opts.Clock.After(wait):
 			}
 			if status.Code(err) != codes.Aborted {
-				backoff = min(2*backoff, s.opts.RetryMax)
+				backoff = min(2*backoff, t.opts.RetryMax)
 			}
 		}
 	})
 }
 
-func isClosed(c <-chan struct{}) bool {
-	select {
-	case <-c:
-		return true
-	default:
-		return false
-	}
-}
-
 // waitPending blocks until p has a spooled batch; false means closing or
 // stopped.
-func (s *Splitter) waitPending(p *peer, stop <-chan struct{}) bool {
+func (t *Transport) waitPending(p *peer, stop <-chan struct{}) bool {
 	for {
-		p.outMu.Lock()
-		has := p.lastSeq > p.acked
-		p.outMu.Unlock()
+		p.q.mu.Lock()
+		has := p.q.lastSeq > p.q.acked
+		p.q.mu.Unlock()
 		if has {
 			return true
 		}
 		select {
-		case <-s.closing:
+		case <-t.closing:
 			return false
 		case <-stop:
 			return false
-		case <-p.notify:
+		case <-p.q.notify:
 		}
 	}
 }
 
 // runStream runs one Send stream until it fails or the splitter closes.
 // progress reports whether any batch was acknowledged.
-func (s *Splitter) runStream(ctx context.Context, p *peer, stop <-chan struct{}) (progress bool, err error) {
+func (t *Transport) runStream(ctx context.Context, p *peer, stop <-chan struct{}) (progress bool, err error) {
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	defer func() { cancel(); wg.Wait() }()
@@ -105,11 +96,11 @@ func (s *Splitter) runStream(ctx context.Context, p *peer, stop <-chan struct{})
 		case <-ctx.Done():
 		}
 	}()
-	stream, err := pb.NewPeerClient(p.conn).Send(ctx)
+	stream, err := pb.NewPeerClient(p.l.conn).Send(ctx)
 	if err != nil {
 		return false, err
 	}
-	acks := make(chan uint64, s.opts.Window)
+	acks := make(chan uint64, t.opts.Window)
 	errc := make(chan error, 1)
 	wg.Add(1)
 	go func() {
@@ -120,7 +111,7 @@ func (s *Splitter) runStream(ctx context.Context, p *peer, stop <-chan struct{})
 				errc <- err
 				return
 			}
-			if a.GetEpoch() != s.store.epoch {
+			if a.GetEpoch() != t.spool.epoch() {
 				continue
 			}
 			select {
@@ -130,16 +121,16 @@ func (s *Splitter) runStream(ctx context.Context, p *peer, stop <-chan struct{})
 			}
 		}
 	}()
-	p.outMu.Lock()
-	next := p.acked + 1
-	p.outMu.Unlock()
+	p.q.mu.Lock()
+	next := p.q.acked + 1
+	p.q.mu.Unlock()
 	// inflight holds the last seq of each message sent and not yet
 	// acknowledged: Window bounds messages, not batches.
 	var inflight []uint64
 	ack := func(a uint64) {
-		if s.ackUpTo(p, a) {
+		if t.spool.ackUpTo(p, a) {
 			progress = true
-			s.progressed(p)
+			t.progressed(p)
 		}
 		next = max(next, a+1)
 		for len(inflight) > 0 && inflight[0] <= a {
@@ -147,22 +138,22 @@ func (s *Splitter) runStream(ctx context.Context, p *peer, stop <-chan struct{})
 		}
 	}
 	for {
-		p.outMu.Lock()
-		last := p.lastSeq
-		p.outMu.Unlock()
+		p.q.mu.Lock()
+		last := p.q.lastSeq
+		p.q.mu.Unlock()
 		var hold <-chan time.Time
-		for next <= last && len(inflight) < s.opts.Window {
-			b, wait, err := s.message(p, next, last)
+		for next <= last && len(inflight) < t.opts.Window {
+			b, wait, err := t.message(p, next, last)
 			if err != nil {
 				return progress, err
 			}
 			if b == nil {
-				hold = s.opts.Clock.After(wait)
+				hold = t.opts.Clock.After(wait)
 				break
 			}
 			p.st.transmitted.Add(1)
-			if b.Seq > p.wireHigh {
-				p.wireHigh = b.Seq
+			if b.Seq > p.l.wireHigh {
+				p.l.wireHigh = b.Seq
 				p.st.wireMessages.Add(1)
 				p.st.wireBytes.Add(uint64(len(b.Urls)))
 			}
@@ -180,7 +171,7 @@ func (s *Splitter) runStream(ctx context.Context, p *peer, stop <-chan struct{})
 						return progress, err
 					case a := <-acks:
 						ack(a)
-					case <-s.closing:
+					case <-t.closing:
 						return progress, nil
 					case <-stop:
 						return progress, nil
@@ -193,11 +184,11 @@ func (s *Splitter) runStream(ctx context.Context, p *peer, stop <-chan struct{})
 		select {
 		case a := <-acks:
 			ack(a)
-		case <-p.notify:
+		case <-p.q.notify:
 		case <-hold:
 		case err := <-errc:
 			return progress, err
-		case <-s.closing:
+		case <-t.closing:
 			_ = stream.CloseSend()
 			return progress, nil
 		case <-stop:
@@ -214,45 +205,45 @@ func (s *Splitter) runStream(ctx context.Context, p *peer, stop <-chan struct{})
 // durability, front-code and compress much better together). While the
 // unsent URLs are fewer than BatchMaxURLs and the oldest was spooled less
 // than CoalesceMaxAge ago, message returns nil and how long to wait.
-func (s *Splitter) message(p *peer, next, last uint64) (*pb.Batch, time.Duration, error) {
-	kind, count, enc, err := s.store.getBatch(p.id, next)
+func (t *Transport) message(p *peer, next, last uint64) (*pb.Batch, time.Duration, error) {
+	kind, count, enc, err := t.spool.st.getBatch(p.id, next)
 	if err != nil {
 		return nil, 0, err
 	}
-	b := &pb.Batch{Sender: string(s.opts.Self), Epoch: s.store.epoch, Seq: next, Count: uint32(count), Urls: enc,
-		MembershipEpoch: s.Epoch(), Kind: pb.BatchKind(kind)}
-	if kind != KindURLs || s.opts.CoalesceMaxAge < 0 {
+	b := &pb.Batch{Sender: string(t.opts.Self), Epoch: t.spool.epoch(), Seq: next, Count: uint32(count), Urls: enc,
+		MembershipEpoch: t.own.Epoch(), Kind: kindToProto(kind)}
+	if kind != KindURLs || t.opts.CoalesceMaxAge < 0 {
 		return b, 0, nil
 	}
-	p.outMu.Lock()
+	p.q.mu.Lock()
 	unsent := 0
-	for q := next; q <= last && unsent < s.opts.BatchMaxURLs; q++ {
-		unsent += p.pending[q]
+	for q := next; q <= last && unsent < t.opts.BatchMaxURLs; q++ {
+		unsent += p.q.pending[q]
 	}
-	at, ok := p.spooledAt[next]
-	p.outMu.Unlock()
-	if age := s.opts.Clock.Now().Sub(at); ok && unsent < s.opts.BatchMaxURLs && age < s.opts.CoalesceMaxAge && !s.isClosing() {
-		return nil, s.opts.CoalesceMaxAge - age, nil
+	at, ok := p.q.spooledAt[next]
+	p.q.mu.Unlock()
+	if age := t.opts.Clock.Now().Sub(at); ok && unsent < t.opts.BatchMaxURLs && age < t.opts.CoalesceMaxAge && !t.isClosing() {
+		return nil, t.opts.CoalesceMaxAge - age, nil
 	}
-	urls, err := DecodeBatch(enc, s.opts.Limits)
+	urls, err := DecodeBatch(enc, t.opts.Limits)
 	if err != nil {
 		return nil, 0, fmt.Errorf("hostsplit: spooled batch %d for %s: %w", next, p.id, err)
 	}
 	n, raw := len(urls), totalLen(urls)
 	end := next
 	for q := next + 1; q <= last; q++ {
-		k, c, e, err := s.store.getBatch(p.id, q)
+		k, c, e, err := t.spool.st.getBatch(p.id, q)
 		if err != nil {
 			return nil, 0, err
 		}
-		if k != KindURLs || n+c > s.opts.BatchMaxURLs {
+		if k != KindURLs || n+c > t.opts.BatchMaxURLs {
 			break
 		}
-		more, err := DecodeBatch(e, s.opts.Limits)
+		more, err := DecodeBatch(e, t.opts.Limits)
 		if err != nil {
 			return nil, 0, fmt.Errorf("hostsplit: spooled batch %d for %s: %w", q, p.id, err)
 		}
-		if r := totalLen(more); raw+r <= s.opts.BatchMaxBytes {
+		if r := totalLen(more); raw+r <= t.opts.BatchMaxBytes {
 			urls, n, raw, end = append(urls, more...), n+c, raw+r, q
 			continue
 		}
@@ -263,32 +254,9 @@ func (s *Splitter) message(p *peer, next, last uint64) (*pb.Batch, time.Duration
 	}
 	slices.Sort(urls)
 	urls = slices.Compact(urls)
-	if b.Urls, err = EncodeBatch(nil, urls, s.opts.Codec); err != nil {
+	if b.Urls, err = EncodeBatch(nil, urls, t.opts.Codec); err != nil {
 		return nil, 0, err
 	}
 	b.FirstSeq, b.Seq, b.Count = next, end, uint32(len(urls))
 	return b, 0, nil
-}
-
-// ackUpTo forgets p's batches up to seq; it reports whether any was new.
-func (s *Splitter) ackUpTo(p *peer, seq uint64) bool {
-	p.outMu.Lock()
-	defer p.outMu.Unlock()
-	seq = min(seq, p.lastSeq)
-	if seq <= p.acked {
-		return false
-	}
-	if err := s.store.ack(p.id, p.acked+1, seq); err != nil {
-		s.opts.Logger.Error("hostsplit: forgetting acknowledged batches", "peer", p.id, "err", err)
-	}
-	for q := p.acked + 1; q <= seq; q++ {
-		if n, ok := p.pending[q]; ok {
-			delete(p.pending, q)
-			p.pendingURLs -= n
-			p.st.ackedBatches.Add(1)
-		}
-		delete(p.spooledAt, q)
-	}
-	p.acked = seq
-	return true
 }

@@ -144,7 +144,7 @@ func crossTraffic(b *testing.B, pages []simPage, k int) [3]Stats {
 	idx := map[NodeID]int{"node-0": 0, "node-1": 1, "node-2": 2}
 	ctx := context.Background()
 	for _, p := range pages {
-		if err := sps[idx[sps[0].Owner(p.host)]].Route(ctx, p.links); err != nil {
+		if err := sps[idx[sps[0].Ownership().Owner(p.host)]].Route(ctx, p.links); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -70,20 +70,6 @@ type SpoolReport struct {
 	Problems                      []string // each one may have lost URLs
 }
 
-// Mark returns the spool's current mark.
-func (s *Splitter) Mark() (SpoolMark, error) {
-	var m SpoolMark
-	err := s.withStore(func(st *store) error {
-		m.Epoch = st.epoch
-		var err error
-		if m.Last, err = readLasts(st.db); err == nil {
-			m.Applied, err = readApplied(st.db)
-		}
-		return err
-	})
-	return m, err
-}
-
 // readApplied reads the "r" keys.
 func readApplied(db *pebble.DB) (map[NodeID][2]uint64, error) {
 	it, err := db.NewIter(&pebble.IterOptions{LowerBound: []byte("r"), UpperBound: []byte("s")})

@@ -92,8 +92,8 @@ func (s Stats) WireRatio() float64 {
 
 // Stats returns a snapshot of the counters.
 func (s *Splitter) Stats() Stats {
-	out := Stats{Self: s.opts.Self, DiscoveredLocal: s.discoveredLocal.Load(), RejectedAuth: s.rejectedAuth.Load()}
-	for _, p := range s.allPeers() {
+	out := Stats{Self: s.opts.Self, DiscoveredLocal: s.discoveredLocal.Load(), RejectedAuth: s.tr.rejectedAuth.Load()}
+	for _, p := range s.tr.allPeers() {
 		ps := p.stats()
 		out.Peers = append(out.Peers, ps)
 		t := &out.Total
@@ -145,13 +145,13 @@ func (p *peer) stats() PeerStats {
 		DupBatches:      p.st.dupBatches.Load(),
 		Malformed:       p.st.malformed.Load(),
 	}
-	p.health.fill(&ps)
-	p.outMu.Lock()
-	ps.SpoolBatches = uint64(len(p.pending))
-	ps.SpoolURLs = uint64(p.pendingURLs)
-	p.outMu.Unlock()
-	p.mu.Lock()
-	ps.BufferedURLs = uint64(len(p.buf) + p.flushing)
-	p.mu.Unlock()
+	p.l.health.fill(&ps)
+	p.q.mu.Lock()
+	ps.SpoolBatches = uint64(len(p.q.pending))
+	ps.SpoolURLs = uint64(p.q.pendingURLs)
+	p.q.mu.Unlock()
+	p.b.mu.Lock()
+	ps.BufferedURLs = uint64(len(p.b.buf) + p.b.flushing)
+	p.b.mu.Unlock()
 	return ps
 }

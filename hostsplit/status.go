@@ -45,22 +45,22 @@ type NodeStatus struct {
 // LocalStatus returns this node's status. The crawl loop's state is read
 // first and the counters after, so a batch applied in between shows up as a
 // counter change in the next round.
-func (s *Splitter) LocalStatus() NodeStatus {
+func (t *Transport) LocalStatus() NodeStatus {
 	ls := LocalStatus{Idle: true}
-	if s.opts.Status != nil {
-		ls = s.opts.Status()
+	if t.opts.Status != nil {
+		ls = t.opts.Status()
 	}
-	routing := s.routing.Load()
-	ns := NodeStatus{Node: s.opts.Self, FrontierSize: ls.FrontierSize, InFlight: ls.InFlight, Stats: s.Stats(),
-		Epoch: s.Epoch(), Phase: ls.Phase}
-	for _, p := range s.allPeers() {
-		c := Channel{Peer: p.id, OutEpoch: s.store.epoch}
-		p.outMu.Lock()
-		c.SentSeq, c.AckedSeq, c.SpoolBatches, c.SpoolURLs = p.lastSeq, p.acked, uint64(len(p.pending)), uint64(p.pendingURLs)
-		p.outMu.Unlock()
-		p.inStateMu.Lock()
-		c.InEpoch, c.AppliedSeq = p.inEpoch, p.inApplied
-		p.inStateMu.Unlock()
+	routing, stats := t.node.routeStatus()
+	ns := NodeStatus{Node: t.opts.Self, FrontierSize: ls.FrontierSize, InFlight: ls.InFlight, Stats: stats,
+		Epoch: t.own.Epoch(), Phase: ls.Phase}
+	for _, p := range t.allPeers() {
+		c := Channel{Peer: p.id, OutEpoch: t.spool.epoch()}
+		p.q.mu.Lock()
+		c.SentSeq, c.AckedSeq, c.SpoolBatches, c.SpoolURLs = p.q.lastSeq, p.q.acked, uint64(len(p.q.pending)), uint64(p.q.pendingURLs)
+		p.q.mu.Unlock()
+		p.l.inStateMu.Lock()
+		c.InEpoch, c.AppliedSeq = p.l.inEpoch, p.l.inApplied
+		p.l.inStateMu.Unlock()
 		ns.Channels = append(ns.Channels, c)
 	}
 	ns.BufferedURLs = int64(ns.Stats.Total.BufferedURLs)
@@ -69,84 +69,31 @@ func (s *Splitter) LocalStatus() NodeStatus {
 	return ns
 }
 
-func (ns NodeStatus) toProto() *pb.StatusResponse {
-	t := ns.Stats.Total
-	r := &pb.StatusResponse{
-		NodeId: string(ns.Node), Idle: ns.Idle, FrontierSize: ns.FrontierSize, InFlight: ns.InFlight,
-		BufferedUrls: ns.BufferedURLs, DiscoveredLocal: ns.Stats.DiscoveredLocal,
-		DiscoveredRemote: ns.Stats.DiscoveredRemote, SuppressedByCache: t.Suppressed, RejectedMalformed: t.Malformed,
-		MembershipEpoch: ns.Epoch, Paused: ns.Paused, Phase: ns.Phase,
-	}
-	peerStats := map[NodeID]PeerStats{}
-	for _, ps := range ns.Stats.Peers {
-		peerStats[ps.Peer] = ps
-	}
-	for _, c := range ns.Channels {
-		ps := peerStats[c.Peer]
-		r.Peers = append(r.Peers, &pb.PeerCounters{
-			PeerId: string(c.Peer), OutEpoch: c.OutEpoch, SentSeq: c.SentSeq, AckedSeq: c.AckedSeq,
-			SpoolBatches: c.SpoolBatches, SpoolUrls: c.SpoolURLs, InEpoch: c.InEpoch, AppliedSeq: c.AppliedSeq,
-			SentUrls: ps.SentURLs, SentBatches: ps.SentBatches, WireBytes: ps.WireBytes,
-			ReceivedUrls: ps.ReceivedURLs, ReceivedBatches: ps.ReceivedBatches,
-		})
-	}
-	return r
-}
-
-func statusFromProto(r *pb.StatusResponse) NodeStatus {
-	ns := NodeStatus{
-		Node: NodeID(r.GetNodeId()), Idle: r.GetIdle(), FrontierSize: r.GetFrontierSize(),
-		InFlight: r.GetInFlight(), BufferedURLs: r.GetBufferedUrls(),
-		Epoch: r.GetMembershipEpoch(), Paused: r.GetPaused(), Phase: r.GetPhase(),
-	}
-	ns.Stats.Self = ns.Node
-	ns.Stats.DiscoveredLocal = r.GetDiscoveredLocal()
-	ns.Stats.DiscoveredRemote = r.GetDiscoveredRemote()
-	ns.Stats.Total.Discovered = r.GetDiscoveredRemote()
-	ns.Stats.Total.Suppressed = r.GetSuppressedByCache()
-	ns.Stats.Total.Malformed = r.GetRejectedMalformed()
-	for _, c := range r.GetPeers() {
-		ns.Channels = append(ns.Channels, Channel{
-			Peer: NodeID(c.GetPeerId()), OutEpoch: c.GetOutEpoch(), SentSeq: c.GetSentSeq(), AckedSeq: c.GetAckedSeq(),
-			SpoolBatches: c.GetSpoolBatches(), SpoolURLs: c.GetSpoolUrls(), InEpoch: c.GetInEpoch(), AppliedSeq: c.GetAppliedSeq(),
-		})
-		t := &ns.Stats.Total
-		t.SentURLs += c.GetSentUrls()
-		t.SentBatches += c.GetSentBatches()
-		t.WireBytes += c.GetWireBytes()
-		t.ReceivedURLs += c.GetReceivedUrls()
-		t.ReceivedBatches += c.GetReceivedBatches()
-		t.SpoolBatches += c.GetSpoolBatches()
-		t.SpoolURLs += c.GetSpoolUrls()
-	}
-	return ns
-}
-
 // PeerStatus asks one peer for its status (RPCTimeout applies).
-func (s *Splitter) PeerStatus(ctx context.Context, id NodeID) (NodeStatus, error) {
-	if id == s.opts.Self {
-		return s.LocalStatus(), nil
+func (t *Transport) PeerStatus(ctx context.Context, id NodeID) (NodeStatus, error) {
+	if id == t.opts.Self {
+		return t.LocalStatus(), nil
 	}
-	s.peersMu.RLock()
-	p, ok := s.peers[id]
+	t.mu.RLock()
+	p, ok := t.peers[id]
 	var conn = (*grpc.ClientConn)(nil)
 	if ok {
-		conn = p.conn
+		conn = p.l.conn
 	}
-	s.peersMu.RUnlock()
+	t.mu.RUnlock()
 	if conn == nil {
 		return NodeStatus{}, fmt.Errorf("hostsplit: %q is not a member", id)
 	}
-	cctx, cancel := context.WithTimeout(ctx, s.opts.RPCTimeout)
+	cctx, cancel := context.WithTimeout(ctx, t.opts.RPCTimeout)
 	defer cancel()
 	r, err := pb.NewPeerClient(conn).Status(cctx, &pb.StatusRequest{})
 	if err != nil {
 		if ctx.Err() == nil { // not the caller giving up
-			s.failed(p, "status", err, 0)
+			t.failed(p, "status", err, 0)
 		}
 		return NodeStatus{}, fmt.Errorf("hostsplit: status of %s: %w", id, err)
 	}
-	s.progressed(p)
+	t.progressed(p)
 	ns := statusFromProto(r)
 	if ns.Node != id {
 		return NodeStatus{}, fmt.Errorf("hostsplit: status of %s answered by %q", id, ns.Node)
@@ -156,11 +103,11 @@ func (s *Splitter) PeerStatus(ctx context.Context, id NodeID) (NodeStatus, error
 
 // ClusterStatus asks every member, this node included, for its status, in
 // membership order. One unreachable member fails the whole round.
-func (s *Splitter) ClusterStatus(ctx context.Context) ([]NodeStatus, error) {
-	v := s.View()
+func (t *Transport) ClusterStatus(ctx context.Context) ([]NodeStatus, error) {
+	v := t.own.View()
 	out := make([]NodeStatus, 0, len(v.Members))
 	for _, m := range v.Members {
-		ns, err := s.PeerStatus(ctx, m.ID)
+		ns, err := t.PeerStatus(ctx, m.ID)
 		if err != nil {
 			return nil, err
 		}
@@ -172,12 +119,12 @@ func (s *Splitter) ClusterStatus(ctx context.Context) ([]NodeStatus, error) {
 // Terminated runs two consecutive status rounds over the cluster and
 // reports whether they prove the crawl over (see Quiescent). Any error means
 // "not proven"; call it again later.
-func (s *Splitter) Terminated(ctx context.Context) (bool, error) {
-	r1, err := s.ClusterStatus(ctx)
+func (t *Transport) Terminated(ctx context.Context) (bool, error) {
+	r1, err := t.ClusterStatus(ctx)
 	if err != nil {
 		return false, err
 	}
-	r2, err := s.ClusterStatus(ctx)
+	r2, err := t.ClusterStatus(ctx)
 	if err != nil {
 		return false, err
 	}

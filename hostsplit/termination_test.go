@@ -87,7 +87,7 @@ func TestTerminationNotEarly(t *testing.T) {
 	}
 	check := func(want bool, what string) {
 		t.Helper()
-		ok, err := snd.sp.Terminated(ctx)
+		ok, err := snd.sp.Transport().Terminated(ctx)
 		if err != nil {
 			t.Fatalf("%s: %v", what, err)
 		}
@@ -98,7 +98,7 @@ func TestTerminationNotEarly(t *testing.T) {
 	check(true, "empty cluster")
 	var toRcv []string
 	for _, u := range simURLs(500, 100, 5) {
-		if o, _ := snd.sp.Ring().OwnerOfURL(u); o == rcv.id {
+		if o, _ := snd.sp.Ownership().Ring().OwnerOfURL(u); o == rcv.id {
 			toRcv = append(toRcv, u)
 		}
 	}
@@ -118,7 +118,7 @@ func TestTerminationNotEarly(t *testing.T) {
 		check(false, "batches travelling")
 	}
 	close(release)
-	waitFor(t, "termination", func() bool { ok, err := snd.sp.Terminated(ctx); return err == nil && ok })
+	waitFor(t, "termination", func() bool { ok, err := snd.sp.Transport().Terminated(ctx); return err == nil && ok })
 	if got := len(rcv.sink.snapshot()); got != len(toRcv) {
 		t.Fatalf("terminated with %d of %d URLs delivered", got, len(toRcv))
 	}
@@ -128,7 +128,7 @@ func TestTerminationNotEarly(t *testing.T) {
 	check(true, "all idle again")
 	// A node that is down makes the round fail, never succeed.
 	c.stopServer(c.nodes[1])
-	if ok, err := snd.sp.Terminated(ctx); ok || err == nil {
+	if ok, err := snd.sp.Transport().Terminated(ctx); ok || err == nil {
 		t.Fatalf("node down: terminated=%v err=%v", ok, err)
 	}
 }

@@ -25,7 +25,7 @@ func TestTraceHooks(t *testing.T) {
 	var remote int64
 	var want uint64
 	for _, u := range urls {
-		if o, _ := s.Ring().OwnerOfURL(u); o != "a" {
+		if o, _ := s.Ownership().Ring().OwnerOfURL(u); o != "a" {
 			remote++
 			want += fingerprint.URL(u)
 		}

@@ -72,7 +72,7 @@ func TestSetViewForwardsAndReroutes(t *testing.T) {
 	}
 	var fwd, rerouted uint64
 	for _, nd := range c.nodes {
-		for _, p := range nd.sp.allPeers() {
+		for _, p := range nd.sp.tr.allPeers() {
 			fwd += p.st.forwarded.Load()
 			rerouted += p.st.rerouted.Load()
 		}
@@ -85,8 +85,8 @@ func TestSetViewForwardsAndReroutes(t *testing.T) {
 	})
 	// Restarted, node-0 resumes the adopted view whatever its options say.
 	c.restart(n0)
-	if e := n0.sp.Epoch(); e != 2 || !slices.Equal(n0.sp.View().IDs(), v2.IDs()) {
-		t.Errorf("after restart: epoch %d, members %v", e, n0.sp.View().IDs())
+	if e := n0.sp.Ownership().Epoch(); e != 2 || !slices.Equal(n0.sp.Ownership().View().IDs(), v2.IDs()) {
+		t.Errorf("after restart: epoch %d, members %v", e, n0.sp.Ownership().View().IDs())
 	}
 }
 
@@ -117,7 +117,7 @@ func TestResendLostReroutesAcknowledgedBatches(t *testing.T) {
 	waitFor(t, "node-2 applied its share", func() bool {
 		return len(n2.sink.snapshot()) == len(was[n2.id]) && n0.sp.Stats().Total.SpoolBatches == 0
 	})
-	nu, bytes, err := n0.sp.ArchiveSize(n2.id)
+	nu, bytes, err := n0.sp.Spool().ArchiveSize(n2.id)
 	if err != nil || nu != uint64(len(was[n2.id])) || bytes == 0 {
 		t.Fatalf("archive for node-2: %d URLs (sent %d), %d bytes, %v", nu, len(was[n2.id]), bytes, err)
 	}
@@ -157,18 +157,18 @@ func TestResendLostReroutesAcknowledgedBatches(t *testing.T) {
 	if n, err := n0.sp.ResendLost(ctx, []NodeID{n2.id}); err != nil || n != 0 {
 		t.Errorf("second ResendLost: %d URLs, %v; want 0, nil", n, err)
 	}
-	if nb, _, err := n0.sp.ArchiveSize(n2.id); err != nil || nb != 0 {
+	if nb, _, err := n0.sp.Spool().ArchiveSize(n2.id); err != nil || nb != 0 {
 		t.Errorf("archive for node-2 after the re-send: %d URLs, %v", nb, err)
 	}
 	// node-1's archive (what node-0 sent it) is dropped on demand.
 	waitFor(t, "spool drained", func() bool { return n0.sp.Stats().Total.SpoolBatches == 0 })
-	if nb, _, err := n0.sp.ArchiveSize(n1.id); err != nil || nb == 0 {
+	if nb, _, err := n0.sp.Spool().ArchiveSize(n1.id); err != nil || nb == 0 {
 		t.Fatalf("archive for node-1: %d URLs, %v", nb, err)
 	}
-	if err := n0.sp.DropArchive(n1.id); err != nil {
+	if err := n0.sp.Spool().DropArchive(n1.id); err != nil {
 		t.Fatal(err)
 	}
-	if nb, _, err := n0.sp.ArchiveSize(n1.id); err != nil || nb != 0 {
+	if nb, _, err := n0.sp.Spool().ArchiveSize(n1.id); err != nil || nb != 0 {
 		t.Errorf("archive for node-1 after DropArchive: %d URLs, %v", nb, err)
 	}
 }

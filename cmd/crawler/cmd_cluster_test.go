@@ -60,8 +60,8 @@ func TestClusterAddRemove(t *testing.T) {
 	}
 	t.Log(out)
 	for _, m := range []*crawl.Member{m0, m1} {
-		if e, p := m.Split.Epoch(), m.Phase(); e != 2 || p != crawl.PhaseRunning {
-			t.Errorf("%s after add: epoch %d, phase %q", m.Split.View().IDs(), e, p)
+		if e, p := m.Split.Ownership().Epoch(), m.Phase(); e != 2 || p != crawl.PhaseRunning {
+			t.Errorf("%s after add: epoch %d, phase %q", m.Split.Ownership().View().IDs(), e, p)
 		}
 	}
 	// A re-run of the same add changes nothing and succeeds.
@@ -79,7 +79,7 @@ func TestClusterAddRemove(t *testing.T) {
 	if p := m0.Phase(); p != crawl.PhaseRemoved {
 		t.Errorf("node-0 after its removal: phase %q", p)
 	}
-	if v := m1.Split.View(); v.Epoch != 3 || len(v.Members) != 1 || v.Members[0].ID != "node-1" {
+	if v := m1.Split.Ownership().View(); v.Epoch != 3 || len(v.Members) != 1 || v.Members[0].ID != "node-1" {
 		t.Errorf("node-1's view after the removal: %+v", v)
 	}
 	// Usage errors.

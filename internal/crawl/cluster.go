@@ -118,7 +118,7 @@ type splitAdapter struct {
 	gf   *groupFlusher
 }
 
-func (a splitAdapter) IsLocal(host string) bool { return a.sp.Owner(host) == a.self }
+func (a splitAdapter) IsLocal(host string) bool { return a.sp.Ownership().Owner(host) == a.self }
 
 // Route hands remote URLs to the splitter and returns once they are durable
 // (spooled), so that a page is marked done only once its links are safe.
@@ -234,7 +234,7 @@ func StartMember(o MemberOptions) (*Member, error) {
 	var spRef atomic.Pointer[hostsplit.Splitter]
 	known := func(id hostsplit.NodeID) bool {
 		if sp := spRef.Load(); sp != nil {
-			return sp.Known(id)
+			return sp.Ownership().Known(id)
 		}
 		return slices.ContainsFunc(o.Members, func(mm hostsplit.Member) bool { return mm.ID == id })
 	}
@@ -315,7 +315,7 @@ func StartMember(o MemberOptions) (*Member, error) {
 	}
 	m.srv = grpc.NewServer(append(append(hostsplit.ServerOptions(hostsplit.Limits{}),
 		grpc.Creds(credentials.NewTLS(serverTLS))), operatorGateOptions()...)...)
-	sp.Register(m.srv)
+	sp.Transport().Register(m.srv)
 	pb.RegisterMembershipServer(m.srv, &membershipServer{m: m})
 	if o.Services != nil {
 		o.Services(m.srv)
@@ -344,7 +344,7 @@ func (m *Member) Seed(ctx context.Context, seeds []string) error {
 	}
 	var mine []string
 	for _, s := range seeds {
-		if owner, err := m.Split.Ring().OwnerOfURL(s); err != nil || owner == m.self {
+		if owner, err := m.Split.Ownership().Ring().OwnerOfURL(s); err != nil || owner == m.self {
 			mine = append(mine, s) // a bad seed is reported by Node.Seed
 		}
 	}
@@ -462,7 +462,7 @@ func (p *termProbe) start() {
 	p.wg.Add(1)
 	go func() {
 		defer p.wg.Done()
-		done, err := p.sp.Terminated(p.ctx)
+		done, err := p.sp.Transport().Terminated(p.ctx)
 		p.result <- err == nil && done
 	}()
 }
@@ -546,7 +546,7 @@ func (m *Member) close() error {
 	go func() { m.srv.GracefulStop(); close(stopped) }()
 	// Peers keep their batch streams to this node open: end them, or the
 	// graceful stop always waits for its whole bound.
-	m.Split.StopReceiving()
+	m.Split.Transport().StopReceiving()
 	select {
 	case <-stopped:
 	case <-time.After(5 * time.Second):
@@ -596,7 +596,7 @@ func (m *Member) markLoop() {
 
 // saveSpoolMark records the open spool's mark (see check.go).
 func (m *Member) saveSpoolMark() error {
-	mark, err := m.Split.Mark()
+	mark, err := m.Split.Spool().Mark()
 	if err != nil {
 		return err
 	}

@@ -64,7 +64,7 @@ func TestThreeNodeCrawlMatchesOracle(t *testing.T) {
 		t.Fatal("cluster did not terminate in time")
 	}
 	var logs []string
-	ring := ms[0].Split.Ring()
+	ring := ms[0].Split.Ownership().Ring()
 	for i, m := range ms {
 		if errs[i] != nil {
 			t.Errorf("node %d: %v", i, errs[i])

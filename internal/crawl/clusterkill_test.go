@@ -83,7 +83,7 @@ func TestClusterKillChild(t *testing.T) {
 	runErr := m.Run(ctx)
 	if ctx.Err() != nil { // stuck: report the cluster's view
 		sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
-		sts, err := m.Split.ClusterStatus(sctx)
+		sts, err := m.Split.Transport().ClusterStatus(sctx)
 		scancel()
 		for _, st := range sts {
 			t.Logf("%s idle=%v frontier=%d inflight=%d buffered=%d channels=%+v", st.Node, st.Idle, st.FrontierSize, st.InFlight, st.BufferedURLs, st.Channels)

@@ -130,19 +130,19 @@ func (m *Member) initElastic(o MemberOptions) error {
 	e.stopped = make(chan struct{})
 	close(e.stopped)
 	e.phase = PhaseRunning
-	if o.Joining && m.Split.Epoch() == 0 { // Joining is ignored once the node has a view
+	if o.Joining && m.Split.Ownership().Epoch() == 0 { // Joining is ignored once the node has a view
 		e.phase = PhaseJoining
 	}
 	e.transHook = o.testHandoffHook
 	// Each crawl-log line records the epoch of the view it was fetched
 	// under: workers only run while the view does not change (a change
 	// stops them at PREPARE and starts them at RESUME).
-	m.Node.log.SetEpochSource(m.Split.Epoch)
+	m.Node.log.SetEpochSource(m.Split.Ownership().Epoch)
 	e.logPath = o.CrawlLogPath
 	if e.logPath == "" && o.Node.CrawlLog == nil {
 		e.logPath = filepath.Join(o.Node.DataDir, "crawl.log")
 	}
-	v, ok, err := m.Split.Meta(metaPhase)
+	v, ok, err := m.Split.Spool().Meta(metaPhase)
 	if err != nil {
 		return err
 	}
@@ -153,13 +153,13 @@ func (m *Member) initElastic(o MemberOptions) error {
 		}
 		e.phase, e.pending, e.deadline, e.prevPhase = pp.Phase, pp.Pending, pp.Deadline, pp.PrevPhase
 		if e.pending != nil {
-			m.Split.Expect(*e.pending)
+			m.Split.Ownership().Expect(*e.pending)
 		}
 	}
-	if !m.Split.View().Has(m.self) && m.Split.Epoch() > 0 {
+	if !m.Split.Ownership().View().Has(m.self) && m.Split.Ownership().Epoch() > 0 {
 		e.phase = PhaseRemoved
 	}
-	if st, ok, _ := m.Split.Meta(metaHandoffStats); ok {
+	if st, ok, _ := m.Split.Spool().Meta(metaHandoffStats); ok {
 		_ = json.Unmarshal(st, &e.handoff)
 	}
 	return nil
@@ -171,11 +171,11 @@ func (m *Member) resumeElastic(ctx context.Context) error {
 	if err := m.Split.RerouteOrphans(ctx); err != nil {
 		return err
 	}
-	todo, _, err := m.Split.Meta(metaHandoffTodo)
+	todo, _, err := m.Split.Spool().Meta(metaHandoffTodo)
 	if err != nil {
 		return err
 	}
-	done, _, err := m.Split.Meta(metaHandoffDone)
+	done, _, err := m.Split.Spool().Meta(metaHandoffDone)
 	if err != nil {
 		return err
 	}
@@ -202,7 +202,7 @@ func (m *Member) setPhaseDeadline(phase string, pending *hostsplit.View, deadlin
 	if err != nil {
 		return err
 	}
-	if err := m.Split.SetMeta(metaPhase, b); err != nil {
+	if err := m.Split.Spool().SetMeta(metaPhase, b); err != nil {
 		return err
 	}
 	e := &m.el
@@ -273,7 +273,7 @@ func (m *Member) paused() bool {
 // (deadlineLoop).
 func (m *Member) prepare(ctx context.Context, v hostsplit.View, deadline time.Time) error {
 	m.el.commitMu.Lock() // not while a ROLLBACK or a COMMIT runs
-	cur := m.Split.Epoch()
+	cur := m.Split.Ownership().Epoch()
 	if v.Epoch <= cur {
 		m.el.commitMu.Unlock()
 		if v.Epoch == cur {
@@ -282,12 +282,12 @@ func (m *Member) prepare(ctx context.Context, v hostsplit.View, deadline time.Ti
 		return fmt.Errorf("%w: epoch %d, node is on %d", hostsplit.ErrStaleView, v.Epoch, cur)
 	}
 	for _, id := range v.IDs() {
-		if slices.Contains(m.Split.Removed(), id) {
+		if slices.Contains(m.Split.Ownership().Removed(), id) {
 			m.el.commitMu.Unlock()
 			return fmt.Errorf("%w: %s (add the node under a new id)", hostsplit.ErrRemovedID, id)
 		}
 	}
-	m.Split.Expect(v)
+	m.Split.Ownership().Expect(v)
 	p := m.Phase()
 	m.el.mu.Lock()
 	prev := m.el.prevPhase
@@ -323,7 +323,7 @@ func (m *Member) prepare(ctx context.Context, v hostsplit.View, deadline time.Ti
 func (m *Member) commit(ctx context.Context, v hostsplit.View, lost []hostsplit.NodeID) error {
 	m.el.commitMu.Lock()
 	defer m.el.commitMu.Unlock()
-	cur := m.Split.Epoch()
+	cur := m.Split.Ownership().Epoch()
 	switch {
 	case v.Epoch < cur:
 		return fmt.Errorf("%w: epoch %d, node is on %d", hostsplit.ErrStaleView, v.Epoch, cur)
@@ -336,12 +336,12 @@ func (m *Member) commit(ctx context.Context, v hostsplit.View, lost []hostsplit.
 	if !m.paused() {
 		return errors.New("crawl: COMMIT while the node is not paused")
 	}
-	oldRing := m.Split.Ring()
-	oldIDs := m.Split.View().IDs()
+	oldRing := m.Split.Ownership().Ring()
+	oldIDs := m.Split.Ownership().View().IDs()
 	if v.Epoch == cur { // a COMMIT repeated after a crash: v is adopted
-		oldIDs = m.Split.PreviousMembers()
+		oldIDs = m.Split.Ownership().PreviousMembers()
 	}
-	if err := m.Split.SetMeta(metaHandoffTodo, u64b(v.Epoch)); err != nil {
+	if err := m.Split.Spool().SetMeta(metaHandoffTodo, u64b(v.Epoch)); err != nil {
 		return err
 	}
 	if err := m.Split.SetView(ctx, v); err != nil {
@@ -360,7 +360,7 @@ func (m *Member) commit(ctx context.Context, v hostsplit.View, lost []hostsplit.
 	// what it knew, so what it was told is forgotten.
 	for _, id := range oldIDs {
 		if id != m.self && !v.Has(id) && !slices.Contains(lost, id) {
-			if err := m.Split.DropArchive(id); err != nil {
+			if err := m.Split.Spool().DropArchive(id); err != nil {
 				return err
 			}
 		}
@@ -384,11 +384,11 @@ func (m *Member) commit(ctx context.Context, v hostsplit.View, lost []hostsplit.
 
 // resume lets the workers fetch again.
 func (m *Member) resume(v hostsplit.View) error {
-	if m.Split.Epoch() != v.Epoch {
-		return fmt.Errorf("crawl: RESUME of epoch %d, node is on %d (COMMIT first)", v.Epoch, m.Split.Epoch())
+	if m.Split.Ownership().Epoch() != v.Epoch {
+		return fmt.Errorf("crawl: RESUME of epoch %d, node is on %d (COMMIT first)", v.Epoch, m.Split.Ownership().Epoch())
 	}
 	// The change is done: the members it dropped lose their rights here.
-	if err := m.Split.Retire(); err != nil {
+	if err := m.Split.Ownership().Retire(); err != nil {
 		return err
 	}
 	if m.Phase() == PhaseRemoved {
@@ -413,10 +413,10 @@ func (m *Member) handoff(ctx context.Context, epoch uint64) error {
 		m.el.transHook("handoff")
 	}
 	start := time.Now()
-	ring := m.Split.Ring()
+	ring := m.Split.Ownership().Ring()
 	notMine := func(hostport string) bool { return ownerOfKey(ring, hostport) != m.self }
 	st := HandoffStats{Epoch: epoch}
-	prev, _, err := m.Split.Meta(metaHandoffStats)
+	prev, _, err := m.Split.Spool().Meta(metaHandoffStats)
 	if err != nil {
 		return err
 	}
@@ -433,7 +433,7 @@ func (m *Member) handoff(ctx context.Context, epoch uint64) error {
 	// Only hosts this node owned in the previous view: hosts it handed
 	// over in an earlier change are in its log too.
 	var prevRing *hostsplit.Ring
-	if prev := m.Split.PreviousMembers(); len(prev) > 0 {
+	if prev := m.Split.Ownership().PreviousMembers(); len(prev) > 0 {
 		if prevRing, err = hostsplit.NewRing(prev, false); err != nil {
 			return err
 		}
@@ -469,14 +469,14 @@ func (m *Member) handoff(ctx context.Context, epoch uint64) error {
 		moved(u)
 	}
 	seen := slices.Sorted(mapKeys(fetched))
-	if done, _, err := m.Split.Meta(metaHandoffSeen); err != nil {
+	if done, _, err := m.Split.Spool().Meta(metaHandoffSeen); err != nil {
 		return err
 	} else if u64(done) == epoch {
 		seen = nil // sent before a restart
 	}
 	saveStats := func() error {
 		b, _ := json.Marshal(st)
-		return m.Split.SetMeta(metaHandoffStats, b)
+		return m.Split.Spool().SetMeta(metaHandoffStats, b)
 	}
 	for len(seen) > 0 {
 		n := min(len(seen), 4096)
@@ -495,7 +495,7 @@ func (m *Member) handoff(ctx context.Context, epoch uint64) error {
 	if err := saveStats(); err != nil {
 		return err
 	}
-	if err := m.Split.SetMeta(metaHandoffSeen, u64b(epoch)); err != nil {
+	if err := m.Split.Spool().SetMeta(metaHandoffSeen, u64b(epoch)); err != nil {
 		return err
 	}
 	// 2. Queued URLs: staged out of the frontier atomically, then spooled
@@ -506,7 +506,7 @@ func (m *Member) handoff(ctx context.Context, epoch uint64) error {
 	if m.el.transHook != nil {
 		m.el.transHook("staged")
 	}
-	markB, _, err := m.Split.Meta(metaHandoffMark)
+	markB, _, err := m.Split.Spool().Meta(metaHandoffMark)
 	if err != nil {
 		return err
 	}
@@ -565,7 +565,7 @@ func (m *Member) handoff(ctx context.Context, epoch uint64) error {
 	if err := saveStats(); err != nil {
 		return err
 	}
-	if err := m.Split.SetMeta(metaHandoffDone, u64b(epoch)); err != nil {
+	if err := m.Split.Spool().SetMeta(metaHandoffDone, u64b(epoch)); err != nil {
 		return err
 	}
 	m.el.mu.Lock()
@@ -595,7 +595,7 @@ func (m *Member) reseedLost(ctx context.Context, oldRing *hostsplit.Ring, lost [
 		if !ok {
 			continue
 		}
-		if slices.Contains(lost, oldRing.Owner(h)) && m.Split.Owner(h) == m.self {
+		if slices.Contains(lost, oldRing.Owner(h)) && m.Split.Ownership().Owner(h) == m.self {
 			mine = append(mine, s)
 		}
 	}
@@ -749,8 +749,8 @@ func (m *Member) State() *pb.MemberState {
 	m.el.mu.Lock()
 	phase, pending, h, deadline := m.el.phase, m.el.pending, m.el.handoff, m.el.deadline
 	m.el.mu.Unlock()
-	st := &pb.MemberState{NodeId: string(m.self), View: hostsplit.ViewToProto(m.Split.View()), Phase: phase,
-		Removed: nodeIDStrings(m.Split.Removed()), PendingDeadlineUnixNano: unixNano(deadline),
+	st := &pb.MemberState{NodeId: string(m.self), View: hostsplit.ViewToProto(m.Split.Ownership().View()), Phase: phase,
+		Removed: nodeIDStrings(m.Split.Ownership().Removed()), PendingDeadlineUnixNano: unixNano(deadline),
 		Handoff: &pb.Handoff{Epoch: h.Epoch, Done: h.Done, Hosts: uint64(h.Hosts), QueuedUrls: uint64(h.QueuedURLs),
 			SeenUrls: uint64(h.SeenURLs), Batches: h.Batches, WireBytes: h.WireBytes, DurationNs: int64(h.Duration),
 			RawBytes: h.RawBytes}}
@@ -766,7 +766,7 @@ func (s *membershipServer) GetView(ctx context.Context, r *pb.GetViewRequest) (*
 	}
 	st := s.m.State()
 	if r.GetWithStatus() {
-		st.Status = hostsplit.NodeStatusToProto(s.m.Split.LocalStatus())
+		st.Status = hostsplit.NodeStatusToProto(s.m.Split.Transport().LocalStatus())
 	}
 	return st, nil
 }

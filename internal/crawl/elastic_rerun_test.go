@@ -101,10 +101,10 @@ func TestChangeMembershipRerunAfterStoreCommit(t *testing.T) {
 	if r, ok, _ := store.Current(ctx); !ok || r.Phase != handoff.PhaseDone {
 		t.Errorf("record after the re-run: %s %s, want done", r.ID, r.Phase)
 	}
-	if e, p := ms[0].Split.Epoch(), ms[0].Phase(); e != 2 || p != PhaseRunning {
+	if e, p := ms[0].Split.Ownership().Epoch(), ms[0].Phase(); e != 2 || p != PhaseRunning {
 		t.Errorf("node-0: epoch %d phase %s, want 2 running", e, p)
 	}
-	if e, p := ms[1].Split.Epoch(), ms[1].Phase(); e != 2 || p != PhaseRemoved {
+	if e, p := ms[1].Split.Ownership().Epoch(), ms[1].Phase(); e != 2 || p != PhaseRemoved {
 		t.Errorf("node-1: epoch %d phase %s, want 2 removed", e, p)
 	}
 }

@@ -43,7 +43,7 @@ var deadlineCheckEvery = 250 * time.Millisecond
 func (m *Member) rollback(v hostsplit.View, why string) error {
 	m.el.commitMu.Lock()
 	defer m.el.commitMu.Unlock()
-	if cur := m.Split.Epoch(); cur >= v.Epoch {
+	if cur := m.Split.Ownership().Epoch(); cur >= v.Epoch {
 		if cur == v.Epoch {
 			return fmt.Errorf("%w: this node has committed to epoch %d", handoff.ErrCommitted, v.Epoch)
 		}
@@ -58,8 +58,8 @@ func (m *Member) rollback(v hostsplit.View, why string) error {
 	if prev == "" || prev == PhasePrepared || prev == PhaseCommitted {
 		prev = PhaseRunning
 	}
-	m.Split.Unexpect()
-	m.Node.opts.Logf("crawl: membership change to epoch %d rolled back (%s); fetching on epoch %d", v.Epoch, why, m.Split.Epoch())
+	m.Split.Ownership().Unexpect()
+	m.Node.opts.Logf("crawl: membership change to epoch %d rolled back (%s); fetching on epoch %d", v.Epoch, why, m.Split.Ownership().Epoch())
 	return m.setPhaseDeadline(prev, nil, time.Time{}, "")
 }
 
@@ -160,7 +160,7 @@ func (s *membershipServer) auth(ctx context.Context) error {
 		return nil
 	}
 	id, err := tlsutil.ID(cert)
-	if err != nil || !s.m.Split.Known(hostsplit.NodeID(id)) {
+	if err != nil || !s.m.Split.Ownership().Known(hostsplit.NodeID(id)) {
 		return status.Errorf(codes.PermissionDenied, "crawl: %q is not a cluster member", cert.Subject.CommonName)
 	}
 	return nil

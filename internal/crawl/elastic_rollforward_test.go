@@ -51,10 +51,10 @@ func TestPreparedMemberRollsForwardOnRecordedCommit(t *testing.T) {
 	rc.mu.Lock()
 	rc.rec = handoff.Record{ID: "change-x", Old: v1, New: v2, Phase: handoff.PhaseResuming, Deadline: deadline}
 	rc.mu.Unlock()
-	for m.Split.Epoch() != 2 || m.Phase() != PhaseRunning {
+	for m.Split.Ownership().Epoch() != 2 || m.Phase() != PhaseRunning {
 		if time.Now().After(deadline.Add(SelfRollbackGrace + 3*time.Second)) {
 			t.Fatalf("phase %q on epoch %d %v after the deadline, want running on epoch 2 (the recorded commit)",
-				m.Phase(), m.Split.Epoch(), time.Since(deadline))
+				m.Phase(), m.Split.Ownership().Epoch(), time.Since(deadline))
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

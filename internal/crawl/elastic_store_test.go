@@ -76,10 +76,10 @@ func TestChangeMembershipStoreFencesLost(t *testing.T) {
 		t.Errorf("store view %+v", v)
 	}
 	for _, m := range ms[:2] {
-		if e, p := m.Split.Epoch(), m.Phase(); e != 2 || p != PhaseRunning {
+		if e, p := m.Split.Ownership().Epoch(), m.Phase(); e != 2 || p != PhaseRunning {
 			t.Errorf("%s: epoch %d phase %s", m.self, e, p)
 		}
-		if m.Split.Known("node-2") {
+		if m.Split.Ownership().Known("node-2") {
 			t.Errorf("%s still knows the lost node-2", m.self)
 		}
 	}

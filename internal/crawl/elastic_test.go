@@ -303,7 +303,7 @@ func TestElasticLostNode(t *testing.T) {
 	var archURLs, archBytes uint64
 	c.mu.Lock()
 	for _, id := range []string{"node-0", "node-1"} {
-		u, b, err := c.ms[id].Split.ArchiveSize("node-2")
+		u, b, err := c.ms[id].Split.Spool().ArchiveSize("node-2")
 		if err != nil {
 			t.Fatal(err)
 		}

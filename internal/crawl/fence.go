@@ -33,7 +33,7 @@ func (m *Member) fenceHeld() (bool, string) {
 	if m.ctl == nil {
 		return true, ""
 	}
-	m.ctl.Adopt(m.Split.Epoch())
+	m.ctl.Adopt(m.Split.Ownership().Epoch())
 	return m.ctl.Held()
 }
 

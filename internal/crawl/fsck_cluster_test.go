@@ -300,7 +300,7 @@ func TestSpoolMarkRefreshedWhileRunning(t *testing.T) {
 	var remote []string
 	for i := 0; len(remote) < 5; i++ {
 		u := fmt.Sprintf("http://h%d.example/", i)
-		if owner, _ := ms[0].Split.Ring().OwnerOfURL(u); owner == "node-1" {
+		if owner, _ := ms[0].Split.Ownership().Ring().OwnerOfURL(u); owner == "node-1" {
 			remote = append(remote, u)
 		}
 	}

@@ -93,7 +93,7 @@ func TestClusterPartitionLosesNothing(t *testing.T) {
 	acked := func() map[string]uint64 {
 		out := map[string]uint64{}
 		for i, m := range ms {
-			for _, c := range m.Split.LocalStatus().Channels {
+			for _, c := range m.Split.Transport().LocalStatus().Channels {
 				if i == cutNode || c.Peer == cutID {
 					out[fmt.Sprintf("%d>%s", i, c.Peer)] = c.AckedSeq
 				}

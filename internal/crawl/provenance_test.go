@@ -266,7 +266,7 @@ func clusterProvenance(t *testing.T, maxDepth int) string {
 		ms = append(ms, m)
 	}
 	// A seed host owned by the first member, a linked host by the second.
-	ring := ms[0].Split.Ring()
+	ring := ms[0].Split.Ownership().Ring()
 	var onA, onB string
 	for i := 0; onA == "" || onB == ""; i++ {
 		h := fmt.Sprintf("h%d.hop.test", i)
