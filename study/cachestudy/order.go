@@ -8,7 +8,7 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/sextant-crawler/sextant/cache"
+	"github.com/sextant-crawler/sextant/cache/cachesim"
 	"github.com/sextant-crawler/sextant/internal/fingerprint"
 	"github.com/sextant-crawler/sextant/simweb"
 )
@@ -261,7 +261,7 @@ func (p *pq) Pop() any {
 
 // writeTrace is a helper that streams fingerprints into a trace file.
 type traceSink struct {
-	w   *cache.TraceWriter
+	w   *cachesim.TraceWriter
 	err error
 }
 

@@ -33,7 +33,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/sextant-crawler/sextant/cache"
+	"github.com/sextant-crawler/sextant/cache/cachesim"
 	"github.com/sextant-crawler/sextant/extract"
 	"github.com/sextant-crawler/sextant/fetcher"
 	"github.com/sextant-crawler/sextant/frontier"
@@ -88,7 +88,7 @@ type tagTrace struct {
 	wbits       uint
 	ids         map[uint64]*wstate
 	untagged    int
-	full, cross *cache.TraceWriter
+	full, cross *cachesim.TraceWriter
 	files       []*os.File
 	err         error
 }
@@ -109,7 +109,7 @@ func newTagTrace(dir string, workers int) (*tagTrace, error) {
 			return nil, err
 		}
 		t.files = append(t.files, f)
-		w, err := cache.NewTraceWriterOptions(f, cache.TraceOptions{WorkerTags: true})
+		w, err := cachesim.NewTraceWriterOptions(f, cachesim.TraceOptions{WorkerTags: true})
 		if err != nil {
 			return nil, err
 		}
@@ -146,7 +146,7 @@ func (t *tagTrace) worker(g uint64) *wstate {
 	return s
 }
 
-func (t *tagTrace) add(w *cache.TraceWriter, fp uint64) {
+func (t *tagTrace) add(w *cachesim.TraceWriter, fp uint64) {
 	g := goid()
 	t.mu.Lock()
 	var tag uint16

@@ -1,4 +1,4 @@
-package cache
+package cachesim
 
 import (
 	"cmp"
@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/sextant-crawler/sextant/cache"
 )
 
 // Result is one point of a miss-rate curve.
@@ -31,7 +33,7 @@ type SimOptions struct {
 	Algos []string // default Algorithms
 	Ks    []int    // cache sizes; default PowersOfTwo(0, 25)
 	Procs int      // goroutines; default runtime.GOMAXPROCS(0)
-	Seed  uint64   // seed of RANDOM; default DefaultSeed
+	Seed  uint64   // seed of RANDOM; default cache.DefaultSeed
 	// ChargeStaticLoad counts STATIC's initial load (one miss per preloaded
 	// entry); by default it is free, as in the caching study.
 	ChargeStaticLoad bool
@@ -48,7 +50,7 @@ type SimOptions struct {
 }
 
 // ErrBadSimOptions is wrapped by SimOptions.Validate.
-var ErrBadSimOptions = errors.New("cache: bad simulation options")
+var ErrBadSimOptions = errors.New("cachesim: bad simulation options")
 
 // PowersOfTwo returns 2^lo … 2^hi.
 func PowersOfTwo(lo, hi int) []int {
@@ -74,7 +76,7 @@ func (o *SimOptions) EnsureDefaults() {
 		o.Procs = runtime.GOMAXPROCS(0)
 	}
 	if o.Seed == 0 {
-		o.Seed = DefaultSeed
+		o.Seed = cache.DefaultSeed
 	}
 }
 
@@ -246,12 +248,12 @@ func Simulate(ctx context.Context, trace []uint64, o SimOptions) ([]Result, erro
 				misses[a][k] = uint64(d)
 				continue
 			}
-			var c func() Cache
+			var c func() cache.Cache
 			switch a {
 			case AlgoClock:
-				c = func() Cache { return NewClock(k) }
+				c = func() cache.Cache { return cache.NewClock(k) }
 			case AlgoRandom:
-				c = func() Cache { return NewRandom(k, o.Seed) }
+				c = func() cache.Cache { return cache.NewRandom(k, o.Seed) }
 			}
 			jobs = append(jobs, job{a, k, func() (uint64, error) { return replay(c(), trace, m) }})
 			m.total += int64(n)
@@ -319,15 +321,15 @@ func Simulate(ctx context.Context, trace []uint64, o SimOptions) ([]Result, erro
 
 // replay feeds trace to c and returns its misses. CLOCK and RANDOM, which
 // take almost all of a sweep's time, are called as concrete types.
-func replay(c Cache, trace []uint64, m *meter) (uint64, error) {
+func replay(c cache.Cache, trace []uint64, m *meter) (uint64, error) {
 	for i := 0; i < len(trace); i += tickEvery {
 		end := min(i+tickEvery, len(trace))
 		switch cc := c.(type) {
-		case *Clock:
+		case *cache.Clock:
 			for _, fp := range trace[i:end] {
 				cc.Seen(fp)
 			}
-		case *Random:
+		case *cache.Random:
 			for _, fp := range trace[i:end] {
 				cc.Seen(fp)
 			}
@@ -348,7 +350,7 @@ func densify(trace []uint64) ([]uint32, int) {
 	ids := make([]uint32, len(trace))
 	t := newTable(1<<10, false, true)
 	for i, fp := range trace {
-		fp = key(fp)
+		fp = cache.Key(fp)
 		if j := t.find(fp); j >= 0 {
 			ids[i] = t.vals[j]
 			continue
