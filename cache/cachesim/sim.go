@@ -1,14 +1,12 @@
 package cachesim
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"math"
 	"runtime"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -84,7 +82,7 @@ func (o *SimOptions) EnsureDefaults() {
 func (o *SimOptions) Validate() error {
 	var errs []string
 	for _, a := range o.Algos {
-		if !slices.Contains(Algorithms, a) {
+		if !slices.Contains(Known, a) {
 			errs = append(errs, fmt.Sprintf("unknown algorithm %q", a))
 		}
 	}
@@ -170,11 +168,11 @@ func (m *meter) tick(n int) error {
 // LRU is computed for all sizes in one pass (Mattson stack distances over a
 // Fenwick tree), MIN for all sizes in one pass (the OPT stack with one heap per
 // level between sizes, see minstack.go), STATIC and INFINITE from frequency
-// counts, CLOCK and RANDOM per size with the production caches; the two
-// one-pass curves and the per-size runs go in parallel on o.Procs goroutines. At sizes with
-// room for every distinct fingerprint no policy evicts, so those points are
-// the number of distinct fingerprints without a run. Traces must have fewer
-// than 2³²−1 requests.
+// counts, CLOCK and RANDOM per size with the production caches, the exact
+// CLOCKs per size over dense ids; the one-pass curves and the per-size runs go
+// in parallel on o.Procs goroutines. At sizes with room for every distinct
+// fingerprint no policy evicts, so those points are the number of distinct
+// fingerprints without a run. Traces must have fewer than 2³²−1 requests.
 func Simulate(ctx context.Context, trace []uint64, o SimOptions) ([]Result, error) {
 	o.EnsureDefaults()
 	if err := o.Validate(); err != nil {
@@ -187,87 +185,121 @@ func Simulate(ctx context.Context, trace []uint64, o SimOptions) ([]Result, erro
 	if uint64(n) >= math.MaxUint32 {
 		return nil, fmt.Errorf("%w: trace of %d requests is too long", ErrBadSimOptions, n)
 	}
-	has := func(a string) bool { return slices.Contains(o.Algos, a) }
-	m := &meter{ctx: ctx, fn: o.Progress}
-	ids, d := densify(trace)
+	s := &sim{o: o, trace: trace, m: &meter{ctx: ctx, fn: o.Progress}, misses: map[string]map[int]uint64{}}
+	s.ids, s.d = densify(trace)
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-
-	type job struct {
-		algo string
-		k    int
-		run  func() (uint64, error)
-	}
-	var jobs []job
-	misses := map[string]map[int]uint64{}
 	for _, a := range o.Algos {
-		misses[a] = map[int]uint64{}
+		s.misses[a] = map[int]uint64{}
 	}
-	m.total = int64(n) // densify
-	if has(AlgoInfinite) {
+	s.m.total = int64(n) // densify
+	s.plan()
+	if err := s.m.tick(n); err != nil {
+		return nil, err
+	}
+	if err := s.run(); err != nil {
+		return nil, err
+	}
+	return s.results(), nil
+}
+
+// sim is one Simulate call: its dense trace, its jobs and their results.
+type sim struct {
+	o      SimOptions
+	trace  []uint64
+	ids    []uint32
+	d      int
+	m      *meter
+	jobs   []job
+	misses map[string]map[int]uint64 // algorithm → k → misses
+	lru    []uint64                  // LRU's misses at o.Ks, from the one-pass job
+	min    []uint64                  // MIN's
+}
+
+// job computes one per-size point (k ≥ 0) or a whole curve (k < 0, which
+// stores its result itself).
+type job struct {
+	algo string
+	k    int
+	run  func() (uint64, error)
+}
+
+func (s *sim) has(a string) bool { return slices.Contains(s.o.Algos, a) }
+
+// plan fills the points known without a run and lists the jobs.
+func (s *sim) plan() {
+	n, o := len(s.ids), s.o
+	if s.has(AlgoInfinite) {
 		for _, k := range o.Ks {
-			misses[AlgoInfinite][k] = uint64(d)
+			s.misses[AlgoInfinite][k] = uint64(s.d)
 		}
 	}
-	if has(AlgoStatic) {
-		for i, v := range staticMisses(ids, d, o.Ks, o.ChargeStaticLoad) {
-			misses[AlgoStatic][o.Ks[i]] = v
+	if s.has(AlgoStatic) {
+		for i, v := range staticMisses(s.ids, s.d, o.Ks, o.ChargeStaticLoad) {
+			s.misses[AlgoStatic][o.Ks[i]] = v
 		}
 	}
-	var lru []uint64
-	if has(AlgoLRU) {
-		m.total += int64(n)
-		jobs = append(jobs, job{algo: AlgoLRU, k: -1, run: func() (uint64, error) {
+	if s.has(AlgoLRU) {
+		s.m.total += int64(n)
+		s.jobs = append(s.jobs, job{algo: AlgoLRU, k: -1, run: func() (uint64, error) {
 			var err error
-			lru, err = lruMisses(ids, d, o.Ks, m)
+			s.lru, err = lruMisses(s.ids, s.d, o.Ks, s.m)
 			return 0, err
 		}})
 	}
-	var minCurve []uint64
-	if has(AlgoMIN) {
-		m.total += 2 * int64(n) // next uses, then the pass
-		jobs = append(jobs, job{algo: AlgoMIN, k: -1, run: func() (uint64, error) {
-			next := nextUses(ids, d)
-			if err := m.tick(n); err != nil {
+	if s.has(AlgoMIN) {
+		s.m.total += 2 * int64(n) // next uses, then the pass
+		s.jobs = append(s.jobs, job{algo: AlgoMIN, k: -1, run: func() (uint64, error) {
+			next := nextUses(s.ids, s.d)
+			if err := s.m.tick(n); err != nil {
 				return 0, err
 			}
 			var err error
-			minCurve, err = minStackMisses(ids, next, d, o.Ks, m)
+			s.min, err = minStackMisses(s.ids, next, s.d, o.Ks, s.m)
 			return 0, err
 		}})
 	}
 	ks := slices.Clone(o.Ks)
 	slices.Reverse(ks) // big sizes first: they take longest
 	for _, k := range ks {
-		for _, a := range []string{AlgoClock, AlgoRandom} {
-			if !has(a) {
+		for _, a := range perSize {
+			if !s.has(a) {
 				continue
 			}
-			if k >= d {
-				misses[a][k] = uint64(d)
+			if k >= s.d {
+				s.misses[a][k] = uint64(s.d)
 				continue
 			}
-			var c func() cache.Cache
-			switch a {
-			case AlgoClock:
-				c = func() cache.Cache { return cache.NewClock(k) }
-			case AlgoRandom:
-				c = func() cache.Cache { return cache.NewRandom(k, o.Seed) }
-			}
-			jobs = append(jobs, job{a, k, func() (uint64, error) { return replay(c(), trace, m) }})
-			m.total += int64(n)
+			s.jobs = append(s.jobs, job{a, k, s.perSizeRun(a, k)})
+			s.m.total += int64(n)
 		}
 	}
-	if err := m.tick(n); err != nil {
-		return nil, err
-	}
+}
 
+// perSize are the policies simulated one cache size at a time.
+var perSize = []string{AlgoClock, AlgoRandom, AlgoClockExact, AlgoClockExactMarked}
+
+// perSizeRun returns the run of policy a at size k.
+func (s *sim) perSizeRun(a string, k int) func() (uint64, error) {
+	switch a {
+	case AlgoClock:
+		return func() (uint64, error) { return replay(cache.NewClock(k), s.trace, s.m) }
+	case AlgoRandom:
+		return func() (uint64, error) { return replay(cache.NewRandom(k, s.o.Seed), s.trace, s.m) }
+	default:
+		marked := a == AlgoClockExactMarked
+		return func() (uint64, error) { return exactClockMisses(s.ids, s.d, k, marked, s.m) }
+	}
+}
+
+// run runs the jobs on o.Procs goroutines and waits for them.
+func (s *sim) run() error {
 	var mu sync.Mutex
 	var firstErr error
 	ch := make(chan job)
 	var wg sync.WaitGroup
-	for range o.Procs {
+	for range s.o.Procs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -278,45 +310,43 @@ func Simulate(ctx context.Context, trace []uint64, o SimOptions) ([]Result, erro
 					firstErr = err
 				}
 				if j.k >= 0 {
-					misses[j.algo][j.k] = v
+					s.misses[j.algo][j.k] = v
 				}
 				mu.Unlock()
 			}
 		}()
 	}
-	for _, j := range jobs {
+	for _, j := range s.jobs {
 		ch <- j
 	}
 	close(ch)
 	wg.Wait()
-	if firstErr != nil {
-		return nil, firstErr
-	}
-	if lru != nil {
-		for i, v := range lru {
-			misses[AlgoLRU][o.Ks[i]] = v
-		}
-	}
-	if minCurve != nil {
-		for i, v := range minCurve {
-			misses[AlgoMIN][o.Ks[i]] = v
-		}
-	}
+	return firstErr
+}
 
+// results assembles the points in o.Algos order, then by size.
+func (s *sim) results() []Result {
+	n, o := len(s.ids), s.o
+	for i, v := range s.lru {
+		s.misses[AlgoLRU][o.Ks[i]] = v
+	}
+	for i, v := range s.min {
+		s.misses[AlgoMIN][o.Ks[i]] = v
+	}
 	var out []Result
 	for _, a := range o.Algos {
 		for _, k := range o.Ks {
-			r := Result{Algo: a, K: k, Requests: uint64(n), Misses: misses[a][k], RelMin: math.NaN()}
+			r := Result{Algo: a, K: k, Requests: uint64(n), Misses: s.misses[a][k], RelMin: math.NaN()}
 			if n > 0 {
 				r.MissRate = float64(r.Misses) / float64(n)
 			}
-			if mm, ok := misses[AlgoMIN][k]; ok && has(AlgoMIN) && mm > 0 {
+			if mm, ok := s.misses[AlgoMIN][k]; ok && s.has(AlgoMIN) && mm > 0 {
 				r.RelMin = float64(r.Misses) / float64(mm)
 			}
 			out = append(out, r)
 		}
 	}
-	return out, nil
+	return out
 }
 
 // replay feeds trace to c and returns its misses. CLOCK and RANDOM, which
@@ -343,223 +373,4 @@ func replay(c cache.Cache, trace []uint64, m *meter) (uint64, error) {
 		}
 	}
 	return c.Stats().Misses, nil
-}
-
-// densify maps fingerprints to dense ids 0…d−1 in order of first request.
-func densify(trace []uint64) ([]uint32, int) {
-	ids := make([]uint32, len(trace))
-	t := newTable(1<<10, false, true)
-	for i, fp := range trace {
-		fp = cache.Key(fp)
-		if j := t.find(fp); j >= 0 {
-			ids[i] = t.vals[j]
-			continue
-		}
-		if (t.n+1)*10 > int(t.m)*8 {
-			t = grow(&t)
-		}
-		ids[i] = uint32(t.n)
-		t.insert(fp, uint32(t.n), false)
-	}
-	return ids, t.n
-}
-
-func grow(t *table) table {
-	g := newTable(2*int(t.m), false, true)
-	for i, s := range t.slots {
-		if s != 0 {
-			g.insert(s, t.vals[i], false)
-		}
-	}
-	return g
-}
-
-// staticMisses: STATIC of size k holds the k most requested ids, so it misses
-// every request outside them.
-func staticMisses(ids []uint32, d int, ks []int, charge bool) []uint64 {
-	counts := make([]uint64, d)
-	for _, id := range ids {
-		counts[id]++
-	}
-	slices.SortFunc(counts, func(a, b uint64) int { return cmp.Compare(b, a) })
-	out := make([]uint64, len(ks))
-	var top uint64
-	j := 0
-	for i, k := range ks {
-		for ; j < min(k, d); j++ {
-			top += counts[j]
-		}
-		out[i] = uint64(len(ids)) - top
-		if charge {
-			out[i] += uint64(min(k, d))
-		}
-	}
-	return out
-}
-
-// TopK returns the k most requested fingerprints of trace (ties broken by
-// first request), the contents of a STATIC cache of size k.
-func TopK(trace []uint64, k int) []uint64 {
-	ids, d := densify(trace)
-	counts := make([]uint64, d)
-	first := make([]uint64, d)
-	for i := len(ids) - 1; i >= 0; i-- {
-		counts[ids[i]]++
-		first[ids[i]] = trace[i]
-	}
-	order := make([]int, d)
-	for i := range order {
-		order[i] = i
-	}
-	sort.SliceStable(order, func(a, b int) bool { return counts[order[a]] > counts[order[b]] })
-	var out []uint64
-	for _, id := range order[:min(k, d)] {
-		out = append(out, first[id])
-	}
-	return out
-}
-
-// lruMisses computes LRU's misses at every size of ks (sorted) in one pass.
-// The stack distance of a request is 1 + the number of distinct ids requested
-// since the previous request of the same id; an LRU cache of size k hits iff
-// the distance is ≤ k. A Fenwick tree over time holds a 1 at the latest
-// request time of every id seen, so the count is one prefix sum.
-func lruMisses(ids []uint32, d int, ks []int, m *meter) ([]uint64, error) {
-	n := len(ids)
-	last := make([]uint32, d) // time+1 of the latest request; 0 = never
-	fen := make([]int32, n+1)
-	add := func(i int, v int32) {
-		for ; i <= n; i += i & -i {
-			fen[i] += v
-		}
-	}
-	prefix := func(i int) int {
-		s := int32(0)
-		for ; i > 0; i -= i & -i {
-			s += fen[i]
-		}
-		return int(s)
-	}
-	cnt := make([]uint64, len(ks)+1)
-	var cold uint64
-	distinct := 0
-	for t, id := range ids {
-		if l := int(last[id]); l == 0 {
-			cold++
-			distinct++
-		} else {
-			dist := distinct - prefix(l) + 1
-			cnt[sort.SearchInts(ks, dist)]++
-			add(l, -1)
-		}
-		add(t+1, 1)
-		last[id] = uint32(t + 1)
-		if (t+1)%tickEvery == 0 {
-			if err := m.tick(tickEvery); err != nil {
-				return nil, err
-			}
-		}
-	}
-	_ = m.tick(n % tickEvery)
-	out := make([]uint64, len(ks))
-	sum := cold
-	for j := len(ks) - 1; j >= 0; j-- {
-		sum += cnt[j+1]
-		out[j] = sum
-	}
-	return out, nil
-}
-
-// never is the next use of a request that is not repeated.
-const never = math.MaxUint32
-
-// nextUses returns, for each request, the time of the next request of the
-// same id (never if none), by reading the trace backwards.
-func nextUses(ids []uint32, d int) []uint32 {
-	next := make([]uint32, len(ids))
-	seen := make([]uint32, d)
-	for i := range seen {
-		seen[i] = never
-	}
-	for t := len(ids) - 1; t >= 0; t-- {
-		id := ids[t]
-		next[t] = seen[id]
-		seen[id] = uint32(t)
-	}
-	return next
-}
-
-// minMisses simulates Belady's MIN with k entries (one size; Simulate uses
-// minStackMisses, the tests use this as its reference): on a miss with the cache
-// full, evict the entry whose next request is farthest away. The cache is a
-// max-heap of (next use, id) packed in a uint64, with each id's heap index.
-func minMisses(ids []uint32, next []uint32, d, k int, m *meter) (uint64, error) {
-	if k <= 0 {
-		_ = m.tick(len(ids))
-		return uint64(len(ids)), nil
-	}
-	pos := make([]int32, d)
-	for i := range pos {
-		pos[i] = -1
-	}
-	h := make([]uint64, 0, k)
-	up := func(i int) {
-		e := h[i]
-		for i > 0 {
-			p := (i - 1) / 2
-			if h[p] >= e {
-				break
-			}
-			h[i] = h[p]
-			pos[uint32(h[i])] = int32(i)
-			i = p
-		}
-		h[i] = e
-		pos[uint32(e)] = int32(i)
-	}
-	down := func(i int) {
-		e := h[i]
-		for {
-			c := 2*i + 1
-			if c >= len(h) {
-				break
-			}
-			if c+1 < len(h) && h[c+1] > h[c] {
-				c++
-			}
-			if h[c] <= e {
-				break
-			}
-			h[i] = h[c]
-			pos[uint32(h[i])] = int32(i)
-			i = c
-		}
-		h[i] = e
-		pos[uint32(e)] = int32(i)
-	}
-	var misses uint64
-	for t, id := range ids {
-		e := uint64(next[t])<<32 | uint64(id)
-		if p := pos[id]; p >= 0 {
-			h[p] = e // its next use moved later: the key grew
-			up(int(p))
-		} else {
-			misses++
-			if len(h) < k {
-				h = append(h, e)
-				up(len(h) - 1)
-			} else {
-				pos[uint32(h[0])] = -1
-				h[0] = e
-				down(0)
-			}
-		}
-		if (t+1)%tickEvery == 0 {
-			if err := m.tick(tickEvery); err != nil {
-				return 0, err
-			}
-		}
-	}
-	_ = m.tick(len(ids) % tickEvery)
-	return misses, nil
 }
