@@ -23,8 +23,9 @@ import (
 // walk that cost half of a miss. The hand is global, not per bucket pair,
 // because a hand over 16 slots protects new entries for too few misses.
 // TestCloseToTextbook bounds the deviation from a marked-insert textbook
-// CLOCK; docs/bench/cache-history.md has the figures. Not safe for
-// concurrent use.
+// CLOCK on its traces; on some of the caching study's traces it is larger,
+// and the marked insert (the paper's CLOCK inserts unmarked) adds more
+// (docs/caching-study.md §5). Not safe for concurrent use.
 type Clock struct {
 	t     ctable
 	k     int

@@ -14,6 +14,7 @@ package main
 import (
 	"context"
 	"encoding/csv"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"math"
@@ -142,6 +143,7 @@ func cmdOrder(args []string) error {
 	lmean := f.Float64("links-mean", 0, "simweb Config.LinksMean (0: default 60)")
 	maxArticles := f.Int("max-pages-per-host", 0, "simweb Config.MaxPagesPerHost (0: default 500)")
 	out := f.String("out", "", "trace file to write")
+	stats := f.String("stats", "", "also write the crawl's counts to this JSON file")
 	_ = f.Parse(args)
 	if *out == "" {
 		return fmt.Errorf("order: --out is required")
@@ -183,6 +185,11 @@ func cmdOrder(args []string) error {
 	}
 	fmt.Printf("%s order (polite %d): %d pages fetched, %d links logged, %d distinct URLs, %.2f pages per host run, %d idle → %s\n",
 		*order, *polite, st.Pages, st.Links, st.Distinct, float64(st.Pages)/float64(max(st.HostRuns, 1)), st.Idle, *out)
+	if *stats != "" {
+		if err := writeStats(*stats, st); err != nil {
+			return err
+		}
+	}
 	return fh.Close()
 }
 
@@ -248,4 +255,17 @@ func readResults(path string) ([]cachesim.Result, error) {
 		out = append(out, cachesim.Result{Algo: row[0], K: k, Requests: req, Misses: mis, MissRate: mr, RelMin: rel})
 	}
 	return out, nil
+}
+
+// writeStats writes an emulated crawl's counts as JSON, for the study's
+// document (study/studydoc).
+func writeStats(path string, st EmulateStats) error {
+	b, err := json.MarshalIndent(map[string]any{
+		"pages": st.Pages, "links": st.Links, "distinct": st.Distinct, "host_runs": st.HostRuns,
+		"pages_per_host_run": float64(st.Pages) / float64(max(st.HostRuns, 1)), "idle": st.Idle,
+	}, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
 }

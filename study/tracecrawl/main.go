@@ -21,6 +21,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -229,6 +230,9 @@ func run(ctx context.Context, oracle bool, budget, hosts, pages int, seed uint64
 	el := time.Since(start).Seconds()
 	fmt.Printf("done: %d fetches in %.1f s (%.0f pages/s); front cache hit rate %.4f (shared=%v, %d per worker × %d workers)\n",
 		fetches, el, float64(fetches)/el, float64(hits)/float64(max(hits+misses, 1)), shared, cacheW, workers)
+	if err := writeSummary(filepath.Join(data, "summary.json"), fetches, el, hits, misses); err != nil {
+		return err
+	}
 	for _, t := range tts {
 		if err := t.close(); err != nil {
 			return err
@@ -357,4 +361,17 @@ func crawlAll(ctx context.Context, ms []*crawl.Member, seeds []string, expect in
 			fmt.Printf("%6.0fs fetched %d/%d (%.0f pages/s)\n", time.Since(start).Seconds(), f, expect, float64(f)/time.Since(start).Seconds())
 		}
 	}
+}
+
+// writeSummary records the crawl's counts as JSON, so that the study's
+// document can state them from data (study/studydoc).
+func writeSummary(path string, fetches uint64, seconds float64, hits, misses uint64) error {
+	b, err := json.MarshalIndent(map[string]any{
+		"fetches": fetches, "elapsed_seconds": seconds,
+		"front_cache_hits": hits, "front_cache_misses": misses,
+	}, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
 }
