@@ -1,9 +1,7 @@
 package cache
 
 import (
-	"context"
 	"fmt"
-	"os"
 	"runtime"
 	"strings"
 	"syscall"
@@ -47,7 +45,7 @@ func benchSizes() []int { return []int{1 << 10, 1 << 16, 1 << 20, 1 << 25} }
 //
 //	go test ./cache -run '^$' -bench Lookup -benchtime 2000000x
 func BenchmarkLookup(b *testing.B) {
-	algos := []string{"gomap", AlgoClock, AlgoClock + ".iface", AlgoRandom, AlgoRandom + ".iface", AlgoLRU, AlgoStatic, AlgoInfinite}
+	algos := []string{"gomap", AlgoClock, AlgoClock + ".iface", AlgoRandom, AlgoRandom + ".iface", AlgoLRU, AlgoInfinite}
 	for _, algo := range algos {
 		for _, k := range benchSizes() {
 			for _, kind := range []string{"hit", "miss"} {
@@ -111,13 +109,6 @@ func benchLookup(b *testing.B, algo string, k int, hit bool) {
 		for i := range k {
 			c.Seen(mix64(uint64(i) + 1))
 		}
-	} else if name == AlgoStatic {
-		top := make([]uint64, k)
-		for i := range top {
-			top[i] = mix64(uint64(i) + 1)
-		}
-		c = NewStatic(top)
-		top = nil
 	} else {
 		var err error
 		if c, err = New(name, k); err != nil {
@@ -223,29 +214,6 @@ func BenchmarkShared(b *testing.B) {
 	}
 }
 
-// BenchmarkSimulate runs the full sweep (6 algorithms × k = 2^0…2^25) over a
-// generated trace of SEXTANT_SIM_N requests (default 10^6).
-//
-//	SEXTANT_SIM_N=10000000 go test ./cache -run '^$' -bench Simulate -benchtime 1x
-func BenchmarkSimulate(b *testing.B) {
-	n := 1_000_000
-	if s := os.Getenv("SEXTANT_SIM_N"); s != "" {
-		fmt.Sscan(s, &n)
-	}
-	tr, err := Generate(GenOptions{Seed: 1}, n)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.ResetTimer()
-	for range b.N {
-		if _, err := Simulate(context.Background(), tr, SimOptions{}); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.ReportMetric(float64(b.Elapsed().Seconds())/float64(b.N), "s/sweep")
-	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "requests/s")
-}
-
 // goMapFIFO is the baseline: a Go map as the set with FIFO eviction from a
 // ring, the simplest cache one would write without this package.
 type goMapFIFO struct {
@@ -279,48 +247,6 @@ func (c *goMapFIFO) Seen(fp uint64) bool {
 func (c *goMapFIFO) Len() int     { return len(c.set) }
 func (c *goMapFIFO) Cap() int     { return cap(c.ring) }
 func (c *goMapFIFO) Stats() Stats { return c.stats }
-
-// BenchmarkMIN compares MIN for all sizes 2^0…2^25 in one pass (the OPT
-// stack) with one heap simulation per size, over a generated trace of
-// SEXTANT_SIM_N requests (default 10^6). Metrics are seconds for the whole
-// curve, on one goroutine.
-//
-//	SEXTANT_SIM_N=10000000 go test ./cache -run '^$' -bench MIN -benchtime 1x
-func BenchmarkMIN(b *testing.B) {
-	n := 1_000_000
-	if s := os.Getenv("SEXTANT_SIM_N"); s != "" {
-		fmt.Sscan(s, &n)
-	}
-	tr, err := Generate(GenOptions{Seed: 1}, n)
-	if err != nil {
-		b.Fatal(err)
-	}
-	ids, d := densify(tr)
-	next := nextUses(ids, d)
-	ks := PowersOfTwo(0, 25)
-	m := &meter{ctx: context.Background()}
-	b.Run("onepass", func(b *testing.B) {
-		for range b.N {
-			if _, err := minStackMisses(ids, next, d, ks, m); err != nil {
-				b.Fatal(err)
-			}
-		}
-		b.ReportMetric(b.Elapsed().Seconds()/float64(b.N), "s/curve")
-	})
-	b.Run("persize", func(b *testing.B) {
-		for range b.N {
-			for _, k := range ks {
-				if k >= d {
-					continue
-				}
-				if _, err := minMisses(ids, next, d, k, m); err != nil {
-					b.Fatal(err)
-				}
-			}
-		}
-		b.ReportMetric(b.Elapsed().Seconds()/float64(b.N), "s/curve")
-	})
-}
 
 // BenchmarkLRUPairCollisions measures LRU under fingerprints crafted to
 // share one bucket pair: 600 of them over a full cache of 1,024 random

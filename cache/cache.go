@@ -32,18 +32,14 @@ func (s Stats) MissRate() float64 {
 	return float64(s.Misses) / float64(s.Hits+s.Misses)
 }
 
-// Algorithm names, as New, NewShared, Simulate and `crawler cachesim` spell them.
+// Names of the online policies, as New, NewShared and `crawler cachesim`
+// spell them.
 const (
 	AlgoClock    = "clock"
 	AlgoRandom   = "random"
 	AlgoLRU      = "lru"
-	AlgoStatic   = "static"
-	AlgoMIN      = "min"
 	AlgoInfinite = "infinite"
 )
-
-// Algorithms lists every policy the simulator knows, in display order.
-var Algorithms = []string{AlgoClock, AlgoRandom, AlgoLRU, AlgoStatic, AlgoMIN, AlgoInfinite}
 
 // OnlineAlgorithms are the policies a crawler can run (New accepts them).
 var OnlineAlgorithms = []string{AlgoClock, AlgoRandom, AlgoLRU, AlgoInfinite}
@@ -54,12 +50,12 @@ var (
 	ErrBadSize     = errors.New("cache: bad cache size")
 )
 
-// key is the value every cache stores for fp: fp itself, except that a
+// Key is the value every cache stores for fp: fp itself, except that a
 // fingerprint whose top byte is 0 gets bit 56 set, because the scatter
 // table's tag byte (a stored fingerprint's top byte) is 0 for an empty
 // slot. So fp and fp|1<<56 are one entry when fp < 2⁵⁶ (fingerprint 0
 // among them).
-func key(fp uint64) uint64 {
+func Key(fp uint64) uint64 {
 	if fp < 1<<56 {
 		fp |= 1 << 56
 	}
@@ -89,30 +85,4 @@ func New(algo string, k int) (Cache, error) {
 		return NewInfinite(), nil
 	}
 	return nil, fmt.Errorf("%w: %q (online: %s)", ErrUnknownAlgo, algo, strings.Join(OnlineAlgorithms, ", "))
-}
-
-// ParseAlgos splits a comma-separated list of algorithm names and checks them
-// against Algorithms. "all" or "" means every algorithm.
-func ParseAlgos(s string) ([]string, error) {
-	s = strings.TrimSpace(strings.ToLower(s))
-	if s == "" || s == "all" {
-		return append([]string(nil), Algorithms...), nil
-	}
-	var out []string
-	seen := map[string]bool{}
-	for _, a := range strings.Split(s, ",") {
-		a = strings.TrimSpace(a)
-		ok := false
-		for _, b := range Algorithms {
-			ok = ok || a == b
-		}
-		if !ok {
-			return nil, fmt.Errorf("%w: %q (known: %s)", ErrUnknownAlgo, a, strings.Join(Algorithms, ", "))
-		}
-		if !seen[a] {
-			seen[a] = true
-			out = append(out, a)
-		}
-	}
-	return out, nil
 }

@@ -2,12 +2,12 @@ package cache
 
 import (
 	"errors"
-	"fmt"
 	"maps"
 	"math/rand/v2"
 	"slices"
-	"sort"
 	"testing"
+
+	"github.com/sextant-crawler/sextant/cache/tracegen"
 )
 
 func run(c Cache, trace []uint64) uint64 {
@@ -19,26 +19,21 @@ func run(c Cache, trace []uint64) uint64 {
 
 var testKs = []int{0, 1, 2, 3, 5, 8, 13, 31, 64, 100, 400}
 
+func TestInfiniteMatchesReference(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for name, tr := range traceShapes(r) {
+		if got, want := run(NewInfinite(), tr), refInfinite(tr); got != want {
+			t.Errorf("%s: INFINITE misses %d, reference %d", name, got, want)
+		}
+	}
+}
+
 func TestLRUMatchesReference(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for name, tr := range traceShapes(r) {
 		for _, k := range testKs {
 			if got, want := run(NewLRU(k), tr), refLRU(tr, k); got != want {
 				t.Errorf("%s k=%d: LRU misses %d, reference %d", name, k, got, want)
-			}
-		}
-	}
-}
-
-func TestStaticAndInfiniteMatchReference(t *testing.T) {
-	r := rand.New(rand.NewPCG(3, 4))
-	for name, tr := range traceShapes(r) {
-		if got, want := run(NewInfinite(), tr), refInfinite(tr); got != want {
-			t.Errorf("%s: INFINITE misses %d, reference %d", name, got, want)
-		}
-		for _, k := range testKs {
-			if got, want := run(NewStatic(TopK(tr, k)), tr), refStatic(tr, k); got != want {
-				t.Errorf("%s k=%d: STATIC misses %d, reference %d", name, k, got, want)
 			}
 		}
 	}
@@ -88,58 +83,11 @@ func tableContents(t *testing.T, tb *ctable) map[uint64]bool {
 	return out
 }
 
-// The Robin Hood table behind LRU, STATIC and the simulator keeps its
-// invariants: no gap between an entry's home and its slot, find agrees.
-func TestRobinHoodInvariants(t *testing.T) {
-	r := rand.New(rand.NewPCG(9, 9))
-	for name, tr := range traceShapes(r) {
-		tb := newTable(97, true, true)
-		in := map[uint64]bool{}
-		for i, fp := range tr {
-			fp = key(fp)
-			switch {
-			case in[fp] && i%3 == 0:
-				tb.remove(uint64(tb.find(fp)))
-				delete(in, fp)
-			case !in[fp] && tb.n < 90:
-				tb.insert(fp, uint32(i), i%2 == 0)
-				in[fp] = true
-			}
-			n := 0
-			for j, s := range tb.slots {
-				if s == 0 {
-					if tb.mark(uint64(j)) {
-						t.Fatalf("%s: empty slot %d marked", name, j)
-					}
-					continue
-				}
-				n++
-				for h := tb.home(s); h != uint64(j); h = (h + 1) % tb.m {
-					if tb.slots[h] == 0 {
-						t.Fatalf("%s: gap at %d before %#x in slot %d", name, h, s, j)
-					}
-				}
-				if !in[s] || tb.find(s) != j {
-					t.Fatalf("%s: %#x at %d: in=%v find=%d", name, s, j, in[s], tb.find(s))
-				}
-			}
-			if n != len(in) || n != tb.n {
-				t.Fatalf("%s: %d stored, %d expected, n=%d", name, n, len(in), tb.n)
-			}
-			for fp := range in {
-				if tb.find(fp) < 0 {
-					t.Fatalf("%s: %#x lost", name, fp)
-				}
-			}
-		}
-	}
-}
-
 // pairView lists the 16 slots of fp's bucket pair in the order the CLOCK
 // hand visits them (bucket b1's slots 0–7, then b2's; b2's half is left out
 // when b1 == b2).
 func pairView(tb *ctable, fp uint64) []uint64 {
-	b1, b2 := tb.buckets(key(fp))
+	b1, b2 := tb.buckets(Key(fp))
 	var idx []uint64
 	for j := range uint64(bucketSlots) {
 		idx = append(idx, b1*bucketSlots+j)
@@ -172,7 +120,7 @@ func TestClockMatchesModel(t *testing.T) {
 	for name, tr := range traceShapes(r) {
 		runs = append(runs, run{name, tr, []int{0, 1, 2, 3, 7, 31, 64, 130}})
 	}
-	big, _ := Generate(GenOptions{Seed: 11, Universe: 4000, Window: 2000}, 6000)
+	big, _ := tracegen.Generate(tracegen.Options{Seed: 11, Universe: 4000, Window: 2000}, 6000)
 	runs = append(runs,
 		run{"wide-big", randomTrace(r, 6000, 1500), []int{600, 1000}},
 		run{"locality-big", big, []int{600, 1000}},
@@ -186,7 +134,7 @@ func TestClockMatchesModel(t *testing.T) {
 			}
 			model := map[uint64]bool{}
 			for step, fp := range tr {
-				fp := key(fp)
+				fp := Key(fp)
 				var wantVictim uint64
 				passed := map[uint64]bool{}
 				if _, in := model[fp]; !in && len(model) >= k && k > 0 {
@@ -265,7 +213,7 @@ func TestRandomMatchesModel(t *testing.T) {
 		for _, k := range []int{0, 1, 2, 5, 31, 64, 130} {
 			c := NewRandom(k, 9)
 			for step, fp := range tr {
-				fp := key(fp)
+				fp := Key(fp)
 				before := tableContents(t, &c.t)
 				inPair := map[uint64]bool{}
 				for _, i := range pairView(&c.t, fp) {
@@ -373,12 +321,6 @@ func TestNewRejectsBadInput(t *testing.T) {
 	if _, err := New("lru", MaxLRU+1); !errors.Is(err, ErrBadSize) {
 		t.Errorf("LRU above MaxLRU: %v, want ErrBadSize", err)
 	}
-	if _, err := ParseAlgos("clock,nope"); err == nil {
-		t.Error("ParseAlgos accepted nope")
-	}
-	if a, err := ParseAlgos(" LRU,min,lru"); err != nil || fmt.Sprint(a) != "[lru min]" {
-		t.Errorf("ParseAlgos = %v, %v", a, err)
-	}
 }
 
 // CLOCK (global hand in table order; eviction within the pair when both of
@@ -396,7 +338,7 @@ func TestNewRejectsBadInput(t *testing.T) {
 func TestCloseToTextbook(t *testing.T) {
 	// The default stream scaled down 16× (window, far distances, universe),
 	// at sizes in and around its critical region.
-	scaled, err := Generate(GenOptions{Seed: 3, Window: 1 << 14, FarMin: 1 << 8, Universe: 1 << 18}, 1_000_000)
+	scaled, err := tracegen.Generate(tracegen.Options{Seed: 3, Window: 1 << 14, FarMin: 1 << 8, Universe: 1 << 18}, 1_000_000)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -417,7 +359,7 @@ func TestCloseToTextbook(t *testing.T) {
 	r := rand.New(rand.NewPCG(41, 42))
 	for _, k := range []int{16, 256, 4096} {
 		n := max(40*k, 60000)
-		zipf, err := Generate(GenOptions{Seed: uint64(k), Universe: uint64(8 * k), Window: 16 * k, FarMin: k / 4}, n)
+		zipf, err := tracegen.Generate(tracegen.Options{Seed: uint64(k), Universe: uint64(8 * k), Window: 16 * k, FarMin: k / 4}, n)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -466,7 +408,7 @@ func TestCloseToTextbook(t *testing.T) {
 // attacker only misses on its own URLs, which the DUE then answers.)
 func TestPairCollisionConfined(t *testing.T) {
 	const k = 1024
-	bg, err := Generate(GenOptions{Seed: 5, Universe: 8 * k, Window: 16 * k, FarMin: k / 4}, 200000)
+	bg, err := tracegen.Generate(tracegen.Options{Seed: 5, Universe: 8 * k, Window: 16 * k, FarMin: k / 4}, 200000)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -531,58 +473,5 @@ func TestBytesPerEntry(t *testing.T) {
 				t.Errorf("%T k=%d: %.2f bytes per entry, want ≤ 9", c, k, b)
 			}
 		}
-	}
-}
-
-func TestSharedConcurrent(t *testing.T) {
-	for _, algo := range []string{AlgoClock, AlgoRandom, AlgoLRU} {
-		s, err := NewShared(algo, 2000, 8)
-		if err != nil {
-			t.Fatal(err)
-		}
-		done := make(chan uint64)
-		for w := range 4 {
-			go func() {
-				var hits uint64
-				for i := range 5000 {
-					if s.Seen(mix64(uint64(i%300) + uint64(w)<<40)) {
-						hits++
-					}
-				}
-				done <- hits
-			}()
-		}
-		var hits uint64
-		for range 4 {
-			hits += <-done
-		}
-		st := s.Stats()
-		if st.Hits != hits || st.Hits+st.Misses != 20000 {
-			t.Errorf("%s: stats %+v, workers counted %d hits", algo, st, hits)
-		}
-		if s.Len() > s.Cap() || s.Cap() < 2000 {
-			t.Errorf("%s: len %d cap %d", algo, s.Len(), s.Cap())
-		}
-		// 4 workers × 300 distinct items in 2000+ slots spread over 8
-		// shards (≈150 items for 250 slots each): most requests hit,
-		// whatever the interleaving (with 1000 slots LRU could thrash).
-		if st.MissRate() > 0.3 {
-			t.Errorf("%s: miss rate %.2f", algo, st.MissRate())
-		}
-	}
-	if _, err := NewShared("min", 10, 2); err == nil {
-		t.Error("NewShared accepted an offline algorithm")
-	}
-}
-
-func TestTopKOrder(t *testing.T) {
-	tr := []uint64{5, 3, 3, 9, 9, 9, 5, 7}
-	got := TopK(tr, 3)
-	want := []uint64{9, 5, 3}
-	if fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Fatalf("TopK = %v, want %v", got, want)
-	}
-	if !sort.SliceIsSorted(testKs, func(i, j int) bool { return testKs[i] < testKs[j] }) {
-		t.Fatal("testKs unsorted")
 	}
 }

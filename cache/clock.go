@@ -18,18 +18,14 @@ import (
 //     position taken from its bits among the sixteen slots, cyclically; any
 //     resident if all sixteen are marked).
 //
-// The second way is a deliberate approximation of CLOCK. It replaced a
-// cuckoo displacement walk (a third of the misses, half their cost) and
-// made a miss at k = 2^16 cost 0.41× as much CPU (docs/bench/cache.md); it
-// evicts an entry CLOCK would evict next or soon (an unmarked one), only
-// earlier. Measured against textbook CLOCK (TestCloseToTextbook) the miss
-// rates stay within ±0.4 points; the live estimator's accuracy
-// (internal/mrc) holds. Not safe for concurrent use.
-//
-// Clock is not set-associative: a set-associative CLOCK (a hand over the
-// new fingerprint's 16 candidate slots for every miss) missed 1.0–1.9
-// points more often than textbook CLOCK on streams with the crawl's shape,
-// which also broke the live estimator's accuracy; see docs/bench/cache.md.
+// The second way is a deliberate approximation of CLOCK: it evicts an entry
+// CLOCK would evict soon (an unmarked one), only earlier, without the cuckoo
+// walk that cost half of a miss. The hand is global, not per bucket pair,
+// because a hand over 16 slots protects new entries for too few misses.
+// TestCloseToTextbook bounds the deviation from a marked-insert textbook
+// CLOCK on its traces; on some of the caching study's traces it is larger,
+// and the marked insert (the paper's CLOCK inserts unmarked) adds more
+// (docs/caching-study.md §5). Not safe for concurrent use.
 type Clock struct {
 	t     ctable
 	k     int
@@ -53,20 +49,15 @@ func NewClock(k int) *Clock {
 
 // Seen implements Cache.
 //
-// The miss path of a full cache is written out here, not called: a call
-// cost ~1.5 ns of a miss (registers saved and reloaded). It branches on
-// "both buckets full" (~35% of the misses, so the branch mispredicts often)
-// and runs one way only. Computing both ways and selecting with a mask
-// saved 0.3 ns on one host (14.6 against 14.9 cpu-ns at k = 2^16), but cost
-// 10% on a 2.6 GHz Zen host (20.6 against 18.6). Running both ways costs
-// as much as the mispredicts it avoids (docs/bench/cache.md).
-//
-// Seen indexes the table without bounds checks (rawTable). Why each index
-// is in range is said where r is made; TestClockMatchesModel checks the
-// hand and the padding after every request. A miss at k = 2^16 took
-// 0.94–0.96× as long as with the checks, a hit 0.94–1.0×.
+// The miss path of a full cache is written out here, not called (a call
+// saves and reloads registers), and branches on "both buckets full" rather
+// than computing both ways: the branchless form was slower on some hosts.
+// Seen indexes the table without bounds checks (rawTable); why each index
+// is in range is said where r is made, and TestClockMatchesModel checks the
+// hand and the padding after every request. Figures:
+// docs/bench/cache-history.md.
 func (c *Clock) Seen(fp uint64) bool {
-	fp = key(fp)
+	fp = Key(fp)
 	t := &c.t
 	// Without bounds checks (rawTable): b1, b2 < nb as high words of
 	// products with nb, the hand < m, a victim's bucket < nb (its lane is
@@ -153,11 +144,8 @@ func localStart(fp uint64) int { return int(fp * 0x9e3779b97f4a7c15 >> 60) }
 // localVictim returns the slot, in bucket b1 or b2 (both full), of the
 // entry a miss of fp evicts without moving the hand: the first unmarked one
 // of the pair's sixteen slots from localStart(fp), cyclically; the first
-// one from there if all are marked. (Choosing instead the unmarked slot
-// the hand would reach first left new entries at slots the hand reaches
-// soon, so they lost most of the turn CLOCK gives them: 0.46 points fewer
-// misses than textbook CLOCK at k = 256 on a Zipf + recency stream, beyond
-// the ±0.5 bound on the test's seed.)
+// one from there if all are marked. (Starting where the hand would reach
+// first left new entries where the hand comes soon: they lost their turn.)
 func (c *Clock) localVictim(fp, b1, b2 uint64) (uint64, uint64) {
 	j := localSlot(c.t.marks[b1], c.t.marks[b2], fp)
 	return pairBucket(b1, b2, j), uint64(j % bucketSlots)
@@ -198,9 +186,8 @@ func (c *Clock) missSlow(fp, b1, b2 uint64) {
 // evict advances the hand to the first unmarked entry, clearing the marks it
 // passes, and removes that entry: the misses of tables without occupancy
 // bits. (Seen's fast path does the same from the mark and occupancy words,
-// eight buckets at a time; evict's slot-by-slot loop, which reads a bucket
-// line per step, made the ~1.5% of the misses whose victim is beyond eight
-// buckets cost up to ~0.6 ns of every miss at k = 2^16.)
+// eight buckets at a time, because a slot-by-slot loop reading a bucket
+// line per step was costly on the misses whose victim is far.)
 //
 // The hand visits slot 0 of every bucket, then slot 1 of every bucket, and so
 // on (bucket by bucket in address order, which the hardware prefetches), so
@@ -312,7 +299,7 @@ func splitmix64(s *uint64) uint64 {
 
 // Seen implements Cache.
 func (c *Random) Seen(fp uint64) bool {
-	fp = key(fp)
+	fp = Key(fp)
 	t := &c.t
 	tg, lo := fp>>56*lanes, fp&remMask
 	b1 := t.b1(fp)

@@ -27,10 +27,9 @@ import (
 // slot of its row, among the next eight buckets with two word loads and no
 // loop, and a miss tells whether its buckets are full from two bytes.
 //
-// Why not linear probing: the table must run ~90% full to hold ≤ 9 bytes per
-// entry, where a linear-probing (Robin Hood) insert walks ~85 slots on
-// average; measured, that made a miss cost 100–500 ns. Two-choice buckets of
-// eight hold loads up to ~99% with a walk of a few steps.
+// Not linear probing: at the ~90% load that ≤ 9 bytes per entry needs, its
+// inserts walk far; two-choice buckets of eight hold ~99% with short walks
+// (figures: docs/bench/cache-history.md).
 type ctable struct {
 	bk    [][bucketBytes]byte // bucket b: tag bytes 0–7 (0 = empty slot), then the slots' low 56 bits, 7 bytes each
 	marks []uint8             // one bit per slot: marks[b] holds bucket b's eight
@@ -105,15 +104,9 @@ func newCtable(nb int) ctable {
 // multiply-shift (no division): with h = (fp ⊕ fp≫32)·φ, b1 is the high
 // word of h·nb and b2 the high word of (the low word of h·nb)·nb, that is,
 // the next base-nb digit of h/2⁶⁴ after b1. The compiler computes h·nb once
-// for both, so b2 costs one multiply: taking it from h mixed once more
-// (xor-shift, multiply) made a CLOCK miss at k = 2^16 cost 1.03× as much
-// and a RANDOM miss 1.07× (docs/bench/cache.md). Real fingerprints are
-// hashes already; the fold and φ are for structured keys (small integers,
-// i·a + c progressions, i·2³² in tests and benchmarks), which fill the
-// table with as few displacement walks as random keys (TestCtableFill).
-// With b1 = top(fp·φ) and b2 = top((fp ⊕ fp≫32)·c) a progression i·φ + 7
-// had put 2^15 keys in 1,267 of 4,461 first buckets, and the table could
-// not be filled.
+// for both, so b2 costs one multiply. Real fingerprints are hashes already;
+// the fold and φ are for structured keys (small integers, progressions),
+// which must fill the table as well as random keys do (TestCtableFill).
 func (t *ctable) b1(fp uint64) uint64 {
 	b, _ := bits.Mul64((fp^fp>>32)*0x9e3779b97f4a7c15, t.nb)
 	return b
@@ -131,11 +124,9 @@ func (t *ctable) buckets(fp uint64) (uint64, uint64) { return t.b1(fp), t.b2(fp)
 // fingerprint's top byte, never 0; 0 marks an empty slot), then each slot's
 // low 56 bits in seven bytes (slot j at bytes 8+7j … 14+7j). A lookup
 // compares the eight tags at once in a word (SWAR) and reads the low bits
-// of a slot only where its tag matches: 1/32 of the misses do, against
-// sixteen 64-bit compares for two buckets of whole fingerprints (a CLOCK
-// miss at k = 2^16 went from 17.0 to 14.9 cpu-ns, a RANDOM miss from 12.1 to
-// 8.2; docs/bench/cache.md). key() gives every fingerprint a non-zero top
-// byte.
+// of a slot only where its tag matches, instead of sixteen 64-bit compares
+// for two buckets of whole fingerprints. Key gives every fingerprint a
+// non-zero top byte.
 
 const (
 	low7    = 0x7f7f7f7f7f7f7f7f
@@ -170,10 +161,10 @@ func matchIn(k *[bucketBytes]byte, m, r uint64) int {
 	return -1
 }
 
-// put stores fp, which key() made, in slot j of bucket b.
+// put stores fp, which Key made, in slot j of bucket b.
 func (t *ctable) put(b, j, fp uint64) { putIn(&t.bk[b], j, fp) }
 
-// putIn stores fp, which key() made, in slot j of bucket k.
+// putIn stores fp, which Key made, in slot j of bucket k.
 func putIn(k *[bucketBytes]byte, j, fp uint64) {
 	j &= 7
 	p := (*[8]byte)(k[7+7*j:])
@@ -182,9 +173,8 @@ func putIn(k *[bucketBytes]byte, j, fp uint64) {
 }
 
 // rawTable addresses a table's arrays without bounds checks, for
-// Clock.Seen's full-cache miss, which they made 0.95× as costly (their
-// checks, and the slice lengths they kept in registers, pushed other values
-// to the stack; docs/bench/cache.md). The caller must keep every index in
+// Clock.Seen's full-cache miss, where the checks and the slice lengths
+// kept in registers pushed other values to the stack. The caller must keep every index in
 // range: a bucket b < nb, and a window of the eight mark or occupancy bytes
 // from a bucket < nb (withOcc's eight bytes of padding hold the last ones).
 type rawTable struct{ bkp, marksp, occp unsafe.Pointer }

@@ -57,11 +57,11 @@ func (c *Random) table() *ctable { return &c.t }
 // two buckets in tb are those of ref (in either order): more than 16 of
 // them cannot all be in the table.
 func pairCollisions(tb *ctable, ref, from uint64, n int) []uint64 {
-	b1, b2 := tb.buckets(key(ref))
+	b1, b2 := tb.buckets(Key(ref))
 	var out []uint64
 	for i := from; len(out) < n; i++ {
 		fp := mix64(i)
-		if x1, x2 := tb.buckets(key(fp)); (x1 == b1 && x2 == b2) || (x1 == b2 && x2 == b1) {
+		if x1, x2 := tb.buckets(Key(fp)); (x1 == b1 && x2 == b2) || (x1 == b2 && x2 == b1) {
 			out = append(out, fp)
 		}
 	}

@@ -31,11 +31,9 @@ import "math"
 // lookups, not memory.
 //
 // 24 bytes per entry: 10.7 for the table, 5.3 for the stamps, 8 for the
-// ring. The table ran half full with the stash alone before (32 bytes):
-// where the L3 held CLOCK's arrays but not LRU's (k = 2^20 on hosts whose
-// 32 MiB L3 serves ~16 MB), LRU then cost 3.3–4.7× CLOCK; at 3/4 load it
-// costs ~2× (hits and misses). Against CLOCK elsewhere, hits cost 1.4–2.0×
-// and misses 0.5–1.7× (docs/bench/cache.md).
+// ring. The table is 3/4 full, not half, so that LRU's arrays fit in the L3
+// caches that hold CLOCK's at the sizes the crawl uses
+// (docs/bench/cache-history.md).
 type LRU struct {
 	t     ctable   // fingerprint → node (its slot)
 	last  []uint32 // node → stamp of its latest touch; 0 when empty
@@ -78,22 +76,13 @@ func NewLRU(k int) *LRU {
 
 // Seen implements Cache.
 //
-// The two bucket lookups are written out, as in Clock.Seen and Random.Seen:
-// through ctable.find, or lookIn for each bucket, a hit at k = 2^10 cost
-// 12.5 or 9.9 cpu-ns against 9.3 and 8.9 in the same runs (the tag and low
-// bits computed again, the buckets' hashes not shared with the insert).
-// Both buckets' tag words are loaded before the first is tested, so the
-// second bucket's line is on its way while the first is compared: a hit
-// found in the second bucket (about half of them) no longer waits for a
-// mispredicted branch after the first line came in. Hits took 0.79–0.89×
-// as long at k = 2^10 … 2^25 (min of 8 alternated rounds; misses
-// unchanged), for 11 more instructions per hit and 6 per miss (counted by
-// bench/cmd/cacheinstr; docs/bench/cache.md).
-// CLOCK and RANDOM keep the lookup in two steps: there the same change cost
-// their misses instructions or their small-k hits time, and gained nothing
-// measurable at k = 2^16.
+// The two bucket lookups are written out, as in Clock.Seen and Random.Seen,
+// and both buckets' tag words are loaded before the first is tested, so
+// the second line is on its way while the first is compared (hits were
+// faster; CLOCK and RANDOM gained nothing from the same change). Figures:
+// docs/bench/cache-history.md.
 func (c *LRU) Seen(fp uint64) bool {
-	fp = key(fp)
+	fp = Key(fp)
 	t := &c.t
 	tag, lo := fp>>56*lanes, fp&remMask
 	b1, b2 := t.b1(fp), t.b2(fp)

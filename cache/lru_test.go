@@ -15,7 +15,7 @@ type lruStep struct {
 }
 
 func (r *lruStep) seen(fp uint64) bool {
-	fp = key(fp)
+	fp = Key(fp)
 	if i := slices.Index(r.stack, fp); i >= 0 {
 		r.stack = slices.Delete(r.stack, i, i+1)
 		r.stack = slices.Insert(r.stack, 0, fp)

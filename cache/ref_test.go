@@ -3,6 +3,8 @@ package cache
 import (
 	"math/rand/v2"
 	"slices"
+
+	"github.com/sextant-crawler/sextant/cache/tracegen"
 )
 
 // Brute-force reference policies: obviously correct, slow.
@@ -181,7 +183,7 @@ func traceShapes(r *rand.Rand) map[string][]uint64 {
 		"loop":   loopTrace(600, 30),
 		"tags":   tagTrace(r, 600),
 		"locality": func() []uint64 {
-			t, _ := Generate(GenOptions{Seed: r.Uint64() | 1, Universe: 200, Window: 64}, 800)
+			t, _ := tracegen.Generate(tracegen.Options{Seed: r.Uint64() | 1, Universe: 200, Window: 64}, 800)
 			return t
 		}(),
 	}
@@ -195,7 +197,7 @@ func textbookClock(trace []uint64, k int) uint64 {
 	hand := 0
 	var misses uint64
 	for _, fp := range trace {
-		fp = key(fp)
+		fp = Key(fp)
 		if i, ok := where[fp]; ok {
 			marks[i] = true
 			continue
@@ -230,7 +232,7 @@ func textbookRandom(trace []uint64, k int, seed uint64) uint64 {
 	where := make(map[uint64]int, k)
 	var misses uint64
 	for _, fp := range trace {
-		fp = key(fp)
+		fp = Key(fp)
 		if _, ok := where[fp]; ok {
 			continue
 		}

@@ -5,14 +5,19 @@
 #
 # DATA_DIR (default /tmp/sextant-study) receives the crawls and traces (GBs);
 # the CSVs and PNG plots go to docs/caching-study/. Steps can be picked with
-# STEPS="crawl sweep perworker order wiki live bench" (default: all).
+# STEPS="crawl sweep perworker order wiki live bench clocksmall render" (default: all).
+# Every number of the document comes from the files written here: the last
+# step, render, fills docs/caching-study.md from them (study/studydoc), and
+# TestDocMatchesData fails when the committed document and data disagree.
 # SITES is the wiki mirror (default ../shared/testdata/sites).
 # SCALE=small runs a 10⁵-URL crawl instead of the 10⁶-URL one (minutes
 # instead of an hour; the figures in the doc are from the full run).
 set -eu
 DATA=${1:-/tmp/sextant-study}
 OUT=docs/caching-study
-STEPS=${STEPS:-"crawl sweep perworker order wiki live bench"}
+STEPS=${STEPS:-"crawl sweep perworker order wiki live bench clocksmall render"}
+# cachesim runs every policy, the exact textbook CLOCKs included (issue 30).
+ALGOS=clock,random,lru,static,min,infinite,clock-exact,clock-exact-marked
 HOSTS=10400 PAGES=520000
 [ "${SCALE:-}" = small ] && HOSTS=2000 PAGES=50000
 BIN=$DATA/bin
@@ -31,13 +36,14 @@ if has crawl; then
 	rm -rf "$DATA/big"
 	uptime
 	"$BIN/tracecrawl" --hosts $HOSTS --pages $PAGES --no-pathologies --data "$DATA/big" | tee "$DATA/big.log"
+	cp "$DATA/big/summary.json" "$OUT/crawl-summary.json"
 	uptime
 fi
 
 # 2. Item 1: all six algorithms, k = 2^0 … 2^25, full trace and cross subtrace of node-0.
 if has sweep; then
 	for t in full cross; do
-		"$BIN/crawler" cachesim --trace "$DATA/big/node-0/$t.trace" --kmax 25 --workers 32 \
+		"$BIN/crawler" cachesim --algos $ALGOS --trace "$DATA/big/node-0/$t.trace" --kmax 25 --workers 32 \
 			--out "$DATA/sweep-$t" | tee "$DATA/sweep-$t.log"
 		keep "$DATA/sweep-$t" "sweep-$t"
 	done
@@ -60,9 +66,11 @@ if has order; then
 		for o in bfs inlinks random; do
 			name=order-$o label=$o
 			[ $p != 0 ] && name=order-polite-$o label=$o-polite
-			"$BIN/cachestudy" order --hosts 2000 --pages 100000 --order $o --polite $p --out "$DATA/$name.trace"
-			"$BIN/crawler" cachesim --trace "$DATA/$name.trace" --kmax 22 --out "$DATA/$name" >/dev/null
-			mkdir -p "$OUT/$name" && cp "$DATA/$name/results.csv" "$OUT/$name/"
+			mkdir -p "$OUT/$name"
+			"$BIN/cachestudy" order --hosts 2000 --pages 100000 --order $o --polite $p --out "$DATA/$name.trace" \
+				--stats "$OUT/$name/emulate.json"
+			"$BIN/crawler" cachesim --algos $ALGOS --trace "$DATA/$name.trace" --kmax 22 --out "$DATA/$name" >/dev/null
+			cp "$DATA/$name/results.csv" "$OUT/$name/"
 			args="$args $label=$DATA/$name/results.csv"
 		done
 	done
@@ -75,7 +83,7 @@ fi
 if has wiki; then
 	rm -rf "$DATA/wiki"
 	"$BIN/tracecrawl" --dir "${SITES:-../shared/testdata/sites}" --nodes 1 --data "$DATA/wiki"
-	"$BIN/crawler" cachesim --trace "$DATA/wiki/node-0/full.trace" --kmax 16 --out "$DATA/wiki-sim" >/dev/null
+	"$BIN/crawler" cachesim --algos $ALGOS --trace "$DATA/wiki/node-0/full.trace" --kmax 16 --out "$DATA/wiki-sim" >/dev/null
 	keep "$DATA/wiki-sim" wiki
 	args="wiki-mirror=$DATA/wiki-sim/results.csv"
 	# name:nav dead links-median links-mean
@@ -84,7 +92,7 @@ if has wiki; then
 		set -- ${v#*:}
 		"$BIN/cachestudy" order --hosts 1 --pages 1500 --max-pages-per-host 2000 --nav-links $1 \
 			--dead-links $2 --links-median $3 --links-mean $4 --out "$DATA/sim1-$name.trace"
-		"$BIN/crawler" cachesim --trace "$DATA/sim1-$name.trace" --kmax 16 --out "$DATA/sim1-$name" >/dev/null
+		"$BIN/crawler" cachesim --algos $ALGOS --trace "$DATA/sim1-$name.trace" --kmax 16 --out "$DATA/sim1-$name" >/dev/null
 		keep "$DATA/sim1-$name" "simweb1-$name"
 		args="$args simweb-$name=$DATA/sim1-$name/results.csv"
 	done
@@ -125,4 +133,22 @@ if has bench; then
 	uptime
 	go test ./study/cachestudy -run '^$' -bench Lookup -benchtime 1000000x -count 5 | tee "$OUT/bench-lookup.txt"
 	uptime
+fi
+
+# 8. Issue 30: the production CLOCK against exact CLOCK on a live crawl's traces, from a
+#    crawl of 2 000 hosts (step 1's shape, smaller, so that it reruns in minutes).
+if has clocksmall; then
+	rm -rf "$DATA/small"
+	"$BIN/tracecrawl" --hosts 2000 --pages 50000 --no-pathologies --data "$DATA/small" | tee "$DATA/small.log"
+	for t in full cross; do
+		"$BIN/crawler" cachesim --algos clock,lru,infinite,clock-exact,clock-exact-marked --kmax 20 --no-plots \
+			--trace "$DATA/small/node-0/$t.trace" --out "$DATA/clock-small-$t" >/dev/null
+		mkdir -p "$OUT/clock-small-$t" && cp "$DATA/clock-small-$t/results.csv" "$OUT/clock-small-$t/"
+	done
+	cp "$DATA/small/summary.json" "$OUT/clock-small-full/crawl-summary.json"
+fi
+
+# 9. Fill the document from the data.
+if has render; then
+	go run ./study/studydoc --data "$OUT" --template study/studydoc/caching-study.md.tmpl --out docs/caching-study.md
 fi

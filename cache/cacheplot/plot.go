@@ -1,4 +1,4 @@
-// Package cacheplot draws the miss-rate curves of cache.Simulate as PNG and SVG
+// Package cacheplot draws the miss-rate curves of cachesim.Simulate as PNG and SVG
 // figures like the caching study's: miss rate against cache size (log scale)
 // for every algorithm, and each algorithm's miss rate relative to MIN.
 //
@@ -14,7 +14,7 @@ import (
 	"math"
 	"path/filepath"
 
-	"github.com/sextant-crawler/sextant/cache"
+	"github.com/sextant-crawler/sextant/cache/cachesim"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
@@ -27,9 +27,9 @@ var Files = []string{"missrate.png", "missrate.svg", "relmin.png", "relmin.svg"}
 // Write draws results into dir as missrate.{png,svg} and, if MIN was
 // simulated, relmin.{png,svg}. It returns the paths written. Points at k = 0
 // are left out (the axis is logarithmic).
-func Write(dir string, results []cache.Result, title string) ([]string, error) {
+func Write(dir string, results []cachesim.Result, title string) ([]string, error) {
 	var written []string
-	mr, err := curve(results, title, "miss rate", func(r cache.Result) float64 { return r.MissRate })
+	mr, err := curve(results, title, "miss rate", func(r cachesim.Result) float64 { return r.MissRate })
 	if err != nil {
 		return nil, err
 	}
@@ -48,7 +48,7 @@ func Write(dir string, results []cache.Result, title string) ([]string, error) {
 	if !hasMin {
 		return written, nil
 	}
-	rel, err := curve(results, title, "miss rate relative to MIN", func(r cache.Result) float64 { return r.RelMin })
+	rel, err := curve(results, title, "miss rate relative to MIN", func(r cachesim.Result) float64 { return r.RelMin })
 	if err != nil {
 		return written, err
 	}
@@ -63,7 +63,7 @@ func Write(dir string, results []cache.Result, title string) ([]string, error) {
 	return written, nil
 }
 
-func curve(results []cache.Result, title, ylabel string, y func(cache.Result) float64) (*plot.Plot, error) {
+func curve(results []cachesim.Result, title, ylabel string, y func(cachesim.Result) float64) (*plot.Plot, error) {
 	p := plot.New()
 	p.Title.Text = title
 	p.X.Label.Text = "cache size k (entries)"

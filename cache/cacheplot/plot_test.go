@@ -7,14 +7,16 @@ import (
 	"testing"
 
 	"github.com/sextant-crawler/sextant/cache"
+	"github.com/sextant-crawler/sextant/cache/cachesim"
+	"github.com/sextant-crawler/sextant/cache/tracegen"
 )
 
 func TestWrite(t *testing.T) {
-	tr, err := cache.Generate(cache.GenOptions{Seed: 1, Window: 1 << 12, FarMin: 1 << 6}, 20000)
+	tr, err := tracegen.Generate(tracegen.Options{Seed: 1, Window: 1 << 12, FarMin: 1 << 6}, 20000)
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := cache.Simulate(context.Background(), tr, cache.SimOptions{Ks: cache.PowersOfTwo(0, 12)})
+	res, err := cachesim.Simulate(context.Background(), tr, cachesim.SimOptions{Ks: cachesim.PowersOfTwo(0, 12)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,10 +40,10 @@ func TestWrite(t *testing.T) {
 		}
 	}
 	// Without MIN only the miss-rate figure is drawn.
-	var noMin []cache.Result
+	var noMin []cachesim.Result
 	for _, r := range res {
 		if r.Algo == cache.AlgoLRU {
-			noMin = append(noMin, cache.Result{Algo: r.Algo, K: r.K, MissRate: r.MissRate, RelMin: nan()})
+			noMin = append(noMin, cachesim.Result{Algo: r.Algo, K: r.K, MissRate: r.MissRate, RelMin: nan()})
 		}
 	}
 	if paths, err := Write(t.TempDir(), noMin, ""); err != nil || len(paths) != 2 {

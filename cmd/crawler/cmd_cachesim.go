@@ -16,6 +16,8 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"github.com/sextant-crawler/sextant/cache"
 	"github.com/sextant-crawler/sextant/cache/cacheplot"
+	"github.com/sextant-crawler/sextant/cache/cachesim"
+	"github.com/sextant-crawler/sextant/cache/tracegen"
 )
 
 func init() {
@@ -38,14 +40,14 @@ With --write-trace the generated stream is saved as a trace file instead.`)
 	n := f.Int64("n", 10_000_000, "requests to generate with --gen")
 	seed := f.Uint64("seed", 1, "seed of the generator and of RANDOM")
 	writeTrace := f.String("write-trace", "", "with --gen: write the generated trace to this file and stop")
-	algos := f.String("algos", strings.Join(cache.Algorithms, ","), "algorithms to simulate (comma-separated, or all)")
+	algos := f.String("algos", strings.Join(cachesim.Algorithms, ","), "algorithms to simulate (comma-separated, or all); also clock-exact and clock-exact-marked (textbook CLOCK, new entries unmarked or marked)")
 	kmin := f.Int("kmin", 0, "smallest cache size, as a power of two")
 	kmax := f.Int("kmax", 25, "largest cache size, as a power of two")
 	workers := f.Int("workers", 1, "crawl workers sharing the total (for the per-worker size)")
 	procs := f.Int("procs", runtime.GOMAXPROCS(0), "simulations run in parallel")
 	out := f.String("out", "cachesim-out", "directory for results.csv and the plots")
 	charge := f.Bool("charge-static", false, "count STATIC's initial load as misses")
-	target := f.Float64("target", cache.TargetMissRate, "target miss rate for the recommendation")
+	target := f.Float64("target", cachesim.TargetMissRate, "target miss rate for the recommendation")
 	noPlots := f.Bool("no-plots", false, "skip the PNG/SVG plots")
 	sample := f.Float64("sample", 0, "approximate: simulate this fraction (0,1) of the fingerprint space with caches scaled alike (SHARDS); 0 = exact")
 	if err := f.parse(args); err != nil {
@@ -75,7 +77,7 @@ With --write-trace the generated stream is saved as a trace file instead.`)
 	case *sample < 0 || *sample >= 1:
 		return usagef("--sample must be in [0,1)")
 	}
-	list, err := cache.ParseAlgos(*algos)
+	list, err := cachesim.ParseAlgos(*algos)
 	if err != nil {
 		return usagef("%v", err)
 	}
@@ -93,11 +95,11 @@ With --write-trace the generated stream is saved as a trace file instead.`)
 		return err
 	}
 
-	opts := cache.SimOptions{Algos: list, Ks: cache.PowersOfTwo(*kmin, *kmax), Procs: *procs, Seed: *seed, ChargeStaticLoad: *charge, SampleRate: *sample}
+	opts := cachesim.SimOptions{Algos: list, Ks: cachesim.PowersOfTwo(*kmin, *kmax), Procs: *procs, Seed: *seed, ChargeStaticLoad: *charge, SampleRate: *sample}
 	prog := newSimProgress(env.stderr)
 	opts.Progress = prog.update
 	simStart := time.Now()
-	results, err := cache.Simulate(ctx, fps, opts)
+	results, err := cachesim.Simulate(ctx, fps, opts)
 	prog.stop()
 	if err != nil {
 		return err
@@ -133,7 +135,7 @@ With --write-trace the generated stream is saved as a trace file instead.`)
 	}
 	fmt.Fprintf(env.stdout, "recommendation (%d workers, target %.0f%%):\n", *workers, 100**target)
 	for _, a := range []string{cache.AlgoClock, cache.AlgoRandom, cache.AlgoLRU} {
-		if rec, ok := cache.Recommend(results, a, *workers, *target); ok {
+		if rec, ok := cachesim.Recommend(results, a, *workers, *target); ok {
 			fmt.Fprintf(env.stdout, "  %s\n", rec)
 		}
 	}
@@ -154,20 +156,20 @@ func traceName(trace, urls, gen string) string {
 func loadTrace(trace, urls, gen string, n int64, seed uint64) ([]uint64, error) {
 	switch {
 	case trace != "":
-		return cache.ReadTraceFile(trace)
+		return cachesim.ReadTraceFile(trace)
 	case urls != "":
 		fh, err := os.Open(urls)
 		if err != nil {
 			return nil, err
 		}
 		defer fh.Close()
-		return cache.FingerprintURLs(fh)
+		return cachesim.FingerprintURLs(fh)
 	}
-	return cache.Generate(cache.GenOptions{Seed: seed}, int(n))
+	return tracegen.Generate(tracegen.Options{Seed: seed}, int(n))
 }
 
 func generateTrace(env *cmdEnv, path string, n int64, seed uint64) error {
-	g, err := cache.NewGenerator(cache.GenOptions{Seed: seed})
+	g, err := tracegen.New(tracegen.Options{Seed: seed})
 	if err != nil {
 		return err
 	}
@@ -175,7 +177,7 @@ func generateTrace(env *cmdEnv, path string, n int64, seed uint64) error {
 	if err != nil {
 		return err
 	}
-	w, err := cache.NewTraceWriter(fh)
+	w, err := cachesim.NewTraceWriter(fh)
 	if err != nil {
 		fh.Close()
 		return err
@@ -201,12 +203,12 @@ func generateTrace(env *cmdEnv, path string, n int64, seed uint64) error {
 	return nil
 }
 
-func writeResultsCSV(path string, results []cache.Result) error {
+func writeResultsCSV(path string, results []cachesim.Result) error {
 	fh, err := os.Create(path)
 	if err != nil {
 		return err
 	}
-	if err := cache.WriteCSV(fh, results); err != nil {
+	if err := cachesim.WriteCSV(fh, results); err != nil {
 		fh.Close()
 		return err
 	}

@@ -49,6 +49,11 @@ func TestCachesimURLsAndBadInput(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "trace: 3 requests") {
 		t.Fatalf("urls: exit %d, %q %q", code, out, errs)
 	}
+	code, out, errs = runCLI(t, "cachesim", "--urls", urls, "--kmax", "2", "--algos", "clock,clock-exact,clock-exact-marked", "--no-plots", "--out", dir)
+	csv, _ := os.ReadFile(filepath.Join(dir, "results.csv"))
+	if code != 0 || !strings.Contains(string(csv), "\nclock-exact,2,3,2,") || !strings.Contains(string(csv), "\nclock-exact-marked,2,3,2,") {
+		t.Fatalf("exact clocks: exit %d, %q %q, csv:\n%s", code, out, errs, csv)
+	}
 	for _, args := range [][]string{
 		{"cachesim"},
 		{"cachesim", "--gen", "zipf", "--urls", urls},

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sextant-crawler/sextant/cache"
+	"github.com/sextant-crawler/sextant/cache/cachesim"
 	"github.com/sextant-crawler/sextant/internal/warc/warctest"
 	"github.com/sextant-crawler/sextant/simweb"
 )
@@ -90,11 +90,11 @@ func TestDemoSmallWebMatchesOracle(t *testing.T) {
 	// The traces hold every filtered link (full) and the URLs bound for the
 	// peer (cross), readable by cachesim's reader.
 	for i, n := range rep.PerNode {
-		full, err := cache.ReadTraceFile(filepath.Join(dir, "data", n.ID, "full.trace"))
+		full, err := cachesim.ReadTraceFile(filepath.Join(dir, "data", n.ID, "full.trace"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		cross, err := cache.ReadTraceFile(filepath.Join(dir, "data", n.ID, "cross.trace"))
+		cross, err := cachesim.ReadTraceFile(filepath.Join(dir, "data", n.ID, "cross.trace"))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -6,14 +6,14 @@ import (
 	"os"
 	"sync"
 
-	"github.com/sextant-crawler/sextant/cache"
+	"github.com/sextant-crawler/sextant/cache/cachesim"
 )
 
 // traceFile is a cache-format fingerprint trace written by many goroutines.
 type traceFile struct {
 	mu  sync.Mutex
 	f   *os.File
-	w   *cache.TraceWriter
+	w   *cachesim.TraceWriter
 	err error
 }
 
@@ -22,7 +22,7 @@ func createTrace(path string) (*traceFile, error) {
 	if err != nil {
 		return nil, fmt.Errorf("demo: trace: %w", err)
 	}
-	w, err := cache.NewTraceWriter(f)
+	w, err := cachesim.NewTraceWriter(f)
 	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("demo: trace: %w", err)

@@ -7,10 +7,11 @@ import (
 	"time"
 
 	"github.com/sextant-crawler/sextant/cache"
+	"github.com/sextant-crawler/sextant/cache/tracegen"
 )
 
 func benchTrace(b *testing.B) []uint64 {
-	tr, err := cache.Generate(cache.GenOptions{}, 1<<20)
+	tr, err := tracegen.Generate(tracegen.Options{}, 1<<20)
 	if err != nil {
 		b.Fatal(err)
 	}

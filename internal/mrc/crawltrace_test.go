@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sextant-crawler/sextant/cache"
+	"github.com/sextant-crawler/sextant/cache/cachesim"
 	"github.com/sextant-crawler/sextant/extract"
 	"github.com/sextant-crawler/sextant/fetcher"
 	"github.com/sextant-crawler/sextant/frontier"
@@ -96,7 +97,7 @@ func TestAccuracyCrawlTrace(t *testing.T) {
 	if len(distinct) < 2*Economy.MaxSamples {
 		t.Fatalf("trace too small to exercise sampling: %d distinct", len(distinct))
 	}
-	exact, err := cache.Simulate(context.Background(), trace, cache.SimOptions{
+	exact, err := cachesim.Simulate(context.Background(), trace, cachesim.SimOptions{
 		Algos: []string{cache.AlgoLRU, cache.AlgoClock, cache.AlgoRandom}, Procs: 2,
 	})
 	if err != nil {

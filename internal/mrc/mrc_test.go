@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/sextant-crawler/sextant/cache"
+	"github.com/sextant-crawler/sextant/cache/cachesim"
+	"github.com/sextant-crawler/sextant/cache/tracegen"
 	"github.com/sextant-crawler/sextant/internal/fingerprint"
 )
 
@@ -119,7 +121,7 @@ func traceLen() int {
 }
 
 // TestAccuracy compares the estimated curves with the exact ones from
-// cache.Simulate on the same traces: mean absolute error ≤ 0.01 over
+// cachesim.Simulate on the same traces: mean absolute error ≤ 0.01 over
 // k = 2⁰ … 2²⁵ (the SHARDS paper's figure of merit) for LRU, CLOCK and
 // RANDOM, with the default settings and Economy.
 func TestAccuracy(t *testing.T) {
@@ -127,14 +129,14 @@ func TestAccuracy(t *testing.T) {
 		t.Skip("short")
 	}
 	n := traceLen()
-	zipf, err := cache.Generate(cache.GenOptions{}, n)
+	zipf, err := tracegen.Generate(tracegen.Options{}, n)
 	if err != nil {
 		t.Fatal(err)
 	}
 	traces := map[string][]uint64{"zipf+recency": zipf, "simweb-like": simwebLike(n, 3)}
 	for name, trace := range traces {
 		t.Run(name, func(t *testing.T) {
-			exact, err := cache.Simulate(context.Background(), trace, cache.SimOptions{
+			exact, err := cachesim.Simulate(context.Background(), trace, cachesim.SimOptions{
 				Algos: []string{cache.AlgoLRU, cache.AlgoClock, cache.AlgoRandom}, Procs: 2,
 			})
 			if err != nil {
@@ -198,11 +200,11 @@ var configs = map[string]Options{"default": {}, "economy": Economy}
 // than MaxSamples, the fixed-size tier samples everything, so the LRU curve
 // above the time-sampled range is exact.
 func TestExactWhileSmall(t *testing.T) {
-	trace, err := cache.Generate(cache.GenOptions{Universe: 3000, NewProb: 0.0001, Seed: 5}, 200000)
+	trace, err := tracegen.Generate(tracegen.Options{Universe: 3000, NewProb: 0.0001, Seed: 5}, 200000)
 	if err != nil {
 		t.Fatal(err)
 	}
-	exact, err := cache.Simulate(context.Background(), trace, cache.SimOptions{Algos: []string{cache.AlgoLRU}, Procs: 1})
+	exact, err := cachesim.Simulate(context.Background(), trace, cachesim.SimOptions{Algos: []string{cache.AlgoLRU}, Procs: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -240,7 +242,7 @@ func TestSharedConcurrent(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			gen, _ := cache.NewGenerator(cache.GenOptions{Seed: uint64(g + 1)})
+			gen, _ := tracegen.New(tracegen.Options{Seed: uint64(g + 1)})
 			batch := make([]uint64, 0, 64)
 			for i := 0; i < 20000; i++ {
 				s.Observe(gen.Next())

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sextant-crawler/sextant/cache"
+	"github.com/sextant-crawler/sextant/cache/tracegen"
 	"github.com/sextant-crawler/sextant/internal/mrc"
 	"github.com/sextant-crawler/sextant/internal/status"
 )
@@ -22,7 +23,7 @@ func Example() {
 		panic(err)
 	}
 	var lookups, hits uint64
-	g, _ := cache.NewGenerator(cache.GenOptions{Universe: 1 << 12})
+	g, _ := tracegen.New(tracegen.Options{Universe: 1 << 12})
 	for i := 0; i < 100000; i++ { // the worker's hot path
 		fp := g.Next()
 		est.Observe(fp)

@@ -14,6 +14,7 @@ package main
 import (
 	"context"
 	"encoding/csv"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"math"
@@ -24,8 +25,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/sextant-crawler/sextant/cache"
 	"github.com/sextant-crawler/sextant/cache/cacheplot"
+	"github.com/sextant-crawler/sextant/cache/cachesim"
 	"github.com/sextant-crawler/sextant/simweb"
 )
 
@@ -90,7 +91,7 @@ func cmdPerWorker(ctx context.Context, args []string) error {
 		return err
 	}
 	fmt.Printf("%s: %d records, %d real workers\n", *trace, len(t.FPs), 1<<t.WBits)
-	res, err := PerWorkerStudy(ctx, t, algos, ws, cache.PowersOfTwo(*kmin, *kmax), *procs)
+	res, err := PerWorkerStudy(ctx, t, algos, ws, cachesim.PowersOfTwo(*kmin, *kmax), *procs)
 	if err != nil {
 		return err
 	}
@@ -103,7 +104,7 @@ func cmdPerWorker(ctx context.Context, args []string) error {
 	}
 	cw := csv.NewWriter(fh)
 	_ = cw.Write([]string{"algorithm", "workers", "assignment", "k_total", "k_per_worker", "requests", "misses", "miss_rate"})
-	var pts []cache.Result
+	var pts []cachesim.Result
 	for _, r := range res {
 		_ = cw.Write([]string{r.Algo, strconv.Itoa(r.Workers), r.Assignment, strconv.Itoa(r.KTotal), strconv.Itoa(r.KPer),
 			strconv.FormatUint(r.Requests, 10), strconv.FormatUint(r.Misses, 10), strconv.FormatFloat(r.MissRate, 'f', 6, 64)})
@@ -111,7 +112,7 @@ func cmdPerWorker(ctx context.Context, args []string) error {
 		if r.Sharded {
 			label = r.Algo + " shared (64 shards)"
 		}
-		pts = append(pts, cache.Result{Algo: label, K: r.KTotal, Requests: r.Requests, Misses: r.Misses, MissRate: r.MissRate, RelMin: math.NaN()})
+		pts = append(pts, cachesim.Result{Algo: label, K: r.KTotal, Requests: r.Requests, Misses: r.Misses, MissRate: r.MissRate, RelMin: math.NaN()})
 	}
 	cw.Flush()
 	if err := cw.Error(); err != nil {
@@ -142,6 +143,7 @@ func cmdOrder(args []string) error {
 	lmean := f.Float64("links-mean", 0, "simweb Config.LinksMean (0: default 60)")
 	maxArticles := f.Int("max-pages-per-host", 0, "simweb Config.MaxPagesPerHost (0: default 500)")
 	out := f.String("out", "", "trace file to write")
+	stats := f.String("stats", "", "also write the crawl's counts to this JSON file")
 	_ = f.Parse(args)
 	if *out == "" {
 		return fmt.Errorf("order: --out is required")
@@ -166,7 +168,7 @@ func cmdOrder(args []string) error {
 		return err
 	}
 	defer fh.Close()
-	tw, err := cache.NewTraceWriter(fh)
+	tw, err := cachesim.NewTraceWriter(fh)
 	if err != nil {
 		return err
 	}
@@ -183,6 +185,11 @@ func cmdOrder(args []string) error {
 	}
 	fmt.Printf("%s order (polite %d): %d pages fetched, %d links logged, %d distinct URLs, %.2f pages per host run, %d idle → %s\n",
 		*order, *polite, st.Pages, st.Links, st.Distinct, float64(st.Pages)/float64(max(st.HostRuns, 1)), st.Idle, *out)
+	if *stats != "" {
+		if err := writeStats(*stats, st); err != nil {
+			return err
+		}
+	}
 	return fh.Close()
 }
 
@@ -197,7 +204,7 @@ func cmdPlot(args []string) error {
 	if *out == "" || f.NArg() == 0 {
 		return fmt.Errorf("plot: --out and LABEL=results.csv arguments are required")
 	}
-	var pts []cache.Result
+	var pts []cachesim.Result
 	for _, a := range f.Args() {
 		label, path, ok := strings.Cut(a, "=")
 		if !ok {
@@ -222,7 +229,7 @@ func cmdPlot(args []string) error {
 }
 
 // readResults reads a results.csv written by `crawler cachesim`.
-func readResults(path string) ([]cache.Result, error) {
+func readResults(path string) ([]cachesim.Result, error) {
 	fh, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -232,7 +239,7 @@ func readResults(path string) ([]cache.Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	var out []cache.Result
+	var out []cachesim.Result
 	for i, row := range rows {
 		if i == 0 || len(row) < 6 {
 			continue
@@ -245,7 +252,20 @@ func readResults(path string) ([]cache.Result, error) {
 		if row[5] != "" {
 			rel, _ = strconv.ParseFloat(row[5], 64)
 		}
-		out = append(out, cache.Result{Algo: row[0], K: k, Requests: req, Misses: mis, MissRate: mr, RelMin: rel})
+		out = append(out, cachesim.Result{Algo: row[0], K: k, Requests: req, Misses: mis, MissRate: mr, RelMin: rel})
 	}
 	return out, nil
+}
+
+// writeStats writes an emulated crawl's counts as JSON, for the study's
+// document (study/studydoc).
+func writeStats(path string, st EmulateStats) error {
+	b, err := json.MarshalIndent(map[string]any{
+		"pages": st.Pages, "links": st.Links, "distinct": st.Distinct, "host_runs": st.HostRuns,
+		"pages_per_host_run": float64(st.Pages) / float64(max(st.HostRuns, 1)), "idle": st.Idle,
+	}, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
 }

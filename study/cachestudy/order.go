@@ -8,7 +8,7 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/sextant-crawler/sextant/cache"
+	"github.com/sextant-crawler/sextant/cache/cachesim"
 	"github.com/sextant-crawler/sextant/internal/fingerprint"
 	"github.com/sextant-crawler/sextant/simweb"
 )
@@ -50,145 +50,37 @@ type EmulateStats struct {
 // without pathologies: a 3xx gives its Location, a 2xx HTML page its links.
 func EmulateCrawl(web *simweb.Web, o EmulateOptions, emit func(fp uint64)) (EmulateStats, error) {
 	var st EmulateStats
-	domain := web.Domain()
-	inScope := func(s string) bool {
-		if len(s) > 2048 {
-			return false
-		}
-		u, err := url.Parse(s)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
-			return false
-		}
-		h := u.Hostname()
-		return h == domain || strings.HasSuffix(h, "."+domain)
-	}
-	type qitem struct {
-		url   string
-		fp    uint64
-		prio  int // in-links when pushed
-		order int // discovery order (tie break: FIFO)
-	}
-	q := &pq{}
-	var fifo []qitem
-	var pool []qitem
-	counts := map[uint64]int{} // in-links of every discovered URL; -1 once fetched
-	rng := rand.New(rand.NewPCG(o.Seed, 0x5eed))
-	n := 0
-	var ps *politeSched
-	if o.Polite > 0 {
-		ps = newPoliteSched(o.Polite, func(fp uint64, prio int) bool {
-			c := counts[fp]
-			return c >= 0 && (o.Order != OrderInlinks || c == prio)
-		})
-	}
-	hostOf := func(s string) string {
-		if u, err := url.Parse(s); err == nil {
-			return u.Hostname()
-		}
-		return ""
-	}
-	push := func(s string, fp uint64) {
-		it := qitem{url: s, fp: fp, prio: counts[fp], order: n}
-		n++
-		if ps != nil {
-			prio := 0
-			switch o.Order {
-			case OrderInlinks:
-				prio = it.prio
-			case OrderRandom:
-				prio = rng.Int()
-			}
-			ps.push(hostOf(s), pqItem{url: s, fp: fp, prio: prio, order: it.order})
-			return
-		}
-		switch o.Order {
-		case OrderBFS:
-			fifo = append(fifo, it)
-		case OrderRandom:
-			pool = append(pool, it)
-		default:
-			heap.Push(q, pqItem{url: it.url, fp: fp, prio: it.prio, order: it.order})
-		}
-	}
-	pop := func() (string, uint64, bool) {
-		if ps != nil {
-			it, ok := ps.pop()
-			return it.url, it.fp, ok
-		}
-		switch o.Order {
-		case OrderBFS:
-			if len(fifo) == 0 {
-				return "", 0, false
-			}
-			it := fifo[0]
-			fifo = fifo[1:]
-			return it.url, it.fp, true
-		case OrderRandom:
-			if len(pool) == 0 {
-				return "", 0, false
-			}
-			i := rng.IntN(len(pool))
-			it := pool[i]
-			pool[i] = pool[len(pool)-1]
-			pool = pool[:len(pool)-1]
-			return it.url, it.fp, true
-		}
-		for q.Len() > 0 {
-			it := heap.Pop(q).(pqItem)
-			if c := counts[it.fp]; c >= 0 && c == it.prio {
-				return it.url, it.fp, true
-			}
-			// stale (re-pushed with a higher count) or already fetched
-		}
-		return "", 0, false
-	}
 	switch o.Order {
 	case OrderBFS, OrderInlinks, OrderRandom:
 	default:
 		return st, fmt.Errorf("cachestudy: unknown order %q", o.Order)
 	}
+	f := newFrontier(o)
+	inScope := scopeOf(web.Domain())
 	for _, s := range web.Seeds() {
 		fp := fingerprint.URL(s)
-		counts[fp] = 0
-		push(s, fp)
+		f.counts[fp] = 0
+		f.push(s, fp)
 	}
 	seenOnPage := map[uint64]bool{}
 	lastHost := ""
 	for o.MaxPages == 0 || st.Pages < o.MaxPages {
-		s, fp, ok := pop()
+		s, fp, ok := f.pop()
 		if !ok {
 			break
 		}
-		counts[fp] = -1
-		u, err := url.Parse(s)
+		f.counts[fp] = -1
+		host, links, ok, err := fetch(web, s)
 		if err != nil {
 			return st, err
 		}
-		pqs := u.EscapedPath()
-		if u.RawQuery != "" {
-			pqs += "?" + u.RawQuery
-		}
-		resp, err := web.RespondScheme(strings.ToLower(u.Hostname()), pqs, u.Scheme == "https")
-		if err != nil {
+		if !ok {
 			continue // unknown host or scheme: a network failure, nothing discovered
 		}
 		st.Pages++
-		if h := u.Hostname(); h != lastHost {
+		if host != lastHost {
 			st.HostRuns++
-			lastHost = h
-		}
-		var links []string
-		switch {
-		case resp.Status >= 300 && resp.Status < 400:
-			if len(resp.Links) > 0 && resp.Links[0].Tag == "location" {
-				links = append(links, resp.Links[0].URL)
-			}
-		case resp.Status >= 200 && resp.Status < 300 && isHTML(resp.Header.Get("Content-Type")):
-			for _, l := range resp.Links {
-				if l.Tag != "location" {
-					links = append(links, l.URL)
-				}
-			}
+			lastHost = host
 		}
 		clear(seenOnPage)
 		for _, l := range links {
@@ -202,29 +94,171 @@ func EmulateCrawl(web *simweb.Web, o EmulateOptions, emit func(fp uint64)) (Emul
 			seenOnPage[lfp] = true
 			emit(lfp)
 			st.Links++
-			c, known := counts[lfp]
-			switch {
-			case !known:
-				counts[lfp] = 1
-				push(l, lfp)
-			case c >= 0:
-				counts[lfp] = c + 1
-				if o.Order == OrderInlinks {
-					if ps != nil {
-						ps.push(hostOf(l), pqItem{url: l, fp: lfp, prio: c + 1, order: n})
-					} else {
-						heap.Push(q, pqItem{url: l, fp: lfp, prio: c + 1, order: n})
-					}
-					n++
-				}
+			f.discovered(l, lfp)
+		}
+	}
+	st.Distinct = len(f.counts)
+	if f.ps != nil {
+		st.Idle = f.ps.idle
+	}
+	return st, nil
+}
+
+// scopeOf returns the test of a link being in the web of the domain.
+func scopeOf(domain string) func(string) bool {
+	return func(s string) bool {
+		if len(s) > 2048 {
+			return false
+		}
+		u, err := url.Parse(s)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
+			return false
+		}
+		h := u.Hostname()
+		return h == domain || strings.HasSuffix(h, "."+domain)
+	}
+}
+
+// fetch asks the generator for URL s and returns its host and the links it
+// gives (a 3xx its Location, a 2xx HTML page its links); ok is false for an
+// unknown host or scheme.
+func fetch(web *simweb.Web, s string) (host string, links []string, ok bool, err error) {
+	u, err := url.Parse(s)
+	if err != nil {
+		return "", nil, false, err
+	}
+	pqs := u.EscapedPath()
+	if u.RawQuery != "" {
+		pqs += "?" + u.RawQuery
+	}
+	resp, err := web.RespondScheme(strings.ToLower(u.Hostname()), pqs, u.Scheme == "https")
+	if err != nil {
+		return "", nil, false, nil
+	}
+	switch {
+	case resp.Status >= 300 && resp.Status < 400:
+		if len(resp.Links) > 0 && resp.Links[0].Tag == "location" {
+			links = append(links, resp.Links[0].URL)
+		}
+	case resp.Status >= 200 && resp.Status < 300 && isHTML(resp.Header.Get("Content-Type")):
+		for _, l := range resp.Links {
+			if l.Tag != "location" {
+				links = append(links, l.URL)
 			}
 		}
 	}
-	st.Distinct = len(counts)
-	if ps != nil {
-		st.Idle = ps.idle
+	return u.Hostname(), links, true, nil
+}
+
+// frontier is the emulated crawl's queue in one of the orders, polite or not.
+type frontier struct {
+	order  string
+	q      pq             // OrderInlinks
+	fifo   []pqItem       // OrderBFS
+	pool   []pqItem       // OrderRandom
+	counts map[uint64]int // in-links of every discovered URL; -1 once fetched
+	rng    *rand.Rand
+	n      int          // discovery counter (tie break: FIFO)
+	ps     *politeSched // non-nil when polite
+}
+
+func newFrontier(o EmulateOptions) *frontier {
+	f := &frontier{order: o.Order, counts: map[uint64]int{}, rng: rand.New(rand.NewPCG(o.Seed, 0x5eed))}
+	if o.Polite > 0 {
+		f.ps = newPoliteSched(o.Polite, func(fp uint64, prio int) bool {
+			c := f.counts[fp]
+			return c >= 0 && (o.Order != OrderInlinks || c == prio)
+		})
 	}
-	return st, nil
+	return f
+}
+
+func hostOf(s string) string {
+	if u, err := url.Parse(s); err == nil {
+		return u.Hostname()
+	}
+	return ""
+}
+
+// push queues a newly discovered URL.
+func (f *frontier) push(s string, fp uint64) {
+	it := pqItem{url: s, fp: fp, prio: f.counts[fp], order: f.n}
+	f.n++
+	if f.ps != nil {
+		switch f.order {
+		case OrderBFS:
+			it.prio = 0
+		case OrderRandom:
+			it.prio = f.rng.Int()
+		}
+		f.ps.push(hostOf(s), it)
+		return
+	}
+	switch f.order {
+	case OrderBFS:
+		f.fifo = append(f.fifo, it)
+	case OrderRandom:
+		f.pool = append(f.pool, it)
+	default:
+		heap.Push(&f.q, it)
+	}
+}
+
+// discovered counts one more in-link of l: queues it if new, and in the
+// in-links order queues it again with its new count (the old entry is
+// skipped as stale when popped).
+func (f *frontier) discovered(l string, fp uint64) {
+	c, known := f.counts[fp]
+	switch {
+	case !known:
+		f.counts[fp] = 1
+		f.push(l, fp)
+	case c >= 0:
+		f.counts[fp] = c + 1
+		if f.order == OrderInlinks {
+			it := pqItem{url: l, fp: fp, prio: c + 1, order: f.n}
+			if f.ps != nil {
+				f.ps.push(hostOf(l), it)
+			} else {
+				heap.Push(&f.q, it)
+			}
+			f.n++
+		}
+	}
+}
+
+// pop returns the next URL to fetch; false when the frontier is empty.
+func (f *frontier) pop() (string, uint64, bool) {
+	if f.ps != nil {
+		it, ok := f.ps.pop()
+		return it.url, it.fp, ok
+	}
+	switch f.order {
+	case OrderBFS:
+		if len(f.fifo) == 0 {
+			return "", 0, false
+		}
+		it := f.fifo[0]
+		f.fifo = f.fifo[1:]
+		return it.url, it.fp, true
+	case OrderRandom:
+		if len(f.pool) == 0 {
+			return "", 0, false
+		}
+		i := f.rng.IntN(len(f.pool))
+		it := f.pool[i]
+		f.pool[i] = f.pool[len(f.pool)-1]
+		f.pool = f.pool[:len(f.pool)-1]
+		return it.url, it.fp, true
+	}
+	for f.q.Len() > 0 {
+		it := heap.Pop(&f.q).(pqItem)
+		if c := f.counts[it.fp]; c >= 0 && c == it.prio {
+			return it.url, it.fp, true
+		}
+		// stale (re-pushed with a higher count) or already fetched
+	}
+	return "", 0, false
 }
 
 func isHTML(ct string) bool {
@@ -261,7 +295,7 @@ func (p *pq) Pop() any {
 
 // writeTrace is a helper that streams fingerprints into a trace file.
 type traceSink struct {
-	w   *cache.TraceWriter
+	w   *cachesim.TraceWriter
 	err error
 }
 

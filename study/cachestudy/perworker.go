@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/sextant-crawler/sextant/cache"
+	"github.com/sextant-crawler/sextant/cache/cachesim"
 )
 
 // Tagged is a trace whose records carry worker tags (study/tracecrawl: the
@@ -32,7 +33,7 @@ func ReadTagged(path string, crawlWorkers int) (*Tagged, error) {
 		return nil, err
 	}
 	defer f.Close()
-	r, err := cache.NewTraceReader(f)
+	r, err := cachesim.NewTraceReader(f)
 	if err != nil {
 		return nil, fmt.Errorf("cachestudy: %s: %w", path, err)
 	}

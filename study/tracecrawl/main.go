@@ -21,6 +21,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -33,7 +34,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/sextant-crawler/sextant/cache"
+	"github.com/sextant-crawler/sextant/cache/cachesim"
 	"github.com/sextant-crawler/sextant/extract"
 	"github.com/sextant-crawler/sextant/fetcher"
 	"github.com/sextant-crawler/sextant/frontier"
@@ -88,7 +89,7 @@ type tagTrace struct {
 	wbits       uint
 	ids         map[uint64]*wstate
 	untagged    int
-	full, cross *cache.TraceWriter
+	full, cross *cachesim.TraceWriter
 	files       []*os.File
 	err         error
 }
@@ -109,7 +110,7 @@ func newTagTrace(dir string, workers int) (*tagTrace, error) {
 			return nil, err
 		}
 		t.files = append(t.files, f)
-		w, err := cache.NewTraceWriterOptions(f, cache.TraceOptions{WorkerTags: true})
+		w, err := cachesim.NewTraceWriterOptions(f, cachesim.TraceOptions{WorkerTags: true})
 		if err != nil {
 			return nil, err
 		}
@@ -146,7 +147,7 @@ func (t *tagTrace) worker(g uint64) *wstate {
 	return s
 }
 
-func (t *tagTrace) add(w *cache.TraceWriter, fp uint64) {
+func (t *tagTrace) add(w *cachesim.TraceWriter, fp uint64) {
 	g := goid()
 	t.mu.Lock()
 	var tag uint16
@@ -186,69 +187,21 @@ func (t *tagTrace) close() error {
 	return errors.Join(errs...)
 }
 
+// webServer is the loopback web the crawl fetches from.
+type webServer interface {
+	DialContext(ctx context.Context, network, addr string) (net.Conn, error)
+	TLSClientConfig() *tls.Config
+	Close() error
+}
+
 func run(ctx context.Context, oracle bool, budget, hosts, pages int, seed uint64, noPath bool, locality int, dir string, nodes, workers, cacheW int, shared bool, data string) error {
-	var (
-		handler interface {
-			DialContext(ctx context.Context, network, addr string) (net.Conn, error)
-			TLSClientConfig() *tls.Config
-			Close() error
-		}
-		seeds  []string
-		domain string
-		expect int
-	)
-	if dir != "" {
-		srv, err := simweb.StartDir(dir, simweb.Options{NoLog: true})
-		if err != nil {
-			return err
-		}
-		handler = srv
-		hs := srv.DirHosts()
-		for _, h := range hs {
-			seeds = append(seeds, "http://"+h+"/")
-		}
-		domain = hs[0] // the filter admits this host only (the mirror has one)
-	} else {
-		cfg := simweb.DefaultConfig()
-		cfg.Seed = seed
-		cfg.NoPathologies = noPath
-		if hosts > 0 {
-			cfg.Hosts = hosts
-		}
-		if pages > 0 {
-			cfg.PagesPerHost = float64(pages) / float64(cfg.Hosts)
-		}
-		cfg.NavLinks = locality
-		web, err := simweb.New(cfg)
-		if err != nil {
-			return err
-		}
-		srv, err := simweb.Start(web, simweb.Options{NoLog: true})
-		if err != nil {
-			return err
-		}
-		handler = srv
-		seeds = web.Seeds()
-		domain = web.Domain()
-		if oracle {
-			or, err := web.Oracle(seeds, simweb.Rules{})
-			if err != nil {
-				return err
-			}
-			expect = or.Size()
-		}
+	handler, seeds, domain, expect, err := startWeb(oracle, hosts, pages, seed, noPath, locality, dir)
+	if err != nil {
+		return err
 	}
 	defer handler.Close()
 	fmt.Printf("web: %s, %d seeds, oracle %d URLs\n", domain, len(seeds), expect)
 
-	members, seats, err := crawl.LoopbackCluster(filepath.Join(data, "pki"), nodes)
-	if err != nil {
-		return err
-	}
-	filter, err := extract.NewFilter(extract.FilterOptions{Scope: extract.ScopeSuffixes, Suffixes: []string{domain}, MaxRepeatedSegments: -1})
-	if err != nil {
-		return err
-	}
 	var ms []*crawl.Member
 	var tts []*tagTrace
 	defer func() {
@@ -259,14 +212,98 @@ func run(ctx context.Context, oracle bool, budget, hosts, pages int, seed uint64
 			t.close()
 		}
 	}()
+	ms, tts, err = startMembers(data, nodes, workers, cacheW, budget, shared, handler, domain)
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	if err := crawlAll(ctx, ms, seeds, expect, start); err != nil {
+		return err
+	}
+	var fetches, hits, misses uint64
+	for _, m := range ms {
+		st := m.Node.Stats()
+		fetches += st.Fetches
+		hits += st.CacheHits
+		misses += st.CacheMisses
+	}
+	el := time.Since(start).Seconds()
+	fmt.Printf("done: %d fetches in %.1f s (%.0f pages/s); front cache hit rate %.4f (shared=%v, %d per worker × %d workers)\n",
+		fetches, el, float64(fetches)/el, float64(hits)/float64(max(hits+misses, 1)), shared, cacheW, workers)
+	if err := writeSummary(filepath.Join(data, "summary.json"), fetches, el, hits, misses); err != nil {
+		return err
+	}
+	for _, t := range tts {
+		if err := t.close(); err != nil {
+			return err
+		}
+	}
+	tts = nil
+	return nil
+}
+
+// startWeb serves the mirror in dir, or else a simweb of the given shape,
+// on loopback; expect is the oracle's count when asked for (simweb only).
+func startWeb(oracle bool, hosts, pages int, seed uint64, noPath bool, locality int, dir string) (srv webServer, seeds []string, domain string, expect int, err error) {
+	if dir != "" {
+		ds, err := simweb.StartDir(dir, simweb.Options{NoLog: true})
+		if err != nil {
+			return nil, nil, "", 0, err
+		}
+		hs := ds.DirHosts()
+		for _, h := range hs {
+			seeds = append(seeds, "http://"+h+"/")
+		}
+		return ds, seeds, hs[0], 0, nil // the filter admits this host only (the mirror has one)
+	}
+	cfg := simweb.DefaultConfig()
+	cfg.Seed = seed
+	cfg.NoPathologies = noPath
+	if hosts > 0 {
+		cfg.Hosts = hosts
+	}
+	if pages > 0 {
+		cfg.PagesPerHost = float64(pages) / float64(cfg.Hosts)
+	}
+	cfg.NavLinks = locality
+	web, err := simweb.New(cfg)
+	if err != nil {
+		return nil, nil, "", 0, err
+	}
+	if oracle {
+		or, err := web.Oracle(web.Seeds(), simweb.Rules{})
+		if err != nil {
+			return nil, nil, "", 0, err
+		}
+		expect = or.Size()
+	}
+	ws, err := simweb.Start(web, simweb.Options{NoLog: true})
+	if err != nil {
+		return nil, nil, "", 0, err
+	}
+	return ws, web.Seeds(), web.Domain(), expect, nil
+}
+
+// startMembers starts the loopback cluster, each member logging its
+// worker-tagged traces under data/ID. On error the caller closes what was
+// returned so far.
+func startMembers(data string, nodes, workers, cacheW, budget int, shared bool, handler webServer, domain string) (ms []*crawl.Member, tts []*tagTrace, err error) {
+	members, seats, err := crawl.LoopbackCluster(filepath.Join(data, "pki"), nodes)
+	if err != nil {
+		return nil, nil, err
+	}
+	filter, err := extract.NewFilter(extract.FilterOptions{Scope: extract.ScopeSuffixes, Suffixes: []string{domain}, MaxRepeatedSegments: -1})
+	if err != nil {
+		return nil, nil, err
+	}
 	for _, s := range seats {
 		nd := filepath.Join(data, s.ID)
 		if err := os.MkdirAll(nd, 0o755); err != nil {
-			return err
+			return ms, tts, err
 		}
 		tt, err := newTagTrace(nd, workers)
 		if err != nil {
-			return err
+			return ms, tts, err
 		}
 		tts = append(tts, tt)
 		m, err := crawl.StartMember(crawl.MemberOptions{
@@ -288,11 +325,15 @@ func run(ctx context.Context, oracle bool, budget, hosts, pages int, seed uint64
 			Self: s.ID, Members: members, TLS: s.TLS, Listener: s.Listener,
 		})
 		if err != nil {
-			return err
+			return ms, tts, err
 		}
 		ms = append(ms, m)
 	}
-	start := time.Now()
+	return ms, tts, nil
+}
+
+// crawlAll seeds every member, runs them to the end and logs progress.
+func crawlAll(ctx context.Context, ms []*crawl.Member, seeds []string, expect int, start time.Time) error {
 	for _, m := range ms {
 		if err := m.Seed(ctx, seeds); err != nil {
 			return err
@@ -308,11 +349,10 @@ func run(ctx context.Context, oracle bool, budget, hosts, pages int, seed uint64
 	go func() { wg.Wait(); close(done) }()
 	tick := time.NewTicker(30 * time.Second)
 	defer tick.Stop()
-loop:
 	for {
 		select {
 		case <-done:
-			break loop
+			return errors.Join(errs...)
 		case <-tick.C:
 			var f uint64
 			for _, m := range ms {
@@ -321,24 +361,17 @@ loop:
 			fmt.Printf("%6.0fs fetched %d/%d (%.0f pages/s)\n", time.Since(start).Seconds(), f, expect, float64(f)/time.Since(start).Seconds())
 		}
 	}
-	if err := errors.Join(errs...); err != nil {
+}
+
+// writeSummary records the crawl's counts as JSON, so that the study's
+// document can state them from data (study/studydoc).
+func writeSummary(path string, fetches uint64, seconds float64, hits, misses uint64) error {
+	b, err := json.MarshalIndent(map[string]any{
+		"fetches": fetches, "elapsed_seconds": seconds,
+		"front_cache_hits": hits, "front_cache_misses": misses,
+	}, "", "  ")
+	if err != nil {
 		return err
 	}
-	var fetches, hits, misses uint64
-	for _, m := range ms {
-		st := m.Node.Stats()
-		fetches += st.Fetches
-		hits += st.CacheHits
-		misses += st.CacheMisses
-	}
-	el := time.Since(start).Seconds()
-	fmt.Printf("done: %d fetches in %.1f s (%.0f pages/s); front cache hit rate %.4f (shared=%v, %d per worker × %d workers)\n",
-		fetches, el, float64(fetches)/el, float64(hits)/float64(max(hits+misses, 1)), shared, cacheW, workers)
-	for _, t := range tts {
-		if err := t.close(); err != nil {
-			return err
-		}
-	}
-	tts = nil
-	return nil
+	return os.WriteFile(path, append(b, '\n'), 0o644)
 }

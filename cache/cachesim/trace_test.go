@@ -1,4 +1,4 @@
-package cache
+package cachesim
 
 import (
 	"bytes"
@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/sextant-crawler/sextant/cache/tracegen"
 )
 
 func writeTrace(t testing.TB, fps []uint64, tags []uint16, o TraceOptions) []byte {
@@ -38,7 +40,7 @@ func writeTrace(t testing.TB, fps []uint64, tags []uint16, o TraceOptions) []byt
 }
 
 func TestTraceRoundTrip(t *testing.T) {
-	fps, _ := Generate(GenOptions{Seed: 7}, 3*MaxTraceBlock+17)
+	fps, _ := tracegen.Generate(tracegen.Options{Seed: 7}, 3*MaxTraceBlock+17)
 	tags := make([]uint16, len(fps))
 	for i := range tags {
 		tags[i] = uint16(i % 500)
@@ -105,7 +107,7 @@ func TestReadTraceFile(t *testing.T) {
 // Every proper prefix of a trace is reported as truncated, naming an offset
 // no larger than the prefix.
 func TestTruncatedTraceNamesOffset(t *testing.T) {
-	fps, _ := Generate(GenOptions{Seed: 9}, MaxTraceBlock+100)
+	fps, _ := tracegen.Generate(tracegen.Options{Seed: 9}, MaxTraceBlock+100)
 	for _, o := range []TraceOptions{{}, {NoCompression: true, WorkerTags: true}} {
 		data := writeTrace(t, fps, make([]uint16, len(fps)), o)
 		r := rand.New(rand.NewPCG(1, 1))

@@ -1,18 +1,17 @@
-package cache
+// Package tracegen makes synthetic fingerprint streams with the shape of a
+// crawl's URL stream (popularity, locality, new URLs), for the cache
+// simulator and the caches' tests.
+package tracegen
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"math/rand/v2"
 	"strings"
-
-	"github.com/sextant-crawler/sextant/internal/fingerprint"
 )
 
-// GenOptions shape a synthetic request stream with the two properties the
+// Options shape a synthetic request stream with the two properties the
 // caching study found in real crawls: popularity (a Zipf law over a universe
 // of popular URLs) and locality of reference (repeats of recent requests),
 // plus a steady flow of URLs never seen before. A repeat is near (a link
@@ -20,7 +19,7 @@ import (
 // NearProb, else far (distance log-uniform in [FarMin, Window]: links to the
 // pages of a site crawled a while ago), which gives the curve the study's
 // three phases. Zero fields take the defaults noted.
-type GenOptions struct {
+type Options struct {
 	Seed       uint64  // default 1
 	Universe   uint64  // popular URLs, default 1<<22
 	ZipfS      float64 // Zipf exponent (> 1), default 1.1
@@ -32,11 +31,11 @@ type GenOptions struct {
 	Window     int     // how far back a repeat may reach, default 1<<18
 }
 
-// ErrBadGenOptions is wrapped by GenOptions.Validate.
-var ErrBadGenOptions = errors.New("cache: bad generator options")
+// ErrBadOptions is wrapped by Options.Validate.
+var ErrBadOptions = errors.New("tracegen: bad options")
 
 // EnsureDefaults fills zero fields.
-func (o *GenOptions) EnsureDefaults() {
+func (o *Options) EnsureDefaults() {
 	if o.Seed == 0 {
 		o.Seed = 1
 	}
@@ -67,7 +66,7 @@ func (o *GenOptions) EnsureDefaults() {
 }
 
 // Validate reports every bad field.
-func (o *GenOptions) Validate() error {
+func (o *Options) Validate() error {
 	var errs []string
 	if o.ZipfS <= 1 {
 		errs = append(errs, fmt.Sprintf("ZipfS %g must be > 1", o.ZipfS))
@@ -85,7 +84,7 @@ func (o *GenOptions) Validate() error {
 		errs = append(errs, fmt.Sprintf("Universe %d must be ≥ 2", o.Universe))
 	}
 	if len(errs) > 0 {
-		return fmt.Errorf("%w: %s", ErrBadGenOptions, strings.Join(errs, "; "))
+		return fmt.Errorf("%w: %s", ErrBadOptions, strings.Join(errs, "; "))
 	}
 	return nil
 }
@@ -93,7 +92,7 @@ func (o *GenOptions) Validate() error {
 // Generator produces the synthetic stream; deterministic for given options.
 // Not safe for concurrent use.
 type Generator struct {
-	o     GenOptions
+	o     Options
 	rng   *rand.Rand
 	zipf  *rand.Zipf
 	ring  []uint64 // the latest requests
@@ -107,7 +106,7 @@ type Generator struct {
 }
 
 // NewGenerator returns a generator for o (defaults applied to a copy).
-func NewGenerator(o GenOptions) (*Generator, error) {
+func New(o Options) (*Generator, error) {
 	o.EnsureDefaults()
 	if err := o.Validate(); err != nil {
 		return nil, err
@@ -124,8 +123,8 @@ func NewGenerator(o GenOptions) (*Generator, error) {
 	}, nil
 }
 
-// mix64 is a bijective finaliser: distinct ids give distinct fingerprints.
-func mix64(z uint64) uint64 {
+// Mix64 is a bijective finaliser: distinct ids give distinct fingerprints.
+func Mix64(z uint64) uint64 {
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
 	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
 	return z ^ (z >> 31)
@@ -138,7 +137,7 @@ func (g *Generator) Next() uint64 {
 	switch {
 	case u < g.o.NewProb:
 		g.fresh++
-		fp = mix64(g.o.Seed<<40 ^ 1<<63 ^ g.fresh)
+		fp = Mix64(g.o.Seed<<40 ^ 1<<63 ^ g.fresh)
 		g.born[g.nb%uint64(len(g.born))] = fp
 		g.nb++
 	case u < g.o.NewProb+g.o.RecentProb && g.n > 0:
@@ -150,10 +149,10 @@ func (g *Generator) Next() uint64 {
 			d = min(max(d, 1), g.nb, uint64(len(g.born)))
 			fp = g.born[(g.nb-d)%uint64(len(g.born))]
 		} else {
-			fp = mix64(g.o.Seed<<40 ^ g.zipf.Uint64())
+			fp = Mix64(g.o.Seed<<40 ^ g.zipf.Uint64())
 		}
 	default:
-		fp = mix64(g.o.Seed<<40 ^ g.zipf.Uint64())
+		fp = Mix64(g.o.Seed<<40 ^ g.zipf.Uint64())
 	}
 	g.ring[g.n%uint64(len(g.ring))] = fp
 	g.n++
@@ -161,8 +160,8 @@ func (g *Generator) Next() uint64 {
 }
 
 // Generate returns the first n fingerprints of the stream for o.
-func Generate(o GenOptions, n int) ([]uint64, error) {
-	g, err := NewGenerator(o)
+func Generate(o Options, n int) ([]uint64, error) {
+	g, err := New(o)
 	if err != nil {
 		return nil, err
 	}
@@ -171,20 +170,4 @@ func Generate(o GenOptions, n int) ([]uint64, error) {
 		out[i] = g.Next()
 	}
 	return out, nil
-}
-
-// FingerprintURLs reads text with one normalised URL per line (blank lines
-// and lines starting with # are skipped) and returns their fingerprints.
-func FingerprintURLs(r io.Reader) ([]uint64, error) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	var out []uint64
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" || line[0] == '#' {
-			continue
-		}
-		out = append(out, fingerprint.URL(line))
-	}
-	return out, sc.Err()
 }

@@ -1,4 +1,4 @@
-package cache
+package cachesim
 
 import (
 	"fmt"
@@ -62,106 +62,9 @@ func minStackMisses(ids, next []uint32, d int, ks []int, m *meter) ([]uint64, er
 	if bounds[nl-1] > math.MaxInt32 {
 		return nil, fmt.Errorf("%w: one-pass MIN holds at most 2^31−1 entries, not %d", ErrBadSimOptions, bounds[nl-1])
 	}
-	off := make([]int32, nl+1) // level j is h[off[j]:off[j+1]]
-	for j, b := range bounds {
-		off[j+1] = int32(b)
-	}
-	sz := make([]int32, nl) // entries held by each level
-	h := make([]uint64, bounds[nl-1])
-	pos := make([]int32, d) // index into h, −1 when in no level
-	for i := range pos {
-		pos[i] = -1
-	}
-	lvl := make([]uint8, d)
-
-	// Heap entries are next use << 32 | id: distinct ids never share a next
-	// use except "never", where the id breaks the tie.
-	up := func(o int32, i int32, e uint64) {
-		for i > 0 {
-			p := (i - 1) / 2
-			pe := h[o+p]
-			if pe >= e {
-				break
-			}
-			h[o+i] = pe
-			pos[uint32(pe)] = o + i
-			i = p
-		}
-		h[o+i] = e
-		pos[uint32(e)] = o + i
-	}
-	down := func(o, s int32, i int32, e uint64) {
-		for {
-			c := 2*i + 1
-			if c >= s {
-				break
-			}
-			ce := h[o+c]
-			if c+1 < s {
-				if c2 := h[o+c+1]; c2 > ce {
-					c, ce = c+1, c2
-				}
-			}
-			if ce <= e {
-				break
-			}
-			h[o+i] = ce
-			pos[uint32(ce)] = o + i
-			i = c
-		}
-		h[o+i] = e
-		pos[uint32(e)] = o + i
-	}
-
-	cnt := make([]uint64, nl+1) // requests found in level L (nl: in none)
+	st := newMinStack(bounds, d)
 	for t, x := range ids {
-		e := uint64(next[t])<<32 | uint64(x)
-		p := pos[x]
-		L := nl
-		if p >= 0 {
-			L = int(lvl[x])
-		}
-		cnt[L]++
-		if L == 0 {
-			// Already on top: its next use moved later, the key grew.
-			up(0, p, e)
-		} else {
-			carry := e
-			for j := 0; j < nl; j++ {
-				o := off[j]
-				if j == L {
-					// x's old place: the carried item takes it.
-					lvl[uint32(carry)] = uint8(j)
-					i := p - o
-					if i > 0 && h[o+(i-1)/2] < carry {
-						up(o, i, carry)
-					} else {
-						down(o, sz[j], i, carry)
-					}
-					carry = 0
-					break
-				}
-				s := sz[j]
-				if s < off[j+1]-o {
-					// Not full: this is the bottom of the stack.
-					lvl[uint32(carry)] = uint8(j)
-					sz[j] = s + 1
-					up(o, s, carry)
-					carry = 0
-					break
-				}
-				if j > 0 && carry >= h[o] {
-					continue // the farthest: it passes through
-				}
-				top := h[o]
-				lvl[uint32(carry)] = uint8(j)
-				down(o, s, 0, carry)
-				carry = top
-			}
-			if carry != 0 {
-				pos[uint32(carry)] = -1 // fell below the largest size
-			}
-		}
+		st.request(x, uint64(next[t])<<32|uint64(x))
 		if (t+1)%tickEvery == 0 {
 			if err := m.tick(tickEvery); err != nil {
 				return nil, err
@@ -178,9 +81,123 @@ func minStackMisses(ids, next []uint32, d int, ks []int, m *meter) ([]uint64, er
 			continue
 		}
 		for ; j > 0 && bounds[j-1] >= ks[i]; j-- {
-			sum += cnt[j]
+			sum += st.cnt[j]
 		}
 		out[i] = sum
 	}
 	return out, nil
+}
+
+// minStack is the OPT stack cut into levels, one max-heap each. Heap entries
+// are next use << 32 | id: distinct ids never share a next use except
+// "never", where the id breaks the tie.
+type minStack struct {
+	nl  int
+	off []int32  // level j is h[off[j]:off[j+1]]
+	sz  []int32  // entries held by each level
+	h   []uint64 // the heaps
+	pos []int32  // id → index into h, −1 when in no level
+	lvl []uint8  // id → its level
+	cnt []uint64 // requests found in level L (nl: in none)
+}
+
+func newMinStack(bounds []int, d int) *minStack {
+	nl := len(bounds)
+	st := &minStack{nl: nl, off: make([]int32, nl+1), sz: make([]int32, nl),
+		h: make([]uint64, bounds[nl-1]), pos: make([]int32, d), lvl: make([]uint8, d), cnt: make([]uint64, nl+1)}
+	for j, b := range bounds {
+		st.off[j+1] = int32(b)
+	}
+	for i := range st.pos {
+		st.pos[i] = -1
+	}
+	return st
+}
+
+// request moves x, whose heap entry is now e, to the top of the stack.
+func (st *minStack) request(x uint32, e uint64) {
+	p := st.pos[x]
+	L := st.nl
+	if p >= 0 {
+		L = int(st.lvl[x])
+	}
+	st.cnt[L]++
+	if L == 0 {
+		// Already on top: its next use moved later, the key grew.
+		st.up(0, p, e)
+		return
+	}
+	carry := e
+	for j := 0; j < st.nl; j++ {
+		o := st.off[j]
+		if j == L {
+			// x's old place: the carried item takes it.
+			st.lvl[uint32(carry)] = uint8(j)
+			i := p - o
+			if i > 0 && st.h[o+(i-1)/2] < carry {
+				st.up(o, i, carry)
+			} else {
+				st.down(o, st.sz[j], i, carry)
+			}
+			return
+		}
+		s := st.sz[j]
+		if s < st.off[j+1]-o {
+			// Not full: this is the bottom of the stack.
+			st.lvl[uint32(carry)] = uint8(j)
+			st.sz[j] = s + 1
+			st.up(o, s, carry)
+			return
+		}
+		if j > 0 && carry >= st.h[o] {
+			continue // the farthest: it passes through
+		}
+		top := st.h[o]
+		st.lvl[uint32(carry)] = uint8(j)
+		st.down(o, s, 0, carry)
+		carry = top
+	}
+	st.pos[uint32(carry)] = -1 // fell below the largest size
+}
+
+// up sifts entry e up from index i of the heap at offset o.
+func (st *minStack) up(o, i int32, e uint64) {
+	h, pos := st.h, st.pos
+	for i > 0 {
+		p := (i - 1) / 2
+		pe := h[o+p]
+		if pe >= e {
+			break
+		}
+		h[o+i] = pe
+		pos[uint32(pe)] = o + i
+		i = p
+	}
+	h[o+i] = e
+	pos[uint32(e)] = o + i
+}
+
+// down sifts entry e down from index i of the heap of s entries at offset o.
+func (st *minStack) down(o, s, i int32, e uint64) {
+	h, pos := st.h, st.pos
+	for {
+		c := 2*i + 1
+		if c >= s {
+			break
+		}
+		ce := h[o+c]
+		if c+1 < s {
+			if c2 := h[o+c+1]; c2 > ce {
+				c, ce = c+1, c2
+			}
+		}
+		if ce <= e {
+			break
+		}
+		h[o+i] = ce
+		pos[uint32(ce)] = o + i
+		i = c
+	}
+	h[o+i] = e
+	pos[uint32(e)] = o + i
 }

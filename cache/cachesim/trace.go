@@ -1,4 +1,4 @@
-package cache
+package cachesim
 
 import (
 	"bufio"
@@ -8,8 +8,10 @@ import (
 	"hash/crc32"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/klauspost/compress/zstd"
+	"github.com/sextant-crawler/sextant/internal/fingerprint"
 )
 
 // Trace file format, version 1. All integers are little-endian.
@@ -43,8 +45,8 @@ const (
 // Trace errors. Every error a reader returns for a bad file wraps one of
 // these and names the byte offset.
 var (
-	ErrBadTrace       = errors.New("cache: malformed trace")
-	ErrTruncatedTrace = errors.New("cache: truncated trace")
+	ErrBadTrace       = errors.New("cachesim: malformed trace")
+	ErrTruncatedTrace = errors.New("cachesim: truncated trace")
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -174,7 +176,7 @@ func (tw *TraceWriter) Close() error {
 		_ = tw.enc.Close()
 	}
 	if tw.err == nil {
-		tw.err = errors.New("cache: trace writer closed")
+		tw.err = errors.New("cachesim: trace writer closed")
 		return nil
 	}
 	return tw.err
@@ -400,4 +402,20 @@ func ReadTraceFile(path string) ([]uint64, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return fps, nil
+}
+
+// FingerprintURLs reads text with one normalised URL per line (blank lines
+// and lines starting with # are skipped) and returns their fingerprints.
+func FingerprintURLs(r io.Reader) ([]uint64, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	var out []uint64
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		out = append(out, fingerprint.URL(line))
+	}
+	return out, sc.Err()
 }

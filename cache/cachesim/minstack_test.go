@@ -1,10 +1,12 @@
-package cache
+package cachesim
 
 import (
 	"context"
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/sextant-crawler/sextant/cache/tracegen"
 )
 
 // minOnePass runs minStackMisses on a trace of fingerprints.
@@ -94,7 +96,7 @@ func TestMINOnePassEqualsPerSize(t *testing.T) {
 		traces["rand"+itoa(i)] = randomTrace(r, 100+r.IntN(900), 2+r.IntN(200))
 	}
 	for i := range 20 {
-		tr, _ := Generate(GenOptions{Seed: uint64(i) + 7, Universe: 300, Window: 64}, 1500)
+		tr, _ := tracegen.Generate(tracegen.Options{Seed: uint64(i) + 7, Universe: 300, Window: 64}, 1500)
 		traces["gen"+itoa(i)] = tr
 	}
 	pow := PowersOfTwo(0, 10)
@@ -134,7 +136,7 @@ func randomSizes(r *rand.Rand) []int {
 // A larger trace with locality, where the deep levels are busy: one pass and
 // per size agree at every power of two.
 func TestMINOnePassEqualsPerSizeLarge(t *testing.T) {
-	tr, err := Generate(GenOptions{Seed: 9, Window: 1 << 12, FarMin: 1 << 6, Universe: 1 << 14}, 300000)
+	tr, err := tracegen.Generate(tracegen.Options{Seed: 9, Window: 1 << 12, FarMin: 1 << 6, Universe: 1 << 14}, 300000)
 	if err != nil {
 		t.Fatal(err)
 	}

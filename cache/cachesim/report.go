@@ -1,4 +1,4 @@
-package cache
+package cachesim
 
 import (
 	"encoding/csv"

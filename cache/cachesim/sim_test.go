@@ -1,4 +1,4 @@
-package cache
+package cachesim
 
 import (
 	"context"
@@ -6,6 +6,9 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/sextant-crawler/sextant/cache"
+	"github.com/sextant-crawler/sextant/cache/tracegen"
 )
 
 func byAlgoK(rs []Result) map[string]map[int]Result {
@@ -36,10 +39,10 @@ func TestSimulateMatchesReferences(t *testing.T) {
 				AlgoMIN:      refMIN(tr, k),
 				AlgoInfinite: refInfinite(tr),
 				AlgoStatic:   refStatic(tr, k),
-				AlgoClock:    run(NewClock(k), tr),
-				AlgoRandom:   run(NewRandom(k, 5), tr),
+				AlgoClock:    run(cache.NewClock(k), tr),
+				AlgoRandom:   run(cache.NewRandom(k, 5), tr),
 			}
-			if lru := run(NewLRU(k), tr); lru != want[AlgoLRU] {
+			if lru := run(cache.NewLRU(k), tr); lru != want[AlgoLRU] {
 				t.Errorf("%s k=%d: per-size LRU %d, reference %d", name, k, lru, want[AlgoLRU])
 			}
 			for a, w := range want {
@@ -64,7 +67,7 @@ func TestMINIsLowerBound(t *testing.T) {
 		case 1:
 			tr = smallTrace(r, 50+r.IntN(400), 2+r.IntN(60))
 		default:
-			tr, _ = Generate(GenOptions{Seed: uint64(i), Universe: 50, Window: 32}, 300)
+			tr, _ = tracegen.Generate(tracegen.Options{Seed: uint64(i), Universe: 50, Window: 32}, 300)
 		}
 		res, err := Simulate(context.Background(), tr, SimOptions{Ks: ks, Seed: uint64(i) + 1, Procs: 1})
 		if err != nil {
@@ -141,7 +144,7 @@ func TestStaticMayBeatMIN(t *testing.T) {
 // CLOCK: the caching study's locality finding.
 func TestStaticWorseOnLocality(t *testing.T) {
 	// The default stream scaled down 16× (window, far distances, universe).
-	tr, err := Generate(GenOptions{Seed: 3, Window: 1 << 14, FarMin: 1 << 8, Universe: 1 << 18}, 200000)
+	tr, err := tracegen.Generate(tracegen.Options{Seed: 3, Window: 1 << 14, FarMin: 1 << 8, Universe: 1 << 18}, 200000)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,7 +178,7 @@ func TestSimulateChargeStaticAndRelMin(t *testing.T) {
 func TestSimulateCancelAndValidate(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	tr, _ := Generate(GenOptions{}, 1000)
+	tr, _ := tracegen.Generate(tracegen.Options{}, 1000)
 	if _, err := Simulate(ctx, tr, SimOptions{}); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled: err = %v", err)
 	}
@@ -185,7 +188,7 @@ func TestSimulateCancelAndValidate(t *testing.T) {
 }
 
 func TestProgressReachesTotal(t *testing.T) {
-	tr, _ := Generate(GenOptions{}, 200000)
+	tr, _ := tracegen.Generate(tracegen.Options{}, 200000)
 	var last, total int64
 	ch := make(chan [2]int64, 1<<16)
 	_, err := Simulate(context.Background(), tr, SimOptions{Ks: []int{16, 1 << 10}, Progress: func(d, t int64) { ch <- [2]int64{d, t} }})
@@ -223,7 +226,7 @@ func TestRecommend(t *testing.T) {
 // Spatial sampling at 10% tracks the exact LRU and MIN curves within a few
 // points where the scaled caches are not tiny.
 func TestSampledCurveTracksExact(t *testing.T) {
-	tr, err := Generate(GenOptions{Seed: 5, Window: 1 << 14, FarMin: 1 << 8, Universe: 1 << 18}, 400000)
+	tr, err := tracegen.Generate(tracegen.Options{Seed: 5, Window: 1 << 14, FarMin: 1 << 8, Universe: 1 << 18}, 400000)
 	if err != nil {
 		t.Fatal(err)
 	}

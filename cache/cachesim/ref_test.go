@@ -1,0 +1,169 @@
+package cachesim
+
+import (
+	"math/rand/v2"
+	"slices"
+
+	"github.com/sextant-crawler/sextant/cache"
+	"github.com/sextant-crawler/sextant/cache/tracegen"
+)
+
+// Brute-force reference policies: obviously correct, slow.
+
+// refLRU keeps the recency stack as a slice, most recent first.
+func refLRU(trace []uint64, k int) uint64 {
+	var stack []uint64
+	var misses uint64
+	for _, fp := range trace {
+		if i := slices.Index(stack, fp); i >= 0 {
+			stack = slices.Delete(stack, i, i+1)
+		} else {
+			misses++
+			if k == 0 {
+				continue
+			}
+			if len(stack) == k {
+				stack = stack[:k-1]
+			}
+		}
+		stack = slices.Insert(stack, 0, fp)
+	}
+	return misses
+}
+
+// refMIN evicts the entry whose next request is farthest, found by scanning
+// the rest of the trace.
+func refMIN(trace []uint64, k int) uint64 {
+	var set []uint64
+	var misses uint64
+	for t, fp := range trace {
+		if slices.Contains(set, fp) {
+			continue
+		}
+		misses++
+		if k == 0 {
+			continue
+		}
+		if len(set) == k {
+			far, victim := -1, 0
+			for i, x := range set {
+				nu := len(trace) + 1
+				if j := slices.Index(trace[t+1:], x); j >= 0 {
+					nu = j
+				}
+				if nu > far {
+					far, victim = nu, i
+				}
+			}
+			set = slices.Delete(set, victim, victim+1)
+		}
+		set = append(set, fp)
+	}
+	return misses
+}
+
+// refInfinite counts distinct fingerprints.
+func refInfinite(trace []uint64) uint64 {
+	seen := map[uint64]bool{}
+	for _, fp := range trace {
+		seen[fp] = true
+	}
+	return uint64(len(seen))
+}
+
+// refStatic counts misses of a cache preloaded with the k most frequent
+// fingerprints (ties: first requested first).
+func refStatic(trace []uint64, k int) uint64 {
+	var order []uint64
+	count := map[uint64]int{}
+	for _, fp := range trace {
+		if count[fp] == 0 {
+			order = append(order, fp)
+		}
+		count[fp]++
+	}
+	slices.SortStableFunc(order, func(a, b uint64) int { return count[b] - count[a] })
+	top := order[:min(k, len(order))]
+	var misses uint64
+	for _, fp := range trace {
+		if !slices.Contains(top, fp) {
+			misses++
+		}
+	}
+	return misses
+}
+
+// Trace shapes for the reference tests.
+
+func randomTrace(r *rand.Rand, n, universe int) []uint64 {
+	t := make([]uint64, n)
+	for i := range t {
+		t[i] = mix64(uint64(r.IntN(universe)) + 1)
+	}
+	return t
+}
+
+// smallTrace uses tiny fingerprints: they all share home slot 0, the worst
+// case for the scatter table (one long chain).
+func smallTrace(r *rand.Rand, n, universe int) []uint64 {
+	t := make([]uint64, n)
+	for i := range t {
+		t[i] = uint64(r.IntN(universe))
+	}
+	return t
+}
+
+// highTrace uses fingerprints near 2⁶⁴ so chains wrap around the table end.
+func highTrace(r *rand.Rand, n, universe int) []uint64 {
+	t := make([]uint64, n)
+	for i := range t {
+		t[i] = ^uint64(r.IntN(universe))
+	}
+	return t
+}
+
+// tagTrace uses 48 fingerprints that share three values of the low 56 bits
+// and differ in their top byte (the table's tag), sixteen consecutive tags
+// each. A tag compare in the borrow form (4 operations instead of
+// zeroBytes' exact 5) flags tag T^1 in the slot after one holding T, and
+// takes fp ⊕ 2⁵⁶ for fp: the reference tests fail with it.
+func tagTrace(r *rand.Rand, n int) []uint64 {
+	t := make([]uint64, n)
+	for i := range t {
+		t[i] = uint64(0x10+r.IntN(16))<<56 | uint64(1+r.IntN(3))
+	}
+	return t
+}
+
+// loopTrace cycles through universe items: LRU's worst case.
+func loopTrace(n, universe int) []uint64 {
+	t := make([]uint64, n)
+	for i := range t {
+		t[i] = uint64(i%universe)*0x9e3779b97f4a7c15 + 7
+	}
+	return t
+}
+
+func traceShapes(r *rand.Rand) map[string][]uint64 {
+	return map[string][]uint64{
+		"random": randomTrace(r, 600, 40),
+		"wide":   randomTrace(r, 600, 300),
+		"small":  smallTrace(r, 600, 50),
+		"high":   highTrace(r, 600, 50),
+		"loop":   loopTrace(600, 30),
+		"tags":   tagTrace(r, 600),
+		"locality": func() []uint64 {
+			t, _ := tracegen.Generate(tracegen.Options{Seed: r.Uint64() | 1, Universe: 200, Window: 64}, 800)
+			return t
+		}(),
+	}
+}
+
+func run(c cache.Cache, trace []uint64) uint64 {
+	for _, fp := range trace {
+		c.Seen(fp)
+	}
+	return c.Stats().Misses
+}
+
+var testKs = []int{0, 1, 2, 3, 5, 8, 13, 31, 64, 100, 400}
