@@ -11,6 +11,7 @@ included, before any middleware drops it) is written to FETCH_LOG as one
 """
 
 from scrapy import Request, signals
+from scrapy.http import TextResponse
 from scrapy.linkextractors import LinkExtractor
 from scrapy.spiders import CrawlSpider, Rule
 
@@ -60,8 +61,8 @@ class SextantBenchSpider(CrawlSpider):
     # A LinkExtractor takes an attribute's value as one URL; srcset holds a
     # list ("u 1x, v 2x"), so its candidates are followed here.
     def parse_srcset(self, response):
-        if not hasattr(response, "css"):
-            return
+        if not isinstance(response, TextResponse):
+            return  # an image or media: nothing to parse
         for v in response.css("img::attr(srcset), source::attr(srcset)").getall():
             for cand in v.split(","):
                 f = cand.split()
