@@ -138,7 +138,7 @@ func runPeer(ctx context.Context, o options, dir, bin string, args []string, rea
 	r.Wall = time.Since(t0).Seconds()
 	p.account(&r)
 	if werr != nil && (okExit == nil || !okExit(werr)) {
-		r.Err = fmt.Sprintf("%v (see %s)", werr, filepath.Join(dir, "stdout"))
+		r.Err = failure(werr, filepath.Join(dir, "stdout"))
 	}
 	if r.fetched, err = read(); err != nil && r.Err == "" {
 		r.Err = err.Error()

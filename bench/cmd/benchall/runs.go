@@ -264,7 +264,7 @@ func runCeiling(ctx context.Context, o options, e *env, rep int) (r result) {
 	r.Wall = time.Since(t0).Seconds()
 	p.account(&r)
 	if werr != nil {
-		r.Err = fmt.Sprintf("%v (see %s)", werr, filepath.Join(dir, "stdout"))
+		r.Err = failure(werr, filepath.Join(dir, "stdout"))
 	}
 	if r.fetched, err = readStatusLog(log); err != nil && r.Err == "" {
 		r.Err = err.Error()
@@ -288,7 +288,7 @@ func runColly(ctx context.Context, o options, e *env, rep int) (r result) {
 	r.Wall = time.Since(t0).Seconds()
 	p.account(&r)
 	if werr != nil {
-		r.Err = fmt.Sprintf("%v (see %s)", werr, filepath.Join(dir, "stdout"))
+		r.Err = failure(werr, filepath.Join(dir, "stdout"))
 	}
 	if r.fetched, err = readStatusLog(log); err != nil && r.Err == "" {
 		r.Err = err.Error()
@@ -320,7 +320,7 @@ func runSextant(ctx context.Context, o options, e *env, rep int, kind string, ex
 	r.Wall = time.Since(t0).Seconds()
 	p.account(&r)
 	if werr != nil {
-		r.Err = fmt.Sprintf("%v (see %s)", werr, filepath.Join(dir, "stdout"))
+		r.Err = failure(werr, filepath.Join(dir, "stdout"))
 	}
 	if err := readCrawlLog(filepath.Join(data, "crawl.log"), &r.fetched); err != nil && r.Err == "" {
 		r.Err = err.Error()
@@ -348,4 +348,11 @@ func promSum(text, name string) float64 {
 		}
 	}
 	return s
+}
+
+// failure describes a contender's failed run with the end of its output,
+// which the run directory (a test's temporary one) may not outlive.
+func failure(err error, stdout string) string {
+	b, _ := os.ReadFile(stdout)
+	return fmt.Sprintf("%v (see %s): %s", err, stdout, strings.ReplaceAll(tail(string(b), 300), "\n", " "))
 }
