@@ -9,9 +9,10 @@ test:
 	go test ./...
 ci:
 	bash .ci/run
-# Sextant vs the ceiling loop and colly on one simweb, plus quick package
-# benchmarks; regenerates BENCHMARKS.md (≈20 min on 2 cores). bench/ is a
-# separate module so that the product never depends on colly.
+# Sextant vs the ceiling loop, colly, Scrapy and wget2 on one simweb, plus
+# quick package benchmarks; regenerates BENCHMARKS.md (≈20 min on 2 cores).
+# bench/ is a separate module so that the product never depends on colly.
+# Needs root (a network namespace) and Debian's python3-scrapy and wget2.
 bench:
 	cd bench && go run ./cmd/benchall -out ../BENCHMARKS.md
 # One host (the wiki mirror) served by Debian's nginx: Sextant ÷ a sequential

@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	whatwg "github.com/nlnwa/whatwg-url/url"
 	"github.com/sextant-crawler/sextant/simweb"
 )
 
@@ -119,8 +120,14 @@ func startWeb(ctx context.Context, o options, bins binaries, https bool) (*env, 
 		args = append(args, "--ca-out", e.ca)
 	} else {
 		args = append(args, "--plain")
+		if nsCur != nil {
+			// The peers dial the host names' port 80 at the address the
+			// namespace's /etc/hosts gives them.
+			args = append(args, "--listen", "127.0.0.1:80")
+		}
 	}
-	e.simweb = exec.Command(bins.crawler, args...)
+	bin, argv := nsCur.command(bins.crawler, args...)
+	e.simweb = exec.Command(bin, argv...)
 	e.simweb.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	e.simOut = filepath.Join(sub, "simweb.out")
 	stdout, err := e.simweb.StdoutPipe()
@@ -155,27 +162,9 @@ func startWeb(ctx context.Context, o options, bins binaries, https bool) (*env, 
 		}
 	}()
 
-	cfg := simweb.DefaultConfig()
-	cfg.Hosts = o.hosts
-	cfg.PagesPerHost = float64(o.pages) / float64(o.hosts)
-	cfg.NoPathologies = true
-	// A link-only web (the other crawlers read no sitemaps); Sextant runs
-	// with --sitemaps off.
-	cfg.SitemapShare = 0
-	if !https {
-		cfg.HTTPSShare, cfg.RedirectHTTPSShare, cfg.H2Share, cfg.HSTSShare = 0, 0, 0, 0
-	}
-	if e.web, err = simweb.New(cfg); err != nil {
+	if err := e.computeOracle(o); err != nil {
 		e.close()
 		return nil, err
-	}
-	if e.oracle, err = e.web.Oracle(e.web.Seeds(), simweb.Rules{}); err != nil {
-		e.close()
-		return nil, err
-	}
-	e.oset = make(map[string]struct{}, len(e.oracle.Fetched))
-	for _, u := range e.oracle.Fetched {
-		e.oset[u] = struct{}{}
 	}
 	logf("oracle: %d URLs (%v)", e.oracle.Size(), time.Since(t0).Round(time.Millisecond))
 	select {
@@ -221,6 +210,32 @@ func startWeb(ctx context.Context, o options, bins binaries, https bool) (*env, 
 		return nil, fmt.Errorf("crawler certs: %w\n%s", err, out)
 	}
 	return e, nil
+}
+
+// computeOracle builds the same web as the simweb process, in-process, and
+// its oracle.
+func (e *env) computeOracle(o options) (err error) {
+	cfg := simweb.DefaultConfig()
+	cfg.Hosts = o.hosts
+	cfg.PagesPerHost = float64(o.pages) / float64(o.hosts)
+	cfg.NoPathologies = true
+	// A link-only web (the other crawlers read no sitemaps); Sextant runs
+	// with --sitemaps off.
+	cfg.SitemapShare = 0
+	if !e.https {
+		cfg.HTTPSShare, cfg.RedirectHTTPSShare, cfg.H2Share, cfg.HSTSShare = 0, 0, 0, 0
+	}
+	if e.web, err = simweb.New(cfg); err != nil {
+		return err
+	}
+	if e.oracle, err = e.web.Oracle(e.web.Seeds(), simweb.Rules{}); err != nil {
+		return err
+	}
+	e.oset = make(map[string]struct{}, len(e.oracle.Fetched))
+	for _, u := range e.oracle.Fetched {
+		e.oset[u] = struct{}{}
+	}
+	return nil
 }
 
 func (e *env) describe() string {
@@ -295,6 +310,17 @@ func (e *env) onWeb(u string) bool {
 	return ok
 }
 
+// normURL is u as the oracle writes it (WHATWG, no fragment): Scrapy and
+// wget2 log URLs as written in the page (http://h:80/x, /d/%2e/p), the
+// same URL as the oracle's http://h/x and /d/p.
+func normURL(u string) string {
+	pu, err := whatwg.Parse(u)
+	if err != nil {
+		return u
+	}
+	return pu.Href(true)
+}
+
 // check fills the completeness fields of r from r.fetched.
 func (e *env) check(r *result) {
 	if r.Err != "" && len(r.fetched) == 0 {
@@ -302,6 +328,7 @@ func (e *env) check(r *result) {
 	}
 	seen := make(map[string]int, len(r.fetched))
 	for _, u := range r.fetched {
+		u = normURL(u)
 		if !e.onWeb(u) {
 			r.OffWeb++
 			continue
@@ -391,11 +418,15 @@ func loadAvg() string {
 	return strings.Join(f[:3], " ")
 }
 
-func freeAddr() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer l.Close()
-	return l.Addr().String(), nil
+// freeAddr is a free loopback port in nsCur (where the contenders listen).
+func freeAddr() (a string, err error) {
+	err = nsCur.do(func() error {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return err
+		}
+		a = l.Addr().String()
+		return l.Close()
+	})
+	return a, err
 }

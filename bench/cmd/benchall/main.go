@@ -45,6 +45,7 @@ type options struct {
 	quick       bool
 	profile     bool
 	runTimeout  time.Duration
+	netns       bool
 }
 
 func main() {
@@ -59,10 +60,11 @@ func main() {
 	flag.DurationVar(&o.budget, "budget", 20*time.Minute, "wall-clock budget: no new round starts that would not fit")
 	flag.IntVar(&o.workers, "workers", 64, "Sextant workers = colly parallelism = ceiling goroutines")
 	flag.IntVar(&o.nodeWorkers, "node-workers", 0, "workers per cluster node (0: -workers/3 rounded up, the same total)")
-	flag.StringVar(&kinds, "kinds", "ceiling,sextant,sextant-f0,cluster,colly,ceiling-https,sextant-https", "contenders, in the order of a round (ceiling, sextant, sextant-f0, cluster, colly; ceiling-https, sextant-https and sextant-f0-https crawl the same web with HTTPS hosts, served by a second simweb)")
+	flag.StringVar(&kinds, "kinds", "ceiling,sextant,sextant-f0,cluster,colly,scrapy,wget2,ceiling-https,sextant-https", "contenders, in the order of a round (ceiling, sextant, sextant-f0, cluster, colly, scrapy, wget2; ceiling-https, sextant-https and sextant-f0-https crawl the same web with HTTPS hosts, served by a second simweb)")
 	flag.BoolVar(&o.quick, "quick", true, "also run the quick package benchmarks (DUE, cache, cachesim)")
 	flag.BoolVar(&o.profile, "profile", true, "finally crawl the web once more with Sextant under a CPU profiler (bench/cmd/sextantprof) and put the top entries in the report")
 	flag.DurationVar(&o.runTimeout, "run-timeout", 10*time.Minute, "kill a contender run after this long")
+	flag.BoolVar(&o.netns, "netns", true, "run simweb and every contender in a private network namespace whose /etc/hosts names the web's hosts (needs root; scrapy and wget2 need it)")
 	flag.Parse()
 	o.kinds = strings.Split(kinds, ",")
 	for _, k := range o.kinds {
@@ -108,11 +110,24 @@ func run(ctx context.Context, o options) error {
 	if err != nil {
 		return err
 	}
+	if o.netns {
+		ns, err := setupNetns(fmt.Sprintf("sextant-bench-%d", os.Getpid()))
+		if err != nil {
+			return err
+		}
+		nsCur = ns
+		defer func() { nsCur = nil; ns.close() }()
+	}
 	env, err := startEnv(ctx, o, bins)
 	if err != nil {
 		return err
 	}
 	defer env.close()
+	if nsCur != nil {
+		if err := nsCur.writeHosts(env.web.Hosts()); err != nil {
+			return err
+		}
+	}
 	rep.Web = env.describe()
 	logf("web: %s", rep.Web)
 	if env.tls != nil {

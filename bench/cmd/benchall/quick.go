@@ -169,7 +169,8 @@ func profileSextant(ctx context.Context, o options, e *env) *profile {
 	logf("profile: %s", p.Command)
 	t0 := time.Now()
 	uf := filepath.Join(dir, "rusage.json")
-	cmd := exec.CommandContext(ctx, e.bins.rusage, append([]string{"--out", uf, "--", e.bins.prof}, args...)...)
+	bin, argv := nsCur.command(e.bins.rusage, append([]string{"--out", uf, "--", e.bins.prof}, args...)...)
+	cmd := exec.CommandContext(ctx, bin, argv...)
 	b, err := cmd.CombinedOutput()
 	p.Wall = time.Since(t0).Seconds()
 	if u, uerr := readUsage(uf); uerr == nil {

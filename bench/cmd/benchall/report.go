@@ -91,19 +91,40 @@ func (rp *report) compute() {
 			reduction: median(red), wirePerURL: median(wpu), wireRatio: median(wr)}
 	}
 	s, c, col := rp.med["sextant"], rp.med["ceiling"], rp.med["colly"]
-	rp.targets = []target{
-		{what: "Sextant pages/s ÷ ceiling pages/s", want: "≥ 0.6", value: ratio(s.pps, c.pps), ok: s.n > 0 && c.n > 0},
-		{what: "Sextant pages/s ÷ colly pages/s", want: "≥ 3", value: ratio(s.pps, col.pps), ok: s.n > 0 && col.n > 0},
-		{what: "Sextant peak RSS per URL ÷ colly's", want: "≤ 0.333", value: ratio(s.rssURL, col.rssURL), ok: s.n > 0 && col.n > 0},
+	sc, wg := rp.med["scrapy"], rp.med["wget2"]
+	at := func(what, want string, v float64, ok, met bool) {
+		rp.targets = append(rp.targets, target{what: what, want: want, value: v, ok: ok, met: ok && met})
+	}
+	v := ratio(s.pps, c.pps)
+	at("Sextant pages/s ÷ ceiling pages/s", "≥ 0.9", v, s.n > 0 && c.n > 0, v >= 0.9)
+	v = ratio(s.pps, col.pps)
+	at("Sextant pages/s ÷ colly pages/s", "≥ 3", v, s.n > 0 && col.n > 0, v >= 3)
+	v = ratio(s.rssURL, col.rssURL)
+	at("Sextant peak RSS per URL ÷ colly's", "≤ 0.333", v, s.n > 0 && col.n > 0, v <= 1.0/3)
+	if rp.ran("scrapy") {
+		v = ratio(s.pps, sc.pps)
+		at("Sextant pages/s ÷ Scrapy pages/s", "≥ 10", v, s.n > 0 && sc.n > 0, v >= 10)
+	}
+	if rp.ran("wget2") {
+		v = ratio(s.pps, wg.pps)
+		at("Sextant pages/s ÷ wget2 pages/s", "≥ 5", v, s.n > 0 && wg.n > 0, v >= 5)
+		v = ratio(s.cpu, wg.cpu)
+		at("Sextant CPU per page ÷ wget2's", "≤ 1", v, s.n > 0 && wg.n > 0, v <= 1)
 	}
 	if sh, ch := rp.med["sextant-https"], rp.med["ceiling-https"]; sh.n > 0 || ch.n > 0 {
-		rp.targets = append(rp.targets, target{what: "HTTPS: Sextant pages/s ÷ TLS ceiling pages/s", want: "≥ 0.7",
-			value: ratio(sh.pps, ch.pps), ok: sh.n > 0 && ch.n > 0})
-		rp.targets[3].met = rp.targets[3].ok && rp.targets[3].value >= 0.7
+		v = ratio(sh.pps, ch.pps)
+		at("HTTPS: Sextant pages/s ÷ TLS ceiling pages/s", "≥ 0.7", v, sh.n > 0 && ch.n > 0, v >= 0.7)
 	}
-	rp.targets[0].met = rp.targets[0].ok && rp.targets[0].value >= 0.6
-	rp.targets[1].met = rp.targets[1].ok && rp.targets[1].value >= 3
-	rp.targets[2].met = rp.targets[2].ok && rp.targets[2].value <= 1.0/3
+}
+
+// ran reports whether kind was asked for in this run.
+func (rp *report) ran(kind string) bool {
+	for _, k := range rp.Opts.kinds {
+		if k == kind {
+			return true
+		}
+	}
+	return false
 }
 
 func (rp *report) allMet() bool {
@@ -128,6 +149,8 @@ var kindNames = map[string]string{
 	"sextant-f0": "Sextant, single node, politeness factor 0 (`--factor 0`)",
 	"cluster":    "Sextant, 3-node cluster (`crawler node` ×3)",
 	"colly":      "gocolly/colly v2.3.0",
+	"scrapy":     "Scrapy 2.8 (Debian python3-scrapy, CrawlSpider)",
+	"wget2":      "GNU Wget2 1.99 (Debian wget2, `-r -l 0 -H`)",
 
 	"ceiling-https":    "TLS ceiling (bare fetch + tokenize over TLS, h2 where offered)",
 	"sextant-https":    "**Sextant, single node, HTTPS web** (`crawler crawl --ca-file`)",
@@ -203,10 +226,23 @@ func oracleSize(rp *report) int {
 
 func mib(b float64) float64 { return b / (1 << 20) }
 
+// writeGenerated writes the section of BENCHMARKS.md make bench owns.
 func (rp *report) writeGenerated(b *bytes.Buffer) {
+	rp.writeTable(b)
+	rp.writeRatios(b)
+	rp.writeHTTPS(b)
+	rp.writeTargets(b)
+	rp.writeTraffic(b)
+	rp.writeRunList(b)
+	rp.writeQuick(b)
+	rp.writeCitedAndProfile(b)
+}
+
+// writeTable writes the set-up and the table of medians.
+func (rp *report) writeTable(b *bytes.Buffer) {
 	w := func(format string, a ...any) { fmt.Fprintf(b, format, a...) }
 	o := rp.Opts
-	w("## Sextant vs the machine's ceiling and colly, on one synthetic web (issue 9)\n\n")
+	w("## Sextant vs the machine's ceiling, colly, Scrapy and wget2, on one synthetic web (issues 9 and 29)\n\n")
 	w("Regenerate with `make bench` (= `cd bench && go run ./cmd/benchall -out ../BENCHMARKS.md`); ")
 	w("run of %s UTC, %v in all.\n\n", rp.Started.Format("2006-01-02 15:04"), rp.Elapsed.Round(time.Second))
 	w("- **Machine**: %s. Load average (1/5/15 min) before: %s, after: %s. ", rp.Machine, rp.LoadBefore, rp.LoadAfter)
@@ -214,10 +250,13 @@ func (rp *report) writeGenerated(b *bytes.Buffer) {
 	w("%s, repeated) so that load hits every contender alike, and the table gives medians.\n", strings.Join(o.kinds, ", "))
 	w("- **Code measured**: %s.\n", rp.Revision)
 	w("- **Web**: %s, served by one `crawler simweb` process on loopback for every run.\n", rp.Web)
-	w("- **Same settings for all**: %d-way parallelism (Sextant workers, colly Async parallelism, ceiling goroutines; the cluster has %d workers on each of 3 nodes), ", o.workers, o.nodeWorkers)
-	w("at most one connection per host, no minimum delay, the same 3 seeds and scope (`*.sim.test`), robots.txt obeyed (not by the ceiling), User-Agent of Sextant. ")
-	w("Sextant keeps its default politeness factor (next request to a host ≥ 10 × the last fetch's duration after it, one at a time); colly and the ceiling have none. See docs/bench/peers.md for each contender's exact configuration.\n")
-	w("- **Measured per run**, each contender its own process(es): wall time from start to the end of the crawl; CPU = getrusage utime+stime; peak RSS = Maxrss (the cluster: summed over its 3 processes); pages = fetches in the contender's own per-fetch log (robots.txt excluded); RSS per URL = peak RSS ÷ distinct URLs fetched. ")
+	if o.netns {
+		w("- **Name resolution**: simweb and every contender run in a private network namespace (`ip netns exec`) whose `/etc/hosts` names the web's hosts at 127.0.0.1 (simweb on port 80) and whose resolver fails at once; Scrapy and wget2 resolve the host names the ordinary way through it, Sextant, colly and the ceiling dial simweb's address directly (`--resolve`, `--connect`).\n")
+	}
+	w("- **Same settings for all**: %d-way parallelism (Sextant workers, colly Async parallelism, Scrapy `CONCURRENT_REQUESTS`, wget2 `--max-threads`, ceiling goroutines; the cluster has %d workers on each of 3 nodes), ", o.workers, o.nodeWorkers)
+	w("at most one connection per host (wget2 cannot be told so: its threads share hosts, see docs/bench/peers.md), no minimum delay, the same 3 seeds and scope (`*.sim.test`), robots.txt obeyed (not by the ceiling), User-Agent of Sextant. ")
+	w("Sextant keeps its default politeness factor (next request to a host ≥ 10 × the last fetch's duration after it, one at a time); colly, Scrapy (`CONCURRENT_REQUESTS_PER_DOMAIN` 1, `DOWNLOAD_DELAY` 0), wget2 (`--max-threads`) and the ceiling have none. See docs/bench/peers.md for each contender's exact configuration.\n")
+	w("- **Measured per run**, each contender its own process(es): wall time from start to the end of the crawl; CPU = getrusage utime+stime; peak RSS = Maxrss (the cluster: summed over its 3 processes); pages = fetches in the contender's own per-fetch log (robots.txt excluded; Scrapy: every response its downloader received, wget2: its `--stats-site` CSV), its URLs normalised as the oracle's (WHATWG, no fragment: `http://h:80/x` and `http://h/x` are one URL); RSS per URL = peak RSS ÷ distinct URLs fetched. ")
 	w("The fetched set is checked against simweb's oracle (missing, extra, fetched twice).\n\n")
 
 	w("| contender | runs | pages/s | CPU s per 1,000 pages | simweb CPU s per 1,000 pages | peak RSS MiB | RSS bytes per URL | distinct URLs (oracle %d) | missing | extra | fetched twice |\n", oracleSize(rp))
@@ -234,6 +273,11 @@ func (rp *report) writeGenerated(b *bytes.Buffer) {
 		w("| %s | %d | %.0f | %.2f | %.2f | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f |\n", kindNames[k], m.n, m.pps, m.cpu, m.srv, mib(m.rss), m.rssURL,
 			m.distinct, m.missing, m.extra, m.twice)
 	}
+}
+
+// writeRatios writes the ratios of the medians.
+func (rp *report) writeRatios(b *bytes.Buffer) {
+	w := func(format string, a ...any) { fmt.Fprintf(b, format, a...) }
 	w("\nMedians over the successful runs. ")
 	s, c, cl, col := rp.med["sextant"], rp.med["ceiling"], rp.med["cluster"], rp.med["colly"]
 	w("Ratios of medians: Sextant ÷ ceiling **%.2f** in pages/s, %.2f in CPU per page; Sextant ÷ colly **%.2f** in pages/s, %.2f in CPU per page, **%.2f** in RSS per URL; ",
@@ -243,9 +287,16 @@ func (rp *report) writeGenerated(b *bytes.Buffer) {
 		w(" Without the politeness factor (`--factor 0`, the setting colly and the ceiling have): Sextant ÷ ceiling **%.2f**, ÷ colly %.2f in pages/s.",
 			ratio(f0.pps, c.pps), ratio(f0.pps, col.pps))
 	}
+	for _, k := range []string{"scrapy", "wget2"} {
+		if p := rp.med[k]; p.n > 0 {
+			w(" Sextant ÷ %s: **%.2f** in pages/s, %.2f in CPU per page, %.2f in RSS per URL.", k, ratio(s.pps, p.pps), ratio(s.cpu, p.cpu), ratio(s.rssURL, p.rssURL))
+		}
+	}
 	w("\n\n")
-	rp.writeHTTPS(b)
+}
 
+func (rp *report) writeTargets(b *bytes.Buffer) {
+	w := func(format string, a ...any) { fmt.Fprintf(b, format, a...) }
 	w("### Targets\n\n| target | measured | wanted | |\n|---|---:|---|---|\n")
 	for _, t := range rp.targets {
 		st := "not met"
@@ -259,6 +310,12 @@ func (rp *report) writeGenerated(b *bytes.Buffer) {
 	if !rp.allMet() {
 		w("\nWhere a target is not met, docs/bench/peers.md explains the gap with a CPU profile (this run's profile is at the end of this section).\n")
 	}
+}
+
+// writeTraffic writes the 3-node cluster's cross-machine traffic.
+func (rp *report) writeTraffic(b *bytes.Buffer) {
+	w := func(format string, a ...any) { fmt.Fprintf(b, format, a...) }
+	cl := rp.med["cluster"]
 	if cl.n > 0 {
 		w("\n### Cross-machine traffic (3-node cluster, per-peer CLOCK cache of 4,096 entries — the node default)\n\n")
 		w("- traffic reduction (1 − URLs sent ÷ URLs routed to peers): **%.1f%%** (median)\n", 100*cl.reduction)
@@ -286,6 +343,10 @@ func (rp *report) writeGenerated(b *bytes.Buffer) {
 		}
 	}
 
+}
+
+func (rp *report) writeRunList(b *bytes.Buffer) {
+	w := func(format string, a ...any) { fmt.Fprintf(b, format, a...) }
 	w("\n### Every run, in order\n\n| round | contender | wall s | pages | pages/s | CPU s | simweb CPU s | peak RSS MiB | distinct | missing | extra | twice | off-web | load after | error |\n")
 	w("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|\n")
 	for _, r := range rp.Runs {
@@ -303,6 +364,10 @@ func (rp *report) writeGenerated(b *bytes.Buffer) {
 		w("\nNote: %s\n", n)
 	}
 
+}
+
+func (rp *report) writeQuick(b *bytes.Buffer) {
+	w := func(format string, a ...any) { fmt.Fprintf(b, format, a...) }
 	w("\n### Package benchmarks at a quick scale (re-measured by this run)\n\n")
 	if len(rp.Quick) == 0 {
 		w("Not run (`-quick=false` or interrupted).\n")
@@ -325,6 +390,10 @@ func (rp *report) writeGenerated(b *bytes.Buffer) {
 			w("\n```\n%s\n```\n", q.Output)
 		}
 	}
+}
+
+func (rp *report) writeCitedAndProfile(b *bytes.Buffer) {
+	w := func(format string, a ...any) { fmt.Fprintf(b, format, a...) }
 	w("\n### Big-scale figures (NOT re-measured by `make bench`; from docs/bench/*.md, same machine, 2026-11-22)\n\n")
 	w("| figure | value | command |\n|---|---|---|\n")
 	for _, c := range cited {

@@ -5,8 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,7 +14,6 @@ import (
 	"time"
 
 	"github.com/sextant-crawler/sextant/internal/crawl"
-	"github.com/sextant-crawler/sextant/internal/nodeconfig"
 )
 
 // result is one contender run.
@@ -101,6 +98,8 @@ var runners = map[string]runner{
 	},
 	"cluster": runCluster,
 	"colly":   runColly,
+	"scrapy":  runScrapy,
+	"wget2":   runWget2,
 	// The HTTPS row: the same contenders on the web with HTTPS hosts (the
 	// env passed is the HTTPS one; both trust its CA).
 	"ceiling-https": runCeiling,
@@ -131,7 +130,8 @@ func start(ctx context.Context, o options, name, outFile string, args ...string)
 	}
 	p := &proc{usage: outFile + ".rusage.json", done: make(chan error, 1)}
 	_ = os.Remove(p.usage)
-	cmd := exec.Command(usageBin, append([]string{"--out", p.usage, "--", name}, args...)...)
+	bin, argv := nsCur.command(usageBin, append([]string{"--out", p.usage, "--", name}, args...)...)
+	cmd := exec.Command(bin, argv...)
 	cmd.Stdout, cmd.Stderr = f, f
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
@@ -264,7 +264,7 @@ func runCeiling(ctx context.Context, o options, e *env, rep int) (r result) {
 	r.Wall = time.Since(t0).Seconds()
 	p.account(&r)
 	if werr != nil {
-		r.Err = fmt.Sprintf("%v (see %s)", werr, filepath.Join(dir, "stdout"))
+		r.Err = failure(werr, filepath.Join(dir, "stdout"))
 	}
 	if r.fetched, err = readStatusLog(log); err != nil && r.Err == "" {
 		r.Err = err.Error()
@@ -288,7 +288,7 @@ func runColly(ctx context.Context, o options, e *env, rep int) (r result) {
 	r.Wall = time.Since(t0).Seconds()
 	p.account(&r)
 	if werr != nil {
-		r.Err = fmt.Sprintf("%v (see %s)", werr, filepath.Join(dir, "stdout"))
+		r.Err = failure(werr, filepath.Join(dir, "stdout"))
 	}
 	if r.fetched, err = readStatusLog(log); err != nil && r.Err == "" {
 		r.Err = err.Error()
@@ -320,7 +320,7 @@ func runSextant(ctx context.Context, o options, e *env, rep int, kind string, ex
 	r.Wall = time.Since(t0).Seconds()
 	p.account(&r)
 	if werr != nil {
-		r.Err = fmt.Sprintf("%v (see %s)", werr, filepath.Join(dir, "stdout"))
+		r.Err = failure(werr, filepath.Join(dir, "stdout"))
 	}
 	if err := readCrawlLog(filepath.Join(data, "crawl.log"), &r.fetched); err != nil && r.Err == "" {
 		r.Err = err.Error()
@@ -328,181 +328,6 @@ func runSextant(ctx context.Context, o options, e *env, rep int, kind string, ex
 	_ = os.RemoveAll(filepath.Join(data, "frontier"))
 	_ = os.RemoveAll(filepath.Join(data, "due"))
 	return r
-}
-
-// runCluster runs three `crawler node` processes (real gRPC over mTLS on
-// loopback) against the shared simweb, waits until every node reports the
-// cluster's termination on /metrics, scrapes the nodes' metrics and stops
-// them with SIGTERM.
-func runCluster(ctx context.Context, o options, e *env, rep int) (r result) {
-	dir, err := runDir(o, "cluster", rep)
-	if err != nil {
-		return result{Err: err.Error()}
-	}
-	ids := []string{"node-0", "node-1", "node-2"}
-	var members []nodeconfig.Member
-	for _, id := range ids {
-		a, err := freeAddr()
-		if err != nil {
-			return result{Err: err.Error()}
-		}
-		members = append(members, nodeconfig.Member{ID: id, Addr: a})
-	}
-	zero := nodeconfig.Duration(0)
-	metrics := make([]string, len(ids))
-	statusAddr := make([]string, len(ids))
-	paths := make([]string, len(ids))
-	for i, id := range ids {
-		if metrics[i], err = freeAddr(); err != nil {
-			return result{Err: err.Error()}
-		}
-		if statusAddr[i], err = freeAddr(); err != nil {
-			return result{Err: err.Error()}
-		}
-		c := nodeconfig.Config{
-			ID: id, Listen: members[i].Addr, Members: members,
-			DataDir: filepath.Join(dir, id),
-			TLS: nodeconfig.TLS{CA: filepath.Join(e.pki, "ca.pem"), Cert: filepath.Join(e.pki, id+".pem"),
-				Key: filepath.Join(e.pki, id+"-key.pem")},
-			Workers:      o.nodeWorkers,
-			Politeness:   nodeconfig.Politeness{MinDelay: &zero},
-			AllowPrivate: true, Resolve: map[string]string{e.web.Domain(): e.addr},
-			Scope: "suffixes", Suffixes: []string{e.web.Domain()},
-			SeedsFile: e.seeds, MetricsListen: metrics[i],
-		}
-		b, err := json.MarshalIndent(c, "", "  ")
-		if err != nil {
-			return result{Err: err.Error()}
-		}
-		paths[i] = filepath.Join(dir, id+".json")
-		if err := os.WriteFile(paths[i], b, 0o644); err != nil {
-			return result{Err: err.Error()}
-		}
-	}
-	t0 := time.Now()
-	procs := make([]*proc, 0, len(ids))
-	stopAll := func() {
-		for _, p := range procs {
-			_ = p.cmd.Process.Signal(syscall.SIGTERM)
-		}
-		for _, p := range procs {
-			if err := p.wait(ctx, 30*time.Second); err != nil && r.Err == "" {
-				r.Err = fmt.Sprintf("stopping a node: %v", err)
-			}
-			p.account(&r)
-		}
-	}
-	for i, id := range ids {
-		p, err := start(ctx, o, e.bins.crawler, filepath.Join(dir, id+".stdout"), "node", "--config", paths[i], "--status", statusAddr[i])
-		if err != nil {
-			stopAll()
-			return result{Err: err.Error()}
-		}
-		procs = append(procs, p)
-	}
-	deadline := time.Now().Add(o.runTimeout)
-	texts := make([]string, len(ids))
-	for i, id := range ids {
-		want := fmt.Sprintf("sextant_crawl_terminated{node=%q} 1", id)
-		for {
-			if ctx.Err() != nil || time.Now().After(deadline) {
-				r.Err = fmt.Sprintf("%s: no termination within %v (see %s)", id, o.runTimeout, dir)
-				stopAll()
-				return r
-			}
-			exited := false
-			select {
-			case err := <-procs[i].done:
-				procs[i].done <- err
-				exited = true
-			default:
-			}
-			if exited {
-				r.Err = fmt.Sprintf("%s exited before the crawl terminated (see %s.stdout)", id, filepath.Join(dir, id))
-				stopAll()
-				return r
-			}
-			if t, err := get("http://" + metrics[i] + "/metrics"); err == nil && strings.Contains(t, want) {
-				texts[i] = t
-				break
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-	}
-	r.Wall = time.Since(t0).Seconds()
-	for i := range ids {
-		// Re-scrape: counters are final once every node has terminated.
-		if t, err := get("http://" + metrics[i] + "/metrics"); err == nil {
-			texts[i] = t
-		}
-		r.Discovered += promSum(texts[i], "sextant_splitter_urls_discovered_total")
-		r.Suppressed += promSum(texts[i], "sextant_splitter_urls_suppressed_total")
-		r.Sent += promSum(texts[i], "sextant_splitter_urls_sent_total")
-		r.WireBytes += promSum(texts[i], "sextant_wire_bytes_total")
-		r.RawBytes += promSum(texts[i], "sextant_wire_raw_url_bytes_total")
-		if a, ok := peerAdvice(statusAddr[i]); ok {
-			a.Node = ids[i]
-			r.PeerAdvice = append(r.PeerAdvice, a)
-		}
-	}
-	stopAll()
-	for _, id := range ids {
-		if err := readCrawlLog(filepath.Join(dir, id, "crawl.log"), &r.fetched); err != nil && r.Err == "" {
-			r.Err = err.Error()
-		}
-		for _, sub := range []string{"frontier", "due", "spool"} {
-			_ = os.RemoveAll(filepath.Join(dir, id, sub))
-		}
-	}
-	return r
-}
-
-// advice is the part of mrc.Advice the report uses.
-type advice struct {
-	Node             string
-	CurrentPerWorker int     `json:"currentPerWorker"`
-	CurrentMiss      float64 `json:"currentMiss"`
-	KneePerWorker    int     `json:"kneePerWorker"`
-	KneeMiss         float64 `json:"kneeMiss"`
-	Reached20        bool    `json:"reached20"`
-	K20PerWorker     int     `json:"k20PerWorker"`
-}
-
-// peerAdvice reads a node's status page JSON and returns the advice for
-// its per-peer splitter caches, if the page has one yet.
-func peerAdvice(addr string) (advice, bool) {
-	t, err := get("http://" + addr + "/status.json")
-	if err != nil {
-		return advice{}, false
-	}
-	var resp struct {
-		Node struct {
-			Caches []struct {
-				Unit   string  `json:"unit"`
-				Advice *advice `json:"advice"`
-			} `json:"caches"`
-		} `json:"node"`
-	}
-	if json.Unmarshal([]byte(t), &resp) != nil {
-		return advice{}, false
-	}
-	for _, c := range resp.Node.Caches {
-		if c.Unit == "peer" && c.Advice != nil {
-			return *c.Advice, true
-		}
-	}
-	return advice{}, false
-}
-
-func get(u string) (string, error) {
-	c := http.Client{Timeout: 5 * time.Second}
-	resp, err := c.Get(u)
-	if err != nil {
-		return "", err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	return string(b), err
 }
 
 // promSum adds the values of every sample of metric name in a Prometheus
@@ -523,4 +348,11 @@ func promSum(text, name string) float64 {
 		}
 	}
 	return s
+}
+
+// failure describes a contender's failed run with the end of its output,
+// which the run directory (a test's temporary one) may not outlive.
+func failure(err error, stdout string) string {
+	b, _ := os.ReadFile(stdout)
+	return fmt.Sprintf("%v (see %s): %s", err, stdout, strings.ReplaceAll(tail(string(b), 300), "\n", " "))
 }
