@@ -1,6 +1,7 @@
 package warc
 
 import (
+	"crypto/sha1"
 	"fmt"
 	"io"
 	"strconv"
@@ -100,3 +101,14 @@ func compress(dst io.Writer, p *pending, level int) error {
 // headBufs hold a record's WARC header and HTTP head while it is
 // compressed.
 var headBufs = sync.Pool{New: func() any { b := make([]byte, 0, 4<<10); return &b }}
+
+// Digest returns "sha1:" and the base32 SHA-1 of all of body (from its
+// start), as WARC-Payload-Digest writes it (a crawl log's digest= of a
+// fetch not archived).
+func Digest(body *io.SectionReader) (string, error) {
+	h := sha1.New()
+	if _, err := copyBody(h, body); err != nil {
+		return "", fmt.Errorf("warc: reading body: %w", err)
+	}
+	return "sha1:" + b32.EncodeToString(h.Sum(nil)), nil
+}

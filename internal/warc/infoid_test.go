@@ -52,3 +52,22 @@ func checkWarcinfoIDs(t *testing.T, name string, recs []goRec) {
 		}
 	}
 }
+
+// Digest (the crawl log's digest= of a fetch not archived) is the payload
+// digest the Writer records for the same body.
+func TestDigestIsPayloadDigest(t *testing.T) {
+	body := bytes.Repeat([]byte("<p>digest</p>"), 5000) // more than one copy buffer
+	w, err := NewWriter(Options{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	loc, err := w.WriteFetch(Fetch{URL: "http://a.test/", StatusCode: 200, Body: section(body)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Digest(section(body))
+	if err != nil || got != loc.PayloadDigest || got != sha1b32(body) {
+		t.Errorf("Digest %s (%v), record %s, want %s", got, err, loc.PayloadDigest, sha1b32(body))
+	}
+}
