@@ -165,7 +165,7 @@ func (w *worker) process(ctx context.Context, l frontier.Lease) (frontier.Result
 	}
 	if fetched {
 		n.metrics.RobotsFetches.Add(1)
-		if err := w.logRobots(l.URL, scheme+"://"+host+"/robots.txt", rules, rdur); err != nil {
+		if err := w.logRobots(l.URL, scheme, host, rules, rdur); err != nil {
 			return frontier.Result{}, err
 		}
 		// The robots.txt request used this host's politeness slot: fetch
