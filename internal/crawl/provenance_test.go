@@ -237,7 +237,9 @@ func TestClusterMaxDepth(t *testing.T) {
 	got := clusterProvenance(t, 2)
 	want := strings.Join([]string{
 		"node-0 http://A/ - -",
+		"node-0 http://A/robots.txt P http://A/",
 		"node-1 http://B/i.png E http://A/",
+		"node-1 http://B/robots.txt EP http://B/i.png",
 		"node-1 http://B/x L http://A/",
 		"node-1 http://B/y LR http://B/x",
 	}, "\n")
