@@ -123,6 +123,14 @@ func TestCrawlKill9WARC(t *testing.T) {
 	if open, _ := filepath.Glob(filepath.Join(wdir, "*.open")); len(open) > 0 {
 		t.Errorf("files left open: %v", open)
 	}
+	checkKill9Archive(t, wdir, logPath, workers, killed)
+}
+
+// checkKill9Archive checks the archive of TestCrawlKill9WARC after its
+// last run: every file validates, every fetch of crawl.log has its record
+// and at most workers records per kill were written again.
+func checkKill9Archive(t *testing.T, wdir, logPath string, workers, killed int) {
+	t.Helper()
 	files, _ := filepath.Glob(filepath.Join(wdir, "*.warc.gz"))
 	recs, err := warctest.ValidateAll(files)
 	if err != nil {

@@ -71,6 +71,9 @@ func TestExportMatchesData(t *testing.T) {
 	}
 	var fetched, refused []string
 	for _, e := range es {
+		if isRobotsTxtLine(e) {
+			continue // robots.txt's own line: no URL the crawl admitted
+		}
 		if e.Outcome == OutcomeRobots {
 			refused = append(refused, e.URL)
 		} else {

@@ -213,13 +213,15 @@ var curSite *specSite
 // A URL discovered on one member and fetched by another carries its via
 // and hop path across the peer batch: the cross-host link, redirect and
 // embed are logged by the owner of their host with the discovering page
-// as via.
+// as via; each host's robots.txt by its owner, via the URL that needed it.
 func TestClusterProvenance(t *testing.T) {
 	got := clusterProvenance(t, 0)
 	want := strings.Join([]string{
 		"node-0 http://A/ - -",
 		"node-0 http://A/back LRL http://B/y",
+		"node-0 http://A/robots.txt P http://A/", // robots.txt's own line: the seed's prerequisite
 		"node-1 http://B/i.png E http://A/",
+		"node-1 http://B/robots.txt EP http://B/i.png", // the first URL of B needing it
 		"node-1 http://B/x L http://A/",
 		"node-1 http://B/y LR http://B/x",
 	}, "\n")
@@ -235,7 +237,9 @@ func TestClusterMaxDepth(t *testing.T) {
 	got := clusterProvenance(t, 2)
 	want := strings.Join([]string{
 		"node-0 http://A/ - -",
+		"node-0 http://A/robots.txt P http://A/",
 		"node-1 http://B/i.png E http://A/",
+		"node-1 http://B/robots.txt EP http://B/i.png",
 		"node-1 http://B/x L http://A/",
 		"node-1 http://B/y LR http://B/x",
 	}, "\n")

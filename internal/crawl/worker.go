@@ -165,13 +165,8 @@ func (w *worker) process(ctx context.Context, l frontier.Lease) (frontier.Result
 	}
 	if fetched {
 		n.metrics.RobotsFetches.Add(1)
-		if note := robotsNote(rules); note != "" {
-			// Not a page fetch: logged as a robots line (no fetch counted).
-			if err := w.logLine(LogEntry{Time: time.Now(), Node: n.opts.ID, URL: scheme + "://" + host + "/robots.txt",
-				Status: rules.Status, Outcome: OutcomeRobots, Duration: rdur, Note: note,
-				Via: l.URL, Hops: extendHops(w.ca.hops, HopPrereq)}); err != nil {
-				return frontier.Result{}, err
-			}
+		if err := w.logRobots(l.URL, scheme, host, rules, rdur); err != nil {
+			return frontier.Result{}, err
 		}
 		// The robots.txt request used this host's politeness slot: fetch
 		// the page in a later one. After a failed robots.txt with attempts
@@ -415,14 +410,18 @@ func (w *worker) extract(base *urlnorm.URL, resp *fetcher.Response) (dup bool, e
 	return false, err
 }
 
-// robotsNote is the crawl-log note of a robots.txt fetch that went to
-// another host (or would have), empty for others.
+// robotsNote is the crawl-log note of a robots.txt fetch: where it went
+// when it redirected to another host (or would have), else "robots.txt"
+// and its outcome (parsed, allow-all, unreachable and why…), so that the
+// line reads as robots.txt's own (export: isRobotsTxtLine).
 func robotsNote(r *fetcher.RobotsRules) string {
 	switch {
 	case r.RefusedRedirect != "":
 		return "robots.txt redirect to another host refused (no politeness gate): " + r.RefusedRedirect + "; treated as unavailable (allow all)"
+	case r.Redirect == "" && r.Err != nil:
+		return "robots.txt " + r.Outcome.String() + ": " + r.Err.Error()
 	case r.Redirect == "":
-		return ""
+		return "robots.txt " + r.Outcome.String()
 	case r.Outcome == fetcher.RobotsDeferred:
 		return "robots.txt redirects to another host: " + r.Redirect + "; waiting for that host's politeness slot (URLs held)"
 	}

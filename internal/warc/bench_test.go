@@ -2,6 +2,7 @@ package warc
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"net/http"
@@ -54,5 +55,33 @@ func BenchmarkGzipBaseline(b *testing.B) {
 		zw.Reset(io.Discard)
 		zw.Write(body)
 		zw.Close()
+	}
+}
+
+// BenchmarkCompressLevel compresses one record at each gzip level worth
+// considering (docs/bench/warc.md: why level 1): a 20 KB page's response
+// record and a request record (which pays a Huffman table of its own).
+func BenchmarkCompressLevel(b *testing.B) {
+	body := body20k()
+	req := requestHead("GET", "http://h17.sim.test/a/b/c", "HTTP/1.1", http.Header{"User-Agent": {"sextant/1.0"}, "Accept-Encoding": {"gzip"}})
+	for _, rec := range []struct {
+		name       string
+		head, body []byte
+	}{{"page", []byte("HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n"), body}, {"request", req, nil}} {
+		for _, level := range []int{gzip.NoCompression, gzip.HuffmanOnly, gzip.BestSpeed, 2, 3} {
+			b.Run(fmt.Sprintf("%s/level=%d", rec.name, level), func(b *testing.B) {
+				p := &pending{typ: "response", id: "<urn:uuid:x>", head: rec.head, body: section(rec.body)}
+				p.digest()
+				var out bufferWriter
+				b.SetBytes(int64(len(rec.head) + len(rec.body)))
+				for i := 0; i < b.N; i++ {
+					out.b = out.b[:0]
+					if err := compress(&out, p, level); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(len(out.b)), "gz-bytes")
+			})
+		}
 	}
 }

@@ -7,7 +7,10 @@
 // directory (Heritrix's naming; TIMESTAMP has 17 digits, milliseconds),
 // each opened with a warcinfo record (software, format and Options.Info:
 // the crawl's settings) and renamed from .warc.gz.open when it passes
-// MaxSize or when the Writer closes. Every record is its own gzip member,
+// MaxSize or when the Writer closes. Every other record of a file names
+// that warcinfo record in WARC-Warcinfo-ID (a record compressed just
+// before a rotation is rewritten by the writer goroutine to name the file
+// it lands in). Every record is its own gzip member,
 // so a file can be read from any record's offset (what CDX indexes rely
 // on).
 //
@@ -22,6 +25,9 @@
 // written by this Writer (remembered among the last RevisitMemory
 // digests) is written as a revisit record (identical-payload-digest
 // profile, WARC-Refers-To, -Target-URI, -Date) holding only the HTTP head.
+// The remembered digests are kept in PREFIX-NODEID.digests beside the
+// files and read back by NewWriter, so a resumed crawl still writes
+// revisits for payloads archived before it stopped (revisit.go).
 //
 // Pipeline: callers compute digests and compress their records in their
 // own goroutine; one writer goroutine appends them to the file, flushes

@@ -1,7 +1,6 @@
 package warc
 
 import (
-	"bufio"
 	"bytes"
 	"crypto/sha1"
 	"encoding/base32"
@@ -13,10 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
-
-	"github.com/klauspost/compress/gzip"
 )
 
 // Field is one named header field; order is kept.
@@ -105,6 +101,8 @@ func (w *Writer) startFetch(f Fetch) (func() (Location, error), error) {
 	if f.IP != "" {
 		common = append(common, Field{"WARC-IP-Address", f.IP})
 	}
+	info := *w.infoID.Load()
+	common = append(common, Field{"WARC-Warcinfo-ID", info})
 	if err := checkFields(common); err != nil {
 		return nil, err
 	}
@@ -155,13 +153,16 @@ func (w *Writer) startFetch(f Fetch) (func() (Location, error), error) {
 		mt = "warc/revisit"
 	}
 	j := &job{}
+	if w.seen != nil && !revisit && body.Size() > 0 && !f.Truncated {
+		j.remember = &remembered{payloadDigest, digestEntry{id: resp.id, uri: f.URL, date: date}}
+	}
 	for i, p := range ps {
 		buf := bufferWriter{b: getBuf()}
 		if err := compress(&buf, p, w.o.Level); err != nil {
 			j.release()
 			return nil, err
 		}
-		m := member{gz: buf.b, id: p.id}
+		m := member{gz: buf.b, id: p.id, info: info}
 		if i == 0 {
 			m.cdx = &cdxEntry{url: f.URL, date: f.Date, mime: mt, status: status, digest: payloadDigest}
 		}
@@ -177,13 +178,12 @@ func (w *Writer) startFetch(f Fetch) (func() (Location, error), error) {
 		if j.err != nil {
 			return Location{}, j.err
 		}
-		return w.fetchDone(j, payloadDigest, revisit, resp.id, f, date, body), nil
+		return w.fetchDone(j, payloadDigest, revisit), nil
 	}, nil
 }
 
-// fetchDone counts a written fetch, remembers its payload and returns its
-// Location.
-func (w *Writer) fetchDone(j *job, payloadDigest string, revisit bool, respID string, f Fetch, date string, body *io.SectionReader) Location {
+// fetchDone counts a written fetch and returns its Location.
+func (w *Writer) fetchDone(j *job, payloadDigest string, revisit bool) Location {
 	loc := j.locs[0]
 	loc.PayloadDigest, loc.Revisit = payloadDigest, revisit
 	w.mu.Lock()
@@ -192,9 +192,6 @@ func (w *Writer) fetchDone(j *job, payloadDigest string, revisit bool, respID st
 		w.stats.Revisits++
 	}
 	w.mu.Unlock()
-	if w.seen != nil && !revisit && body.Size() > 0 && !f.Truncated {
-		w.seen.put(payloadDigest, digestEntry{id: respID, uri: f.URL, date: date})
-	}
 	return loc
 }
 
@@ -223,6 +220,13 @@ func (w *Writer) WriteRecord(r Record) (Location, error) {
 	if !hasField(p.fields, "WARC-Date") {
 		p.fields = append(p.fields, Field{"WARC-Date", w.o.Now().UTC().Format(time.RFC3339Nano)})
 	}
+	// A record names its file's warcinfo unless it is one or names one
+	// itself (a record copied from another file keeps its own).
+	var info string
+	if !strings.EqualFold(p.typ, "warcinfo") && !hasField(p.fields, "WARC-Warcinfo-ID") {
+		info = *w.infoID.Load()
+		p.fields = append(p.fields, Field{"WARC-Warcinfo-ID", info})
+	}
 	if err := checkFields(append([]Field{{"WARC-Type", p.typ}, {"WARC-Record-ID", p.id}}, p.fields...)); err != nil {
 		return Location{}, err
 	}
@@ -233,7 +237,7 @@ func (w *Writer) WriteRecord(r Record) (Location, error) {
 	if err := compress(&buf, p, w.o.Level); err != nil {
 		return Location{}, err
 	}
-	j := &job{members: []member{{gz: buf.b, id: p.id}}}
+	j := &job{members: []member{{gz: buf.b, id: p.id, info: info}}}
 	if err := w.submit(j); err != nil {
 		return Location{}, err
 	}
@@ -269,7 +273,7 @@ func responseHead(proto string, code int, status string, h http.Header) []byte {
 	if reason == "" {
 		reason = http.StatusText(code)
 	}
-	fmt.Fprintf(&b, "%s %d %s\r\n", proto, code, strings.NewReplacer("\r", " ", "\n", " ").Replace(reason))
+	fmt.Fprintf(&b, "%s %d %s\r\n", proto, code, noCRLF(reason))
 	writeHeader(&b, h, "Transfer-Encoding")
 	return b.Bytes()
 }
@@ -353,12 +357,24 @@ func writeHeader(b *bytes.Buffer, h http.Header, skip string) {
 	sort.Strings(keys)
 	for _, k := range keys {
 		for _, v := range h[k] {
-			v = strings.NewReplacer("\r", " ", "\n", " ").Replace(v)
-			fmt.Fprintf(b, "%s: %s\r\n", k, v)
+			b.WriteString(k)
+			b.WriteString(": ")
+			b.WriteString(noCRLF(v))
+			b.WriteString("\r\n")
 		}
 	}
 	b.WriteString("\r\n")
 }
+
+// noCRLF replaces CR and LF by spaces (a value cannot break the head).
+func noCRLF(v string) string {
+	if !strings.ContainsAny(v, "\r\n") {
+		return v
+	}
+	return crlfSpaces.Replace(v)
+}
+
+var crlfSpaces = strings.NewReplacer("\r", " ", "\n", " ")
 
 func requestTarget(raw string) (target, host string) {
 	rest, ok := strings.CutPrefix(raw, "http://")
@@ -380,116 +396,4 @@ func requestTarget(raw string) (target, host string) {
 		target = "/" + target
 	}
 	return target, host
-}
-
-// bufPool recycles the compressed records' buffers once written.
-var bufPool sync.Pool // *[]byte
-
-func getBuf() []byte {
-	if p, ok := bufPool.Get().(*[]byte); ok {
-		return (*p)[:0]
-	}
-	return make([]byte, 0, 16<<10)
-}
-
-// release recycles j's buffers (after submit: the file has them).
-func (j *job) release() {
-	for i := range j.members {
-		if b := j.members[i].gz; cap(b) <= 1<<20 { // keep huge ones out of the pool
-			bufPool.Put(&b)
-		}
-		j.members[i].gz = nil
-	}
-}
-
-// copyBufs are io.Copy's buffers: a SectionReader is no WriterTo, so
-// io.Copy would allocate 32 KiB for every body read (twice per record).
-var copyBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
-
-// copyBody copies all of body (from its start) to dst.
-func copyBody(dst io.Writer, body *io.SectionReader) (int64, error) {
-	b := copyBufs.Get().(*[]byte)
-	defer copyBufs.Put(b)
-	return io.CopyBuffer(dst, io.NewSectionReader(body, 0, body.Size()), *b)
-}
-
-// gzPools keep one pool of gzip writers per level: a writer's allocation
-// is ~800 KB, too much for every record.
-var gzPools sync.Map // level -> *sync.Pool
-
-func gzWriter(dst io.Writer, level int) *gzip.Writer {
-	pl, _ := gzPools.LoadOrStore(level, &sync.Pool{})
-	if z, ok := pl.(*sync.Pool).Get().(*gzip.Writer); ok {
-		z.Reset(dst)
-		return z
-	}
-	z, err := gzip.NewWriterLevel(dst, level)
-	if err != nil {
-		panic(err) // level was validated
-	}
-	return z
-}
-
-func putGz(z *gzip.Writer, level int) {
-	pl, _ := gzPools.Load(level)
-	pl.(*sync.Pool).Put(z)
-}
-
-// compress writes p as one gzip member to dst.
-func compress(dst io.Writer, p *pending, level int) error {
-	z := gzWriter(dst, level)
-	defer putGz(z, level)
-	bw := bufio.NewWriterSize(z, 4096)
-	fmt.Fprintf(bw, "WARC/1.1\r\nWARC-Type: %s\r\nWARC-Record-ID: %s\r\n", p.typ, p.id)
-	for _, f := range p.fields {
-		fmt.Fprintf(bw, "%s: %s\r\n", f.Name, f.Value)
-	}
-	size := int64(len(p.head)) + p.body.Size()
-	fmt.Fprintf(bw, "WARC-Block-Digest: %s\r\nContent-Length: %d\r\n\r\n", p.blockDigest, size)
-	bw.Write(p.head)
-	if _, err := copyBody(bw, p.body); err != nil {
-		return fmt.Errorf("warc: reading body: %w", err)
-	}
-	bw.WriteString("\r\n\r\n")
-	if err := bw.Flush(); err != nil {
-		return err
-	}
-	return z.Close()
-}
-
-// digestEntry is what a revisit record needs of the record it refers to.
-type digestEntry struct{ id, uri, date string }
-
-// digestMemory remembers the last n payload digests written (FIFO). Safe
-// for concurrent use.
-type digestMemory struct {
-	mu   sync.Mutex
-	m    map[string]digestEntry
-	ring []string
-	next int
-}
-
-func newDigestMemory(n int) *digestMemory {
-	return &digestMemory{m: make(map[string]digestEntry, min(n, 1<<16)), ring: make([]string, n)}
-}
-
-func (d *digestMemory) get(k string) (digestEntry, bool) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	e, ok := d.m[k]
-	return e, ok
-}
-
-func (d *digestMemory) put(k string, e digestEntry) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if _, ok := d.m[k]; ok {
-		return
-	}
-	if old := d.ring[d.next]; old != "" {
-		delete(d.m, old)
-	}
-	d.ring[d.next] = k
-	d.next = (d.next + 1) % len(d.ring)
-	d.m[k] = e
 }

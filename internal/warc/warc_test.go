@@ -67,13 +67,9 @@ func readGowarc(t *testing.T, path string) []goRec {
 	}
 }
 
-func TestWriteFetchReadByGowarc(t *testing.T) {
-	dir := t.TempDir()
-	w, err := NewWriter(Options{Dir: dir, MaxSize: 8 << 10, Info: map[string]string{"operator": "test"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	const workers, each = 4, 25
+// writeConcurrently writes workers×each fetches from workers goroutines
+// and returns their bodies by URL.
+func writeConcurrently(t *testing.T, w *Writer, workers, each int) map[string][]byte {
 	bodies := map[string][]byte{}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
@@ -104,6 +100,46 @@ func TestWriteFetchReadByGowarc(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+	return bodies
+}
+
+// readChecked reads a file with gowarc and checks what holds for every
+// record: one gzip member each, block digests, IDs and dates, and the
+// WARC-Warcinfo-ID of its own file's warcinfo record (which has Info).
+func readChecked(t *testing.T, name string) []goRec {
+	t.Helper()
+	if !strings.HasPrefix(filepath.Base(name), "sextant-") || !strings.HasSuffix(name, ".warc.gz") {
+		t.Errorf("file name %s", name)
+	}
+	recs := readGowarc(t, name)
+	checkWarcinfoIDs(t, name, recs)
+	if !bytes.Contains(recs[0].content, []byte("operator: test")) {
+		t.Errorf("warcinfo lacks Info: %q", recs[0].content)
+	}
+	for i, r := range recs {
+		// one gzip member per record: each record starts where the
+		// previous member ended
+		if i > 0 && r.offset != recs[i-1].offset+recs[i-1].size {
+			t.Errorf("%s record %d at %d, previous ended at %d", name, i, r.offset, recs[i-1].offset+recs[i-1].size)
+		}
+		if got := r.h.Get("WARC-Block-Digest"); got != sha1b32(r.content) {
+			t.Errorf("block digest %s, want %s", got, sha1b32(r.content))
+		}
+		if r.h.Get("WARC-Record-ID") == "" || r.h.Get("WARC-Date") == "" {
+			t.Errorf("record without ID or date: %v", r.h)
+		}
+	}
+	return recs
+}
+
+func TestWriteFetchReadByGowarc(t *testing.T) {
+	dir := t.TempDir()
+	w, err := NewWriter(Options{Dir: dir, MaxSize: 8 << 10, Info: map[string]string{"operator": "test"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const workers, each = 4, 25
+	bodies := writeConcurrently(t, w, workers, each)
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -124,28 +160,7 @@ func TestWriteFetchReadByGowarc(t *testing.T) {
 	responses := map[string]goRec{}
 	var requests []goRec
 	for _, name := range files {
-		if !strings.HasPrefix(filepath.Base(name), "sextant-") || !strings.HasSuffix(name, ".warc.gz") {
-			t.Errorf("file name %s", name)
-		}
-		recs := readGowarc(t, name)
-		if len(recs) == 0 || recs[0].h.Get("WARC-Type") != "warcinfo" {
-			t.Fatalf("%s does not start with warcinfo", name)
-		}
-		if !bytes.Contains(recs[0].content, []byte("operator: test")) {
-			t.Errorf("warcinfo lacks Info: %q", recs[0].content)
-		}
-		for i, r := range recs {
-			// one gzip member per record: each record starts where the
-			// previous member ended
-			if i > 0 && r.offset != recs[i-1].offset+recs[i-1].size {
-				t.Errorf("%s record %d at %d, previous ended at %d", name, i, r.offset, recs[i-1].offset+recs[i-1].size)
-			}
-			if got := r.h.Get("WARC-Block-Digest"); got != sha1b32(r.content) {
-				t.Errorf("block digest %s, want %s", got, sha1b32(r.content))
-			}
-			if r.h.Get("WARC-Record-ID") == "" || r.h.Get("WARC-Date") == "" {
-				t.Errorf("record without ID or date: %v", r.h)
-			}
+		for _, r := range readChecked(t, name) {
 			switch r.h.Get("WARC-Type") {
 			case "response":
 				responses[r.h.Get("WARC-Record-ID")] = r
@@ -158,35 +173,42 @@ func TestWriteFetchReadByGowarc(t *testing.T) {
 		t.Fatalf("%d responses, %d requests", len(responses), len(requests))
 	}
 	for _, rq := range requests {
-		resp, ok := responses[rq.h.Get("WARC-Concurrent-To")]
-		if !ok {
-			t.Fatalf("request not linked to a response: %v", rq.h)
-		}
-		u := resp.h.Get("WARC-Target-URI")
-		if rq.h.Get("WARC-Target-URI") != u {
-			t.Errorf("request URI %s, response %s", rq.h.Get("WARC-Target-URI"), u)
-		}
-		if resp.h.Get("Content-Type") != "application/http;msgtype=response" {
-			t.Errorf("content type %q", resp.h.Get("Content-Type"))
-		}
-		head, body, ok := bytes.Cut(resp.content, []byte("\r\n\r\n"))
-		if !ok || !bytes.Equal(body, bodies[u]) {
-			t.Fatalf("%s: payload differs", u)
-		}
-		if got := resp.h.Get("WARC-Payload-Digest"); got != sha1b32(body) {
-			t.Errorf("payload digest %s, want %s", got, sha1b32(body))
-		}
-		hs := string(head)
-		// The head as received: nothing rewritten.
-		if !strings.HasPrefix(hs, "HTTP/1.1 200 OK\r\n") || !strings.Contains(hs, "\r\nContent-Encoding: gzip\r\n") ||
-			!strings.Contains(hs, "\r\nContent-Length: 17") || strings.Contains(hs, "X-Sextant") {
-			t.Errorf("%s: response head %q", u, hs)
-		}
-		wantLine := "GET " + strings.TrimPrefix(strings.SplitN(u, "#", 2)[0], "http://"+strings.Split(strings.TrimPrefix(u, "http://"), "/")[0]) + " HTTP/1.1\r\n"
-		if !bytes.HasPrefix(rq.content, []byte(wantLine)) || !bytes.Contains(rq.content, []byte("User-Agent: sextant-test")) ||
-			!bytes.Contains(rq.content, []byte("Host: ")) {
-			t.Errorf("request block %q, want line %q", rq.content, wantLine)
-		}
+		checkPair(t, rq, responses, bodies)
+	}
+}
+
+// checkPair checks a request record, the response it is concurrent to and
+// that response's payload.
+func checkPair(t *testing.T, rq goRec, responses map[string]goRec, bodies map[string][]byte) {
+	t.Helper()
+	resp, ok := responses[rq.h.Get("WARC-Concurrent-To")]
+	if !ok {
+		t.Fatalf("request not linked to a response: %v", rq.h)
+	}
+	u := resp.h.Get("WARC-Target-URI")
+	if rq.h.Get("WARC-Target-URI") != u {
+		t.Errorf("request URI %s, response %s", rq.h.Get("WARC-Target-URI"), u)
+	}
+	if resp.h.Get("Content-Type") != "application/http;msgtype=response" {
+		t.Errorf("content type %q", resp.h.Get("Content-Type"))
+	}
+	head, body, ok := bytes.Cut(resp.content, []byte("\r\n\r\n"))
+	if !ok || !bytes.Equal(body, bodies[u]) {
+		t.Fatalf("%s: payload differs", u)
+	}
+	if got := resp.h.Get("WARC-Payload-Digest"); got != sha1b32(body) {
+		t.Errorf("payload digest %s, want %s", got, sha1b32(body))
+	}
+	hs := string(head)
+	// The head as received: nothing rewritten.
+	if !strings.HasPrefix(hs, "HTTP/1.1 200 OK\r\n") || !strings.Contains(hs, "\r\nContent-Encoding: gzip\r\n") ||
+		!strings.Contains(hs, "\r\nContent-Length: 17") || strings.Contains(hs, "X-Sextant") {
+		t.Errorf("%s: response head %q", u, hs)
+	}
+	wantLine := "GET " + strings.TrimPrefix(strings.SplitN(u, "#", 2)[0], "http://"+strings.Split(strings.TrimPrefix(u, "http://"), "/")[0]) + " HTTP/1.1\r\n"
+	if !bytes.HasPrefix(rq.content, []byte(wantLine)) || !bytes.Contains(rq.content, []byte("User-Agent: sextant-test")) ||
+		!bytes.Contains(rq.content, []byte("Host: ")) {
+		t.Errorf("request block %q, want line %q", rq.content, wantLine)
 	}
 }
 

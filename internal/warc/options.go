@@ -1,0 +1,159 @@
+package warc
+
+import (
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/klauspost/compress/gzip"
+)
+
+// Errors.
+var (
+	ErrBadOptions = errors.New("warc: bad options")
+	ErrClosed     = errors.New("warc: writer closed")
+	ErrBadFetch   = errors.New("warc: bad fetch")
+)
+
+// Options configure a Writer. Zero fields take the defaults noted.
+type Options struct {
+	Dir    string // required: where the files go (must exist)
+	Prefix string // file name prefix; default "sextant"
+	// NodeID is the second part of file names (PREFIX-NODEID-TIMESTAMP-
+	// SERIAL.warc.gz, as Heritrix names them); default "n0". Writers of
+	// different nodes may share Dir; a Writer repairs only its own files.
+	NodeID   string
+	MaxSize  int64  // rotate after a file reaches this many bytes; default 1 GiB
+	Software string // warcinfo "software"; default "sextant"
+	// Info is added to every warcinfo record (e.g. the crawl's settings,
+	// operator, isPartOf), in sorted key order.
+	Info map[string]string
+	// Now is the clock for WARC-Date and file names; default time.Now.
+	Now func() time.Time
+	// NewID returns a fresh record ID without angle brackets; default a
+	// random urn:uuid.
+	NewID func() string
+	// Level is the gzip level; default gzip.BestSpeed (at the default
+	// level, compressing cost a crawl more CPU than extracting links:
+	// docs/bench/warc.md).
+	Level int
+	// Queue is how many fetches may wait for the writer goroutine; default
+	// 64. A full queue makes WriteFetch wait (back-pressure).
+	Queue int
+	// RevisitMemory is how many payload digests are remembered to write
+	// later identical payloads as revisit records; default 100000,
+	// negative: no revisit records. Oldest digests are forgotten first.
+	// They survive a restart in Dir/PREFIX-NODEID.digests (revisit.go).
+	RevisitMemory int
+	// NoCDXJ turns off the .cdxj index written beside each file.
+	NoCDXJ bool
+	// Logger receives the repair of torn files at open; default discard.
+	Logger *slog.Logger
+}
+
+// EnsureDefaults fills zero fields.
+func (o *Options) EnsureDefaults() {
+	if o.Prefix == "" {
+		o.Prefix = "sextant"
+	}
+	if o.NodeID == "" {
+		o.NodeID = "n0"
+	}
+	if o.MaxSize == 0 {
+		o.MaxSize = 1 << 30
+	}
+	if o.Software == "" {
+		o.Software = "sextant"
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.NewID == nil {
+		o.NewID = newUUID
+	}
+	if o.Level == 0 {
+		o.Level = gzip.BestSpeed
+	}
+	if o.Queue == 0 {
+		o.Queue = 64
+	}
+	if o.RevisitMemory == 0 {
+		o.RevisitMemory = 100000
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+}
+
+// Validate reports every bad field.
+func (o *Options) Validate() error {
+	var errs []string
+	if o.Dir == "" {
+		errs = append(errs, "Dir is empty")
+	}
+	for name, v := range map[string]string{"Prefix": o.Prefix, "NodeID": o.NodeID} {
+		if strings.ContainsAny(v, "/\\") {
+			errs = append(errs, fmt.Sprintf("%s %q contains a path separator", name, v))
+		}
+	}
+	if o.MaxSize < 0 {
+		errs = append(errs, fmt.Sprintf("MaxSize %d < 0", o.MaxSize))
+	}
+	if o.Queue < 0 {
+		errs = append(errs, fmt.Sprintf("Queue %d < 0", o.Queue))
+	}
+	if o.Level < gzip.HuffmanOnly || o.Level > gzip.BestCompression {
+		errs = append(errs, fmt.Sprintf("Level %d", o.Level))
+	}
+	// Prefix and NodeID start every WARC-Filename; Software and Info are
+	// warcinfo fields (application/warc-fields).
+	for _, f := range append([]Field{{"WARC-Filename", o.Prefix + "-" + o.NodeID + ".warc.gz"}, {"software", o.Software}}, infoFields(o.Info)...) {
+		if err := checkField(f.Name, f.Value); err != nil {
+			errs = append(errs, err.Error())
+		}
+	}
+	sort.Strings(errs)
+	if len(errs) > 0 {
+		return fmt.Errorf("%w: %s", ErrBadOptions, strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+// infoFields are the fields of info in sorted key order.
+func infoFields(info map[string]string) []Field {
+	keys := make([]string, 0, len(info))
+	for k := range info {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	fs := make([]Field, len(keys))
+	for i, k := range keys {
+		fs[i] = Field{k, info[k]}
+	}
+	return fs
+}
+
+func newUUID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("urn:uuid:%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:])
+}
+
+// Stats are the Writer's counters.
+type Stats struct {
+	Files    int   // files opened
+	Records  int64 // records written, warcinfo included
+	Fetches  int64 // WriteFetch calls that succeeded
+	Revisits int64 // of which written as revisit records
+	Bytes    int64 // compressed bytes written
+	// Repaired counts torn files found at open (left by a crash), CutBytes
+	// the bytes cut from their tails.
+	Repaired int
+	CutBytes int64
+}
