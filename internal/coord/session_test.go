@@ -14,10 +14,14 @@ import (
 
 const testTTL = 2 * time.Second
 
+// testElection is the embedded members' election timeout (ElectionMs):
+// TTL 2 s needs one of at most 0.55 s (Options.validateSession).
+const testElection = 500 * time.Millisecond
+
 func (p *pki) session(id string, endpoints ...string) *Session {
 	p.t.Helper()
 	s, err := NewSession(Options{Endpoints: endpoints, TLS: p.client(id), TTL: testTTL, RequestTimeout: 500 * time.Millisecond,
-		DialTimeout: 500 * time.Millisecond}, hostsplit.NodeID(id))
+		DialTimeout: 500 * time.Millisecond, ElectionTimeout: testElection}, hostsplit.NodeID(id))
 	if err != nil {
 		p.t.Fatal(err)
 	}
