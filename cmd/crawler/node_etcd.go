@@ -19,7 +19,7 @@ import (
 // "etcd" object.
 type etcdFlags struct {
 	endpoints, ca, cert, key *string
-	ttl                      *time.Duration
+	ttl, election            *time.Duration
 }
 
 func addEtcdFlags(f *flags) etcdFlags {
@@ -29,12 +29,13 @@ func addEtcdFlags(f *flags) etcdFlags {
 		cert:      f.String("etcd-cert", "", "client certificate for etcd, CN = etcd user (default the node's tls.cert)"),
 		key:       f.String("etcd-key", "", "client key for etcd (default the node's tls.key)"),
 		ttl:       f.Duration("etcd-ttl", 0, "etcd lease TTL, whole seconds (default 5s): a node cut off from etcd stops fetching within it"),
+		election:  f.Duration("etcd-election-timeout", 0, "the etcd cluster's election timeout (default 1s): the TTL must outlast a leader election (TTL ≳ 3× this)"),
 	}
 }
 
 // apply sets the flags given into cfg.Etcd.
 func (ef etcdFlags) apply(cfg *nodeconfig.Config) error {
-	if *ef.endpoints == "" && *ef.ca == "" && *ef.cert == "" && *ef.key == "" && *ef.ttl == 0 {
+	if *ef.endpoints == "" && *ef.ca == "" && *ef.cert == "" && *ef.key == "" && *ef.ttl == 0 && *ef.election == 0 {
 		return nil
 	}
 	if cfg.Etcd == nil {
@@ -51,6 +52,10 @@ func (ef etcdFlags) apply(cfg *nodeconfig.Config) error {
 	if *ef.ttl != 0 {
 		d := nodeconfig.Duration(*ef.ttl)
 		cfg.Etcd.TTL = &d
+	}
+	if *ef.election != 0 {
+		d := nodeconfig.Duration(*ef.election)
+		cfg.Etcd.ElectionTimeout = &d
 	}
 	return cfg.Validate()
 }
@@ -79,6 +84,9 @@ func openEtcdSession(ctx context.Context, cfg *nodeconfig.Config, logger *slog.L
 	o := coord.Options{Endpoints: cfg.Etcd.Endpoints, TLS: tc, Cluster: cfg.Etcd.Cluster, Logger: logger}
 	if cfg.Etcd.TTL != nil {
 		o.TTL = time.Duration(*cfg.Etcd.TTL)
+	}
+	if cfg.Etcd.ElectionTimeout != nil {
+		o.ElectionTimeout = time.Duration(*cfg.Etcd.ElectionTimeout)
 	}
 	s, err := coord.NewSession(o, hostsplit.NodeID(cfg.ID))
 	if err != nil {

@@ -30,6 +30,9 @@ const noFenceEnv = "SEXTANT_SPLITBRAIN_NO_FENCE"
 // splitTTL is the nodes' etcd lease TTL in TestSplitBrainFenced.
 const splitTTL = 2 * time.Second
 
+// splitElection is etcd's election timeout: TTL 2 s needs ≤ 0.55 s.
+const splitElection = 500 * time.Millisecond
+
 // Issue 25, defect 1, with separate `crawler node` processes fenced on an
 // embedded etcd (mTLS, RBAC): node-2 is cut off from its peers and from
 // etcd (a TCP proxy per link), `crawler cluster remove --lost` removes it
@@ -76,7 +79,8 @@ func TestSplitBrainFenced(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	etcd, err := coord.StartEmbedded(coord.EmbedOptions{Dir: filepath.Join(root, "etcd"), CAPEM: ca.CertPEM, CertPEM: ec, KeyPEM: ek})
+	etcd, err := coord.StartEmbedded(coord.EmbedOptions{Dir: filepath.Join(root, "etcd"), CAPEM: ca.CertPEM, CertPEM: ec, KeyPEM: ek,
+		ElectionMs: uint(splitElection.Milliseconds())})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,6 +135,7 @@ func TestSplitBrainFenced(t *testing.T) {
 	minDelay, maxDelay := nodeconfig.Duration(150*time.Millisecond), nodeconfig.Duration(300*time.Millisecond)
 	backoff, maxBackoff := nodeconfig.Duration(10*time.Millisecond), nodeconfig.Duration(100*time.Millisecond)
 	fetchTimeout, dueFlush, ttl := nodeconfig.Duration(3*time.Second), nodeconfig.Duration(50*time.Millisecond), nodeconfig.Duration(splitTTL)
+	election := nodeconfig.Duration(splitElection)
 	factor := 2.0
 	config := func(i int) string {
 		cert, key := tlsutil.NodeFiles("pki", ids[i])
@@ -161,7 +166,7 @@ func TestSplitBrainFenced(t *testing.T) {
 			MaxPagesPerHost: 200,
 		}
 		if fence {
-			c.Etcd = &nodeconfig.Etcd{Endpoints: []string{endpoint}, TTL: &ttl}
+			c.Etcd = &nodeconfig.Etcd{Endpoints: []string{endpoint}, TTL: &ttl, ElectionTimeout: &election}
 		}
 		b, err := json.MarshalIndent(c, "", "  ")
 		if err != nil {

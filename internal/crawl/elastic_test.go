@@ -36,6 +36,8 @@ type elasticCluster struct {
 	stop   map[string]context.CancelFunc
 	// control, if set, gives each started member its Control (etcd tests).
 	control func(id string) Control
+	// nodeOpts, if set, adjusts each started member's options.
+	nodeOpts func(o *Options)
 }
 
 func newElasticCluster(t *testing.T, ctx context.Context, n int) *elasticCluster {
@@ -58,6 +60,9 @@ func (c *elasticCluster) start(i int, members []hostsplit.Member, epoch uint64, 
 	// Trap hosts are left out of the oracle comparison; a smaller budget
 	// shortens the crawl's tail (each trap host is crawled sequentially).
 	o.MaxPagesPerHost = elasticTrapBudget
+	if c.nodeOpts != nil {
+		c.nodeOpts(&o)
+	}
 	var ctl Control
 	if c.control != nil {
 		ctl = c.control(seat.ID)
