@@ -96,6 +96,10 @@ func TestNodeEtcdFlags(t *testing.T) {
 	if got := c.EtcdTLS(); got != c.TLS {
 		t.Fatalf("etcd TLS %+v, want the node's %+v", got, c.TLS)
 	}
+	ef, _ = parse("--etcd", "https://a:2379", "--etcd-election-timeout", "500ms")
+	if c = load(); ef.apply(c) != nil || c.Etcd.ElectionTimeout == nil || time.Duration(*c.Etcd.ElectionTimeout) != 500*time.Millisecond {
+		t.Fatalf("--etcd-election-timeout 500ms: %+v", c.Etcd)
+	}
 	ef, _ = parse("--etcd", "https://a:2379", "--etcd-ttl", "1500ms")
 	if err := ef.apply(load()); err == nil || !strings.Contains(err.Error(), "whole seconds") {
 		t.Fatalf("--etcd-ttl 1500ms: %v", err)

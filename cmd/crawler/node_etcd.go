@@ -3,14 +3,12 @@ package main
 import (
 	"context"
 	"crypto/tls"
-	"errors"
 	"log/slog"
 	"strings"
 	"time"
 
 	"github.com/sextant-crawler/sextant/hostsplit"
 	"github.com/sextant-crawler/sextant/internal/coord"
-	"github.com/sextant-crawler/sextant/internal/handoff"
 	"github.com/sextant-crawler/sextant/internal/nodeconfig"
 	"github.com/sextant-crawler/sextant/internal/tlsutil"
 )
@@ -88,21 +86,18 @@ func openEtcdSession(ctx context.Context, cfg *nodeconfig.Config, logger *slog.L
 	if cfg.Etcd.ElectionTimeout != nil {
 		o.ElectionTimeout = time.Duration(*cfg.Etcd.ElectionTimeout)
 	}
-	s, err := coord.NewSession(o, hostsplit.NodeID(cfg.ID))
-	if err != nil {
-		return nil, err
-	}
 	v := hostsplit.View{Epoch: max(cfg.Epoch, 1)}
 	for _, m := range cfg.Members {
 		v.Members = append(v.Members, hostsplit.Member{ID: hostsplit.NodeID(m.ID), Addr: m.Addr})
 	}
 	if !cfg.Join {
-		ictx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		_, err := s.Store().Init(ictx, v)
-		cancel()
-		if err != nil && !errors.Is(err, handoff.ErrDenied) {
-			logger.Warn("etcd: storing the initial view", "err", err)
-		}
+		// Stored by the session's renewal rounds once etcd answers: the
+		// nodes may start before etcd has a quorum (compose, Kubernetes).
+		o.InitView = &v
+	}
+	s, err := coord.NewSession(o, hostsplit.NodeID(cfg.ID))
+	if err != nil {
+		return nil, err
 	}
 	return s, nil
 }

@@ -22,6 +22,11 @@ type EmbedOptions struct {
 	// ClientAddr and PeerAddr are host:port to listen on (loopback).
 	// Default: free ports on 127.0.0.1.
 	ClientAddr, PeerAddr string
+	// ListenClientAddr and ListenPeerAddr, if set, are where the member
+	// listens (e.g. 0.0.0.0:2379 in a container) when that differs from
+	// the addresses it advertises (ClientAddr, PeerAddr: names its
+	// certificate covers).
+	ListenClientAddr, ListenPeerAddr string
 	// Peers lists every member of a multi-member cluster as
 	// name -> peer host:port (this one included); empty: a single member.
 	Peers map[string]string
@@ -101,8 +106,15 @@ func StartEmbedded(o EmbedOptions) (*Embedded, error) {
 	cfg.Dir = filepath.Join(o.Dir, "data")
 	cfg.TickMs, cfg.ElectionMs = o.TickMs, o.ElectionMs
 	cu, pu := url.URL{Scheme: "https", Host: o.ClientAddr}, url.URL{Scheme: "https", Host: o.PeerAddr}
-	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{cu}, []url.URL{cu}
-	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{pu}, []url.URL{pu}
+	lcu, lpu := cu, pu
+	if o.ListenClientAddr != "" {
+		lcu.Host = o.ListenClientAddr
+	}
+	if o.ListenPeerAddr != "" {
+		lpu.Host = o.ListenPeerAddr
+	}
+	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{lcu}, []url.URL{cu}
+	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{lpu}, []url.URL{pu}
 	cfg.ListenMetricsUrls = nil
 	var ic []string
 	for name, addr := range o.Peers {

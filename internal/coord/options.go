@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"strings"
 	"time"
+
+	"github.com/sextant-crawler/sextant/hostsplit"
 )
 
 // ErrInvalidOptions reports Options that Validate refuses.
@@ -38,6 +40,12 @@ type Options struct {
 	// twice this later, so NewSession refuses a TTL that cannot outlast
 	// that (see validateSession).
 	ElectionTimeout time.Duration
+	// InitView, if set, is stored by a Session as the cluster's view while
+	// etcd has none (a node's configured view on the cluster's first
+	// start): tried in every renewal round until etcd answers, so nodes
+	// may start before etcd has a quorum. A node without the right to
+	// write it (RBAC) leaves it to the operator.
+	InitView *hostsplit.View
 	// Logger. Default: discard.
 	Logger *slog.Logger
 }

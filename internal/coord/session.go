@@ -330,6 +330,14 @@ func (s *Session) refresh(ctx context.Context) error {
 		if err := s.setView(kvs[0].Value); err != nil {
 			return err
 		}
+	} else if s.o.InitView != nil {
+		v, err := s.st.Init(ctx, *s.o.InitView)
+		if err != nil && !errors.Is(err, handoff.ErrDenied) {
+			return err
+		}
+		if err == nil {
+			s.setViewValue(v)
+		}
 	}
 	if resp.Responses[1].GetResponseRange().Count > 0 {
 		s.setRemoved()
@@ -355,13 +363,17 @@ func (s *Session) setView(b []byte) error {
 	if err != nil {
 		return err
 	}
+	s.setViewValue(v)
+	return nil
+}
+
+func (s *Session) setViewValue(v hostsplit.View) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.mu.viewOK || v.Epoch > s.mu.view.Epoch {
 		s.mu.view, s.mu.viewOK = v, true
 		s.notifyLocked()
 	}
-	return nil
 }
 
 // watch follows the view and the removed mark between renewals, so that a

@@ -292,6 +292,11 @@ func TestQuorumLossCrawl(t *testing.T) {
 		if mc := simweb.MaxConcurrent(reqs); mc > 1 {
 			overlapping++
 			t.Errorf("%s: %d requests at once", host, mc)
+			for i := 1; i < len(reqs); i++ {
+				if a, b := reqs[i-1], reqs[i]; b.Start.Before(a.End) {
+					t.Logf("  %s [%v, %v] and %s [%v, %v] after the second kill", a.Path, a.Start.Sub(kill2), a.End.Sub(kill2), b.Path, b.Start.Sub(kill2), b.End.Sub(kill2))
+				}
+			}
 		}
 	}
 	t.Logf("%d hosts with overlapping requests", overlapping)
