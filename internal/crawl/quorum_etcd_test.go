@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -287,17 +288,30 @@ func TestQuorumLossCrawl(t *testing.T) {
 	c.stopAll()
 	c.checkUnion(0)
 	c.checkOwners(v1)
-	overlapping := 0
+	// Two requests to one host at once, robots.txt hops aside: a robots.txt
+	// redirect from another host borrows this host's slot on the node that
+	// follows it, not on the host's owner (robotsGate), so such a hop may
+	// overlap the owner's fetch whatever etcd does.
+	overlapping, hops := 0, 0
 	for host, reqs := range c.srv.Log() {
-		if mc := simweb.MaxConcurrent(reqs); mc > 1 {
+		var pages []simweb.Request
+		for _, r := range reqs {
+			if r.Path != "/robots.txt" && !strings.HasPrefix(r.Path, "/robots/") {
+				pages = append(pages, r)
+			}
+		}
+		if simweb.MaxConcurrent(reqs) > 1 {
+			hops++
+		}
+		if mc := simweb.MaxConcurrent(pages); mc > 1 {
 			overlapping++
 			t.Errorf("%s: %d requests at once", host, mc)
-			for i := 1; i < len(reqs); i++ {
-				if a, b := reqs[i-1], reqs[i]; b.Start.Before(a.End) {
+			for i := 1; i < len(pages); i++ {
+				if a, b := pages[i-1], pages[i]; b.Start.Before(a.End) {
 					t.Logf("  %s [%v, %v] and %s [%v, %v] after the second kill", a.Path, a.Start.Sub(kill2), a.End.Sub(kill2), b.Path, b.Start.Sub(kill2), b.End.Sub(kill2))
 				}
 			}
 		}
 	}
-	t.Logf("%d hosts with overlapping requests", overlapping)
+	t.Logf("%d hosts with overlapping requests (%d counting robots.txt hops)", overlapping, hops)
 }
