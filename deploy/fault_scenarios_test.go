@@ -183,7 +183,20 @@ func (c *cluster) faultQuorumLoss() {
 	c.logf("docker kill etcd-0 and etcd-1 at %.0f fetches", c.totalFetches())
 	c.must("kill", c.name("etcd-0"), c.name("etcd-1"))
 	lost := time.Now()
-	time.Sleep(faultTTL + 2*time.Second) // the fence, then the fetches in flight end
+	// The fence, then the fetches in flight end: note when the counter
+	// last moved.
+	var lastMove time.Duration
+	prev := c.totalFetches()
+	for time.Since(lost) < faultTTL+2*time.Second {
+		time.Sleep(250 * time.Millisecond)
+		if n := c.totalFetches(); n != prev {
+			prev, lastMove = n, time.Since(lost)
+		}
+	}
+	c.logf("quorum lost: the fetch counters last moved %v after the kill (TTL %v)", lastMove.Round(100*time.Millisecond), faultTTL)
+	if lastMove >= faultTTL+time.Second {
+		t.Errorf("the nodes still fetched %v after etcd's quorum was lost (TTL %v)", lastMove, faultTTL)
+	}
 	before := c.totalFetches()
 	time.Sleep(5 * time.Second)
 	if after := c.totalFetches(); after != before {
@@ -214,7 +227,8 @@ func (c *cluster) faultFailedAdd() {
 		"cluster", "add", "--pki", "/pki", "--as", "admin", "--peer", "node-0:7000", "--etcd", strings.Join(eps, ","),
 		"--id", "node-3", "--addr", "node-3:7000", "--timeout", "10s")
 	took := time.Since(began)
-	c.logf("cluster add returned after %v: %v\n%s", took.Round(100*time.Millisecond), err, out)
+	lines := strings.Split(out, "\n")
+	c.logf("cluster add returned after %v: %v: %s", took.Round(100*time.Millisecond), err, lines[len(lines)-1])
 	if err == nil {
 		t.Errorf("cluster add of an unreachable node succeeded:\n%s", out)
 	}
