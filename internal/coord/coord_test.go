@@ -222,9 +222,10 @@ func TestStoreAbortAfterFenceUnremoves(t *testing.T) {
 	}
 }
 
-// TestFenceWaitsRecordedTTL: Fence waits the TTL a dropped node recorded
-// with its lease (not the operator's default), and nothing for a node
-// whose lease already expired (it fenced itself before etcd expired it).
+// TestFenceWaitsRecordedTTL: Fence waits the TTL a lost node recorded with
+// its lease (not the operator's default), and nothing for a node whose
+// lease already expired (it fenced itself before etcd expired it) or for
+// a graceful leaver (paused and drained before the fence).
 func TestFenceWaitsRecordedTTL(t *testing.T) {
 	p := newPKI(t)
 	e := p.embedded("etcd-0")
@@ -260,8 +261,12 @@ func TestFenceWaitsRecordedTTL(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	fence := func(id string, old hostsplit.View, nw hostsplit.View) time.Duration {
-		r, err := s.Begin(ctx, handoff.Record{ID: "c-" + id, Old: old, New: nw, Lost: []hostsplit.NodeID{hostsplit.NodeID(id)}})
+	fence := func(id string, old hostsplit.View, nw hostsplit.View, lost bool) time.Duration {
+		r := handoff.Record{ID: "c-" + id, Old: old, New: nw}
+		if lost {
+			r.Lost = []hostsplit.NodeID{hostsplit.NodeID(id)}
+		}
+		r, err := s.Begin(ctx, r)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -277,10 +282,14 @@ func TestFenceWaitsRecordedTTL(t *testing.T) {
 		}
 		return wait
 	}
-	if w := fence("n2", v1, view(2, "n0", "n1")); w != 0 {
+	if w := fence("n2", v1, view(2, "n0", "n1"), true); w != 0 {
 		t.Errorf("n2's lease expired: Fence waits %v, want 0", w)
 	}
-	if w := fence("n1", v1, view(2, "n0", "n2")); w != 3*time.Second {
-		t.Errorf("n1 holds a lease with TTL 3s: Fence waits %v, want 3s (not the operator's 2s)", w)
+	if w := fence("n1", v1, view(2, "n0", "n2"), false); w != 0 {
+		t.Errorf("n1 leaves gracefully (not lost): Fence waits %v, want 0", w)
+	}
+	put("n1", 3*time.Second) // the graceful removal's abort un-removed it; its lease was revoked
+	if w := fence("n1", v1, view(2, "n0", "n2"), true); w != 3*time.Second {
+		t.Errorf("n1 lost, holding a lease with TTL 3s: Fence waits %v, want 3s (not the operator's 2s)", w)
 	}
 }

@@ -304,9 +304,9 @@ type memberInfo struct {
 
 // Fence records r's dropped members as removed (conditioned on r being
 // current), then revokes their leases. It returns how long to wait before
-// their hosts may be fetched by others: the longest lease TTL among those
-// holding a lease (a node stops within its TTL of its last renewal, which
-// came before the revocation); 0 if none holds one.
+// their hosts may be fetched by others: the longest lease TTL among the
+// lost ones (r.Lost) holding a lease (a node stops within its TTL of its
+// last renewal, which came before the revocation); 0 if none does.
 func (s *Store) Fence(ctx context.Context, r handoff.Record) (time.Duration, error) {
 	ids := dropped(r)
 	if len(ids) == 0 {
@@ -342,7 +342,11 @@ func (s *Store) Fence(ctx context.Context, r handoff.Record) (time.Duration, err
 		}
 		for _, kv := range g.Kvs {
 			var mi memberInfo
-			if json.Unmarshal(kv.Value, &mi) == nil && mi.TTLMillis > 0 {
+			if !slices.Contains(r.Lost, id) {
+				// A graceful leaver: paused and drained (it confirmed it
+				// stopped before the change got here), so nothing to wait
+				// for; its lease is revoked all the same.
+			} else if json.Unmarshal(kv.Value, &mi) == nil && mi.TTLMillis > 0 {
 				wait = max(wait, time.Duration(mi.TTLMillis)*time.Millisecond)
 			} else {
 				wait = max(wait, s.o.TTL)
