@@ -39,8 +39,9 @@ type Session struct {
 		changed  chan struct{} // closed and replaced on every change
 		expiring *time.Timer   // fires when the lease grows too old
 	}
-	stop chan struct{}
-	wg   sync.WaitGroup
+	stop   chan struct{}
+	wg     sync.WaitGroup
+	warned time.Time // last renewal failure logged (keepAlive's own)
 }
 
 // NewSession connects as node self and starts keeping its lease alive. It
@@ -218,7 +219,12 @@ func (s *Session) round(deadline time.Time) {
 		// a short pause keeps a refusing member from being hammered.
 		select {
 		case <-ctx.Done():
-			s.o.Logger.Warn("coord: etcd lease renewal failed", "node", s.self, "err", err)
+			// Rounds fail every TTL/8 while etcd is away: once per TTL
+			// is enough to say so.
+			if time.Since(s.warned) >= s.o.TTL {
+				s.warned = time.Now()
+				s.o.Logger.Warn("coord: etcd lease renewal failed", "node", s.self, "err", err)
+			}
 			return
 		case <-time.After(20 * time.Millisecond):
 		}
