@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The Docker fault suite of issue 7 (deploy/fault_test.go): builds the
-# FROM-scratch image, runs simweb + 3 nodes, kills, partitions and
-# rolling-restarts nodes mid-crawl, and checks the crawl logs against
-# simweb's oracle. CI=true makes a missing Docker a failure, not a skip.
+# FROM-scratch image, runs simweb + a 3-member etcd + 3 nodes, kills,
+# partitions and rolling-restarts nodes mid-crawl, takes etcd's quorum away
+# and back, runs a `cluster add` that cannot complete, and checks the crawl
+# logs against simweb's oracle. CI=true makes a missing Docker a failure, not a skip.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CI=${CI:-true}

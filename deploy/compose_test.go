@@ -1,10 +1,12 @@
 package deploy
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sextant-crawler/sextant/internal/nodeconfig"
 	"github.com/sextant-crawler/sextant/simweb"
@@ -46,6 +48,7 @@ func TestComposeConfig(t *testing.T) {
 		}
 	}
 	checkComposePKI(t, string(b))
+	checkComposeEtcd(t, string(b), c)
 	checkComposeCA(t, string(b), c.CAFile)
 }
 
@@ -100,7 +103,7 @@ func checkComposePKI(t *testing.T, compose string) {
 	if strings.Contains(compose, "compose/pki:/pki") {
 		t.Error("compose.yaml mounts the whole PKI directory somewhere")
 	}
-	for _, id := range []string{"node-0", "node-1", "node-2"} {
+	for _, id := range []string{"node-0", "node-1", "node-2", "etcd-0", "etcd-1", "etcd-2"} {
 		if want := []string{"./compose/pki/" + id + ":/pki:ro"}; strings.Join(mounts[id], " ") != strings.Join(want, " ") {
 			t.Errorf("%s mounts %v of the PKI, want %v", id, mounts[id], want)
 		}
@@ -108,6 +111,9 @@ func checkComposePKI(t *testing.T, compose string) {
 	up, err := os.ReadFile("up.sh")
 	if err != nil {
 		t.Fatal(err)
+	}
+	if !strings.Contains(string(up), "--etcd 3") {
+		t.Error("up.sh does not issue the etcd members' certificates (crawler certs --etcd 3)")
 	}
 	if !strings.Contains(string(up), "--per-node --owner 65532:65532") || strings.Contains(string(up), "0644") {
 		t.Error("up.sh must make per-node PKI directories owned by 65532 (crawler certs --per-node --owner) and no 0644 key")
@@ -118,5 +124,40 @@ func checkComposePKI(t *testing.T, compose string) {
 	}
 	if !strings.Contains(string(df), "USER 65532:65532") {
 		t.Error("the image's user is not 65532:65532, the owner up.sh gives the keys")
+	}
+}
+
+// checkComposeEtcd: the nodes are fenced on the 3-member etcd the compose
+// file runs (issue 25): every endpoint of node.json is a member's client
+// address, each member lists all three as peers and uses its own
+// certificate, and nodes and members start in any order.
+func checkComposeEtcd(t *testing.T, compose string, c *nodeconfig.Config) {
+	t.Helper()
+	if c.Etcd == nil || len(c.Etcd.Endpoints) != 3 {
+		t.Fatalf("compose/node.json: etcd %+v, want the 3 members' endpoints", c.Etcd)
+	}
+	peers := `"--peers", "etcd-0=etcd-0:2380,etcd-1=etcd-1:2380,etcd-2=etcd-2:2380"`
+	if n := strings.Count(compose, peers); n != 3 {
+		t.Errorf("compose.yaml: %d etcd members list all three peers, want 3", n)
+	}
+	for i, ep := range c.Etcd.Endpoints {
+		name := fmt.Sprintf("etcd-%d", i)
+		if ep != "https://"+name+":2379" {
+			t.Errorf("node.json etcd endpoint %d: %s, want https://%s:2379", i, ep, name)
+		}
+		for _, want := range []string{
+			"  " + name + ":\n",
+			`"--name", "` + name + `"`,
+			`"--client", "` + name + `:2379"`,
+			`"--cert", "/pki/` + name + `.pem", "--key", "/pki/` + name + `-key.pem"`,
+			"- " + name + ":/data",
+		} {
+			if !strings.Contains(compose, want) {
+				t.Errorf("compose.yaml: etcd member %s lacks %q", name, want)
+			}
+		}
+	}
+	if c.Etcd.TTL != nil && time.Duration(*c.Etcd.TTL) < 3*time.Second {
+		t.Errorf("node.json etcd ttl %v: must outlast an election with etcd's default 1 s timeout (≥ 3 s)", *c.Etcd.TTL)
 	}
 }

@@ -46,6 +46,7 @@ issues none.`)
 	hosts := f.String("hosts", "127.0.0.1,localhost", "comma-separated extra host names and IPs for every node certificate")
 	perNode := f.Bool("per-node", false, "write each node's files to DIR/<id>/ (mount only that into the node)")
 	owner := f.String("owner", "", "with --per-node: chown each node directory to UID:GID (needs privilege)")
+	etcdN := f.Int("etcd", 0, "also issue certificates for N etcd members etcd-0 ... etcd-<N-1> ('crawler etcd', compose, Kubernetes)")
 	validity := f.Duration("validity", 365*24*time.Hour, "certificate lifetime")
 	operator := f.String("operator", "admin", "also issue an operator certificate for NAME (membership changes need one); with an existing CA in --out, issue only that")
 	if err := f.parse(args); err != nil {
@@ -80,6 +81,9 @@ issues none.`)
 	ids := make([]string, *nodes)
 	for i := range ids {
 		ids[i] = fmt.Sprintf("node-%d", i)
+	}
+	for i := range max(*etcdN, 0) {
+		ids = append(ids, fmt.Sprintf("etcd-%d", i))
 	}
 	uid, gid := -1, -1
 	if *owner != "" {

@@ -38,7 +38,7 @@ func TestCertsWritesLoadableCluster(t *testing.T) {
 // --per-node gives each node a directory with only its own key (0600).
 func TestCertsPerNode(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "pki")
-	args := []string{"certs", "--nodes", "2", "--out", dir, "--per-node"}
+	args := []string{"certs", "--nodes", "2", "--etcd", "1", "--out", dir, "--per-node"}
 	if os.Geteuid() == 0 {
 		args = append(args, "--owner", "65532:65532")
 	}
@@ -46,7 +46,8 @@ func TestCertsPerNode(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	for _, id := range []string{"node-0", "node-1"} {
+	// --etcd 1 also issues etcd-0's certificate, in its own directory.
+	for _, id := range []string{"node-0", "node-1", "etcd-0"} {
 		nd := filepath.Join(dir, id)
 		cf, kf := tlsutil.NodeFiles(nd, id)
 		if _, err := tlsutil.Load(filepath.Join(nd, "ca.pem"), cf, kf); err != nil {

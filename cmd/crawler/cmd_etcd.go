@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/sextant-crawler/sextant/internal/coord"
 )
@@ -16,6 +17,7 @@ func init() {
 
 func runEtcd(ctx context.Context, env *cmdEnv, args []string) error {
 	f := newFlags(env, "etcd", `--data DIR --ca CA --cert CERT --key KEY [--name etcd-0] [--client ADDR] [--peer ADDR] [--peers NAME=HOST:PORT,...]
+    [--listen-client ADDR] [--listen-peer ADDR] [--election-timeout D] [--heartbeat D]
 
 Runs one etcd member (go.etcd.io/etcd/server/v3/embed: a real Raft member)
 for Sextant's control plane (issue 25), until SIGTERM or Ctrl-C: so that the
@@ -24,12 +26,20 @@ Clients and peers must present certificates signed by CA (mTLS); the
 member's own certificate must name the addresses clients and peers dial.
 --peers lists every member of a multi-member cluster (this one included)
 by its peer address; without it the member is a cluster of one. Nodes
-join with 'crawler node --etcd https://ADDR'.`)
+join with 'crawler node --etcd https://ADDR'. In a container, advertise
+the member's name (--client etcd-0:2379) and listen on every interface
+(--listen-client 0.0.0.0:2379). Nodes must know --election-timeout
+(crawler node --etcd-election-timeout): their lease TTL must outlast an
+election.`)
 	name := f.String("name", "etcd-0", "member name")
 	data := f.String("data", "", "data directory (kept: a restart resumes the member)")
 	client := f.String("client", "127.0.0.1:2379", "client listen and advertised address host:port")
 	peer := f.String("peer", "127.0.0.1:2380", "peer listen and advertised address host:port")
 	peers := f.String("peers", "", "every member NAME=HOST:PORT (peer address), comma-separated")
+	listenClient := f.String("listen-client", "", "client listen address host:port (default --client)")
+	listenPeer := f.String("listen-peer", "", "peer listen address host:port (default --peer)")
+	election := f.Duration("election-timeout", time.Second, "Raft election timeout (etcd's --election-timeout)")
+	heartbeat := f.Duration("heartbeat", 100*time.Millisecond, "Raft heartbeat interval (etcd's --heartbeat-interval)")
 	ca := f.String("ca", "", "CA certificate (PEM) that signs clients, peers and this member")
 	cert := f.String("cert", "", "this member's certificate (PEM)")
 	key := f.String("key", "", "this member's key (PEM)")
@@ -39,14 +49,22 @@ join with 'crawler node --etcd https://ADDR'.`)
 	if *data == "" || *ca == "" || *cert == "" || *key == "" {
 		return usagef("--data, --ca, --cert and --key are required")
 	}
-	for _, a := range []string{*client, *peer} {
+	if *heartbeat < time.Millisecond || *election < 5**heartbeat {
+		return usagef("--election-timeout %v must be at least 5 × --heartbeat %v", *election, *heartbeat)
+	}
+	for _, a := range []string{*client, *peer, *listenClient, *listenPeer} {
+		if a == "" {
+			continue
+		}
 		if _, _, err := net.SplitHostPort(a); err != nil {
 			return usagef("address %q: %v", a, err)
 		}
 	}
 	// Members of a cluster start in any order: wait for a quorum below,
 	// for as long as it takes, instead of failing.
-	o := coord.EmbedOptions{Name: *name, Dir: *data, ClientAddr: *client, PeerAddr: *peer, ReadyTimeout: -1}
+	o := coord.EmbedOptions{Name: *name, Dir: *data, ClientAddr: *client, PeerAddr: *peer, ReadyTimeout: -1,
+		ListenClientAddr: *listenClient, ListenPeerAddr: *listenPeer,
+		TickMs: uint(heartbeat.Milliseconds()), ElectionMs: uint(election.Milliseconds())}
 	if *peers != "" {
 		o.Peers = map[string]string{}
 		for _, p := range strings.Split(*peers, ",") {

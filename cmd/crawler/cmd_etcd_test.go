@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -96,13 +97,18 @@ func TestNodeEtcdFlags(t *testing.T) {
 	if got := c.EtcdTLS(); got != c.TLS {
 		t.Fatalf("etcd TLS %+v, want the node's %+v", got, c.TLS)
 	}
+	ef, _ = parse("--etcd", "https://a:2379", "--etcd-election-timeout", "500ms")
+	if c = load(); ef.apply(c) != nil || c.Etcd.ElectionTimeout == nil || time.Duration(*c.Etcd.ElectionTimeout) != 500*time.Millisecond {
+		t.Fatalf("--etcd-election-timeout 500ms: %+v", c.Etcd)
+	}
 	ef, _ = parse("--etcd", "https://a:2379", "--etcd-ttl", "1500ms")
 	if err := ef.apply(load()); err == nil || !strings.Contains(err.Error(), "whole seconds") {
 		t.Fatalf("--etcd-ttl 1500ms: %v", err)
 	}
 	ef, _ = parse()
 	c = load()
-	if err := ef.apply(c); err != nil || c.Etcd != nil {
-		t.Fatalf("no etcd flags: %v, %+v", err, c.Etcd)
+	want := fmt.Sprintf("%+v", c.Etcd) // compose's node.json has one
+	if err := ef.apply(c); err != nil || fmt.Sprintf("%+v", c.Etcd) != want {
+		t.Fatalf("no etcd flags: %v, %+v, want the config's %s", err, c.Etcd, want)
 	}
 }

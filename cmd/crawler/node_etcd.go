@@ -3,14 +3,12 @@ package main
 import (
 	"context"
 	"crypto/tls"
-	"errors"
 	"log/slog"
 	"strings"
 	"time"
 
 	"github.com/sextant-crawler/sextant/hostsplit"
 	"github.com/sextant-crawler/sextant/internal/coord"
-	"github.com/sextant-crawler/sextant/internal/handoff"
 	"github.com/sextant-crawler/sextant/internal/nodeconfig"
 	"github.com/sextant-crawler/sextant/internal/tlsutil"
 )
@@ -19,7 +17,7 @@ import (
 // "etcd" object.
 type etcdFlags struct {
 	endpoints, ca, cert, key *string
-	ttl                      *time.Duration
+	ttl, election            *time.Duration
 }
 
 func addEtcdFlags(f *flags) etcdFlags {
@@ -29,12 +27,13 @@ func addEtcdFlags(f *flags) etcdFlags {
 		cert:      f.String("etcd-cert", "", "client certificate for etcd, CN = etcd user (default the node's tls.cert)"),
 		key:       f.String("etcd-key", "", "client key for etcd (default the node's tls.key)"),
 		ttl:       f.Duration("etcd-ttl", 0, "etcd lease TTL, whole seconds (default 5s): a node cut off from etcd stops fetching within it"),
+		election:  f.Duration("etcd-election-timeout", 0, "the etcd cluster's election timeout (default 1s): the TTL must outlast a leader election (TTL ≳ 3× this)"),
 	}
 }
 
 // apply sets the flags given into cfg.Etcd.
 func (ef etcdFlags) apply(cfg *nodeconfig.Config) error {
-	if *ef.endpoints == "" && *ef.ca == "" && *ef.cert == "" && *ef.key == "" && *ef.ttl == 0 {
+	if *ef.endpoints == "" && *ef.ca == "" && *ef.cert == "" && *ef.key == "" && *ef.ttl == 0 && *ef.election == 0 {
 		return nil
 	}
 	if cfg.Etcd == nil {
@@ -51,6 +50,10 @@ func (ef etcdFlags) apply(cfg *nodeconfig.Config) error {
 	if *ef.ttl != 0 {
 		d := nodeconfig.Duration(*ef.ttl)
 		cfg.Etcd.TTL = &d
+	}
+	if *ef.election != 0 {
+		d := nodeconfig.Duration(*ef.election)
+		cfg.Etcd.ElectionTimeout = &d
 	}
 	return cfg.Validate()
 }
@@ -80,21 +83,21 @@ func openEtcdSession(ctx context.Context, cfg *nodeconfig.Config, logger *slog.L
 	if cfg.Etcd.TTL != nil {
 		o.TTL = time.Duration(*cfg.Etcd.TTL)
 	}
-	s, err := coord.NewSession(o, hostsplit.NodeID(cfg.ID))
-	if err != nil {
-		return nil, err
+	if cfg.Etcd.ElectionTimeout != nil {
+		o.ElectionTimeout = time.Duration(*cfg.Etcd.ElectionTimeout)
 	}
 	v := hostsplit.View{Epoch: max(cfg.Epoch, 1)}
 	for _, m := range cfg.Members {
 		v.Members = append(v.Members, hostsplit.Member{ID: hostsplit.NodeID(m.ID), Addr: m.Addr})
 	}
 	if !cfg.Join {
-		ictx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		_, err := s.Store().Init(ictx, v)
-		cancel()
-		if err != nil && !errors.Is(err, handoff.ErrDenied) {
-			logger.Warn("etcd: storing the initial view", "err", err)
-		}
+		// Stored by the session's renewal rounds once etcd answers: the
+		// nodes may start before etcd has a quorum (compose, Kubernetes).
+		o.InitView = &v
+	}
+	s, err := coord.NewSession(o, hostsplit.NodeID(cfg.ID))
+	if err != nil {
+		return nil, err
 	}
 	return s, nil
 }

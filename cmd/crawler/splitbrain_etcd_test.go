@@ -30,6 +30,9 @@ const noFenceEnv = "SEXTANT_SPLITBRAIN_NO_FENCE"
 // splitTTL is the nodes' etcd lease TTL in TestSplitBrainFenced.
 const splitTTL = 2 * time.Second
 
+// splitElection is etcd's election timeout: TTL 2 s needs ≤ 0.55 s.
+const splitElection = 500 * time.Millisecond
+
 // Issue 25, defect 1, with separate `crawler node` processes fenced on an
 // embedded etcd (mTLS, RBAC): node-2 is cut off from its peers and from
 // etcd (a TCP proxy per link), `crawler cluster remove --lost` removes it
@@ -70,32 +73,7 @@ func TestSplitBrainFenced(t *testing.T) {
 	}
 	caFile := writeSimwebCA(t, srv, root)
 
-	// The control plane: one embedded etcd member; RBAC with the nodes'
-	// certificates as node users and "operator" as the operator.
-	ec, ek, err := ca.Issue("etcd-0", []string{"127.0.0.1", "localhost"}, time.Hour)
-	if err != nil {
-		t.Fatal(err)
-	}
-	etcd, err := coord.StartEmbedded(coord.EmbedOptions{Dir: filepath.Join(root, "etcd"), CAPEM: ca.CertPEM, CertPEM: ec, KeyPEM: ek})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer etcd.Close()
-	oc, okey, err := ca.Issue("operator", nil, time.Hour)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pair, err := tls.X509KeyPair(oc, okey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(ca.CertPEM)
-	op, err := coord.Open(coord.Options{Endpoints: []string{etcd.ClientURL}, TLS: &tls.Config{Certificates: []tls.Certificate{pair}, RootCAs: pool}, TTL: splitTTL})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer op.Close()
+	etcd, op := startSplitEtcd(t, root, ca)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 
@@ -126,61 +104,101 @@ func TestSplitBrainFenced(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	env := &splitEnv{root: root, ids: ids, addrs: addrs, endpoint: etcd.ClientURL, in2: in2, out20: out20, out21: out21, etcd2: etcd2,
+		domain: web.Domain(), srvAddr: srv.Addr(), caFile: caFile, fence: fence}
+	logs := make([]string, len(ids))
+	nodes := make([]*cliNode, len(ids))
+	for i, id := range ids {
+		logs[i] = filepath.Join(root, id, "crawl.log")
+		nodes[i] = startCLINode(t, "node", "--config", env.config(t, i), "--exit-when-done", "--status", "off")
+	}
+	start := time.Now()
+	waitProgress(t, ctx, nodes, ids, logs[2], 100)
+
+	// Cut node-2 off from everything, then remove it as lost: the control
+	// plane first (revoke, wait the TTL, commit epoch 2), then the
+	// survivors' hand-off.
+	for _, p := range proxies {
+		p.SetCut(true)
+	}
+	cutAt := time.Now()
+	t.Logf("cut node-2 off after %v (%d crawl-log lines on node-2)", cutAt.Sub(start).Round(time.Millisecond), logLines(logs[2]))
+	commitAt := removeLostEtcd(t, ctx, op, pki, addrs[0], etcd.ClientURL, cutAt)
+	// Let the survivors crawl node-2's hosts for a while, then heal.
+	time.Sleep(3 * time.Second)
+	for _, p := range proxies {
+		p.SetCut(false)
+	}
+	waitSplitEnd(t, ctx, nodes, ids, time.Now(), fence)
+	auditSplitBrain(t, logs, start, cutAt, commitAt, fence)
+}
+
+// splitEnv is what the nodes' configs of TestSplitBrainFenced are made
+// of: node-2 reaches its peers and etcd through proxies, and its peers
+// reach it through one.
+type splitEnv struct {
+	root, endpoint, domain, srvAddr, caFile string
+	ids, addrs                              []string
+	in2, out20, out21, etcd2                *netcut.Proxy
+	fence                                   bool
+}
+
+// config writes node i's config file and returns its path.
+func (e *splitEnv) config(t *testing.T, i int) string {
+	t.Helper()
 	// A politeness delay long enough for node-2 to have work left well
 	// after the cut.
 	minDelay, maxDelay := nodeconfig.Duration(150*time.Millisecond), nodeconfig.Duration(300*time.Millisecond)
 	backoff, maxBackoff := nodeconfig.Duration(10*time.Millisecond), nodeconfig.Duration(100*time.Millisecond)
 	fetchTimeout, dueFlush, ttl := nodeconfig.Duration(3*time.Second), nodeconfig.Duration(50*time.Millisecond), nodeconfig.Duration(splitTTL)
+	election := nodeconfig.Duration(splitElection)
 	factor := 2.0
-	config := func(i int) string {
-		cert, key := tlsutil.NodeFiles("pki", ids[i])
-		members := make([]nodeconfig.Member, len(ids))
-		for j, id := range ids {
-			members[j] = nodeconfig.Member{ID: id, Addr: addrs[j]}
-		}
-		endpoint := etcd.ClientURL
-		if i == 2 {
-			members[0].Addr, members[1].Addr, endpoint = out20.Addr(), out21.Addr(), "https://"+etcd2.Addr()
-		} else {
-			members[2].Addr = in2.Addr()
-		}
-		peer := 1024
-		c := nodeconfig.Config{
-			ID: ids[i], Members: members, DataDir: ids[i], Listen: addrs[i],
-			TLS:           nodeconfig.TLS{CA: "pki/ca.pem", Cert: cert, Key: key},
-			Workers:       8,
-			PeerCacheSize: &peer,
-			Politeness: nodeconfig.Politeness{MinDelay: &minDelay, MaxDelay: &maxDelay, Factor: &factor,
-				FailureBackoff: &backoff, MaxFailureBackoff: &maxBackoff},
-			FetchTimeout: &fetchTimeout, DUEFlush: &dueFlush, BodyCap: 1 << 20,
-			AllowPrivate: true, Resolve: map[string]string{web.Domain(): srv.Addr()}, CAFile: caFile,
-			Scope: "suffixes", Suffixes: []string{web.Domain()},
-			SeedsFile: "seeds.txt", MetricsListen: "127.0.0.1:0",
-			// The largest host's pages are fetched one per delay: a
-			// smaller budget bounds the crawl's tail.
-			MaxPagesPerHost: 200,
-		}
-		if fence {
-			c.Etcd = &nodeconfig.Etcd{Endpoints: []string{endpoint}, TTL: &ttl}
-		}
-		b, err := json.MarshalIndent(c, "", "  ")
-		if err != nil {
-			t.Fatal(err)
-		}
-		path := filepath.Join(root, ids[i]+".json")
-		if err := os.WriteFile(path, b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return path
+	ids := e.ids
+	cert, key := tlsutil.NodeFiles("pki", ids[i])
+	members := make([]nodeconfig.Member, len(ids))
+	for j, id := range ids {
+		members[j] = nodeconfig.Member{ID: id, Addr: e.addrs[j]}
 	}
-	logs := make([]string, len(ids))
-	nodes := make([]*cliNode, len(ids))
-	for i, id := range ids {
-		logs[i] = filepath.Join(root, id, "crawl.log")
-		nodes[i] = startCLINode(t, "node", "--config", config(i), "--exit-when-done", "--status", "off")
+	endpoint := e.endpoint
+	if i == 2 {
+		members[0].Addr, members[1].Addr, endpoint = e.out20.Addr(), e.out21.Addr(), "https://"+e.etcd2.Addr()
+	} else {
+		members[2].Addr = e.in2.Addr()
 	}
-	start := time.Now()
-	for logLines(logs[2]) < 100 {
+	peer := 1024
+	c := nodeconfig.Config{
+		ID: ids[i], Members: members, DataDir: ids[i], Listen: e.addrs[i],
+		TLS:           nodeconfig.TLS{CA: "pki/ca.pem", Cert: cert, Key: key},
+		Workers:       8,
+		PeerCacheSize: &peer,
+		Politeness: nodeconfig.Politeness{MinDelay: &minDelay, MaxDelay: &maxDelay, Factor: &factor,
+			FailureBackoff: &backoff, MaxFailureBackoff: &maxBackoff},
+		FetchTimeout: &fetchTimeout, DUEFlush: &dueFlush, BodyCap: 1 << 20,
+		AllowPrivate: true, Resolve: map[string]string{e.domain: e.srvAddr}, CAFile: e.caFile,
+		Scope: "suffixes", Suffixes: []string{e.domain},
+		SeedsFile: "seeds.txt", MetricsListen: "127.0.0.1:0",
+		// The largest host's pages are fetched one per delay: a
+		// smaller budget bounds the crawl's tail.
+		MaxPagesPerHost: 200,
+	}
+	if e.fence {
+		c.Etcd = &nodeconfig.Etcd{Endpoints: []string{endpoint}, TTL: &ttl, ElectionTimeout: &election}
+	}
+	b, err := json.MarshalIndent(c, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(e.root, ids[i]+".json")
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// waitProgress waits until log has n lines, failing if a node exits.
+func waitProgress(t *testing.T, ctx context.Context, nodes []*cliNode, ids []string, log string, n int) {
+	t.Helper()
+	for logLines(log) < n {
 		for i, nd := range nodes {
 			select {
 			case err := <-nd.done:
@@ -193,15 +211,45 @@ func TestSplitBrainFenced(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
 
-	// Cut node-2 off from everything, then remove it as lost: the control
-	// plane first (revoke, wait the TTL, commit epoch 2), then the
-	// survivors' hand-off.
-	for _, p := range proxies {
-		p.SetCut(true)
+// startSplitEtcd starts the control plane: one embedded etcd member, and
+// the operator's store (RBAC, set up by the test, makes the nodes'
+// certificates node users and "operator" the operator).
+func startSplitEtcd(t *testing.T, root string, ca *tlsutil.CA) (*coord.Embedded, *coord.Store) {
+	t.Helper()
+	ec, ek, err := ca.Issue("etcd-0", []string{"127.0.0.1", "localhost"}, time.Hour)
+	if err != nil {
+		t.Fatal(err)
 	}
-	cutAt := time.Now()
-	t.Logf("cut node-2 off after %v (%d crawl-log lines on node-2)", cutAt.Sub(start).Round(time.Millisecond), logLines(logs[2]))
+	etcd, err := coord.StartEmbedded(coord.EmbedOptions{Dir: filepath.Join(root, "etcd"), CAPEM: ca.CertPEM, CertPEM: ec, KeyPEM: ek,
+		ElectionMs: uint(splitElection.Milliseconds())})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(etcd.Close)
+	oc, okey, err := ca.Issue("operator", nil, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pair, err := tls.X509KeyPair(oc, okey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(ca.CertPEM)
+	op, err := coord.Open(coord.Options{Endpoints: []string{etcd.ClientURL}, TLS: &tls.Config{Certificates: []tls.Certificate{pair}, RootCAs: pool}, TTL: splitTTL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { op.Close() })
+	return etcd, op
+}
+
+// removeLostEtcd runs `cluster remove --id node-2 --lost --etcd` and
+// returns when etcd's view turned to epoch 2.
+func removeLostEtcd(t *testing.T, ctx context.Context, op *coord.Store, pki, peer, endpoint string, cutAt time.Time) time.Time {
+	t.Helper()
 	// The command records the change in etcd as operator "admin" (its
 	// certificate in pki): it revokes node-2's lease, waits out its TTL and
 	// commits epoch 2 there before any survivor takes node-2's hosts.
@@ -218,8 +266,8 @@ func TestSplitBrainFenced(t *testing.T) {
 		}
 	}()
 	var out, errb syncBuf
-	if code := run(ctx, []string{"cluster", "remove", "--pki", pki, "--peer", addrs[0], "--id", "node-2", "--lost", "--timeout", "1m",
-		"--etcd", etcd.ClientURL}, &out, &errb); code != 0 {
+	if code := run(ctx, []string{"cluster", "remove", "--pki", pki, "--peer", peer, "--id", "node-2", "--lost", "--timeout", "1m",
+		"--etcd", endpoint}, &out, &errb); code != 0 {
 		wcancel()
 		t.Fatalf("cluster remove --lost: exit %d\n%s%s", code, out.String(), errb.String())
 	}
@@ -236,12 +284,13 @@ func TestSplitBrainFenced(t *testing.T) {
 	if r, ok, err := op.Current(ctx); err != nil || !ok || r.Phase != handoff.PhaseDone || !slices.Equal(r.Lost, []hostsplit.NodeID{"node-2"}) {
 		t.Fatalf("etcd's change record after the command: %+v ok=%v err=%v, want done with node-2 lost", r, ok, err)
 	}
-	// Let the survivors crawl node-2's hosts for a while, then heal.
-	time.Sleep(3 * time.Second)
-	for _, p := range proxies {
-		p.SetCut(false)
-	}
-	healAt := time.Now()
+	return commitAt
+}
+
+// waitSplitEnd waits, after the heal, for the removed node-2 to learn it
+// was removed and exit, and for the survivors to finish.
+func waitSplitEnd(t *testing.T, ctx context.Context, nodes []*cliNode, ids []string, healAt time.Time, fence bool) {
+	t.Helper()
 	select {
 	case err := <-nodes[2].done:
 		if err != nil {
@@ -272,9 +321,14 @@ func TestSplitBrainFenced(t *testing.T) {
 		t.Errorf("node-2 does not report that it was removed at epoch 2:\n%s", grepLines(nodes[2].out.String(), "node node-2"))
 	}
 
-	// The audit: requests node-2 made under its stale epoch after the
-	// commit (beyond those in flight), URLs fetched twice because of them,
-	// and requests of two nodes to one host less than 100 ms apart.
+}
+
+// auditSplitBrain checks the crawl logs: requests node-2 made under its
+// stale epoch after the commit (beyond those in flight), URLs fetched
+// twice because of them, requests of two nodes to one host less than
+// 100 ms apart, and node-2's last request against the TTL.
+func auditSplitBrain(t *testing.T, logs []string, start, cutAt, commitAt time.Time, fence bool) {
+	t.Helper()
 	var es []crawl.LogEntry
 	for _, p := range logs {
 		e, err := crawl.ReadLogFile(p)

@@ -4,9 +4,12 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/json"
 	"errors"
 	"testing"
 	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/sextant-crawler/sextant/hostsplit"
 	"github.com/sextant-crawler/sextant/internal/handoff"
@@ -117,8 +120,8 @@ func TestStoreChange(t *testing.T) {
 		t.Fatalf("Advance at an old revision: %v, want ErrStale", err)
 	}
 	wait, err := s.Fence(ctx, r)
-	if err != nil || wait != 2*time.Second {
-		t.Fatalf("Fence: %v %v, want the TTL 2s", wait, err)
+	if err != nil || wait != 0 {
+		t.Fatalf("Fence: %v %v, want 0 (n2 never held a lease)", wait, err)
 	}
 	if gone, _ := s.Removed(ctx, "n2"); !gone {
 		t.Fatal("n2 not recorded as removed")
@@ -216,5 +219,77 @@ func TestStoreAbortAfterFenceUnremoves(t *testing.T) {
 	}
 	if gone, _ := s.Removed(ctx, "n2"); !gone {
 		t.Fatal("n2 not removed after the committed change")
+	}
+}
+
+// TestFenceWaitsRecordedTTL: Fence waits the TTL a lost node recorded with
+// its lease (not the operator's default), and nothing for a node whose
+// lease already expired (it fenced itself before etcd expired it) or for
+// a graceful leaver (paused and drained before the fence).
+func TestFenceWaitsRecordedTTL(t *testing.T) {
+	p := newPKI(t)
+	e := p.embedded("etcd-0")
+	s := p.store("operator", e.ClientURL) // TTL 2 s
+	ctx := context.Background()
+	v1 := view(1, "n0", "n1", "n2")
+	if _, err := s.Init(ctx, v1); err != nil {
+		t.Fatal(err)
+	}
+	put := func(id string, ttl time.Duration) {
+		g, err := s.cli.Grant(ctx, int64(ttl/time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := json.Marshal(memberInfo{TTLMillis: ttl.Milliseconds()})
+		if _, err := s.cli.Put(ctx, s.o.memberKey(id), string(b), clientv3.WithLease(g.ID)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put("n1", 3*time.Second)
+	put("n2", time.Second)
+	deadline := time.Now().Add(10 * time.Second)
+	for { // n2's lease expires
+		g, err := s.cli.Get(ctx, s.o.memberKey("n2"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(g.Kvs) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("n2's 1 s lease did not expire")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	fence := func(id string, old hostsplit.View, nw hostsplit.View, lost bool) time.Duration {
+		r := handoff.Record{ID: "c-" + id, Old: old, New: nw}
+		if lost {
+			r.Lost = []hostsplit.NodeID{hostsplit.NodeID(id)}
+		}
+		r, err := s.Begin(ctx, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r, err = s.Advance(ctx, r, handoff.PhaseFencing); err != nil {
+			t.Fatal(err)
+		}
+		wait, err := s.Fence(ctx, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Advance(ctx, r, handoff.PhaseAborted); err != nil {
+			t.Fatal(err)
+		}
+		return wait
+	}
+	if w := fence("n2", v1, view(2, "n0", "n1"), true); w != 0 {
+		t.Errorf("n2's lease expired: Fence waits %v, want 0", w)
+	}
+	if w := fence("n1", v1, view(2, "n0", "n2"), false); w != 0 {
+		t.Errorf("n1 leaves gracefully (not lost): Fence waits %v, want 0", w)
+	}
+	put("n1", 3*time.Second) // the graceful removal's abort un-removed it; its lease was revoked
+	if w := fence("n1", v1, view(2, "n0", "n2"), true); w != 3*time.Second {
+		t.Errorf("n1 lost, holding a lease with TTL 3s: Fence waits %v, want 3s (not the operator's 2s)", w)
 	}
 }

@@ -22,6 +22,11 @@ type EmbedOptions struct {
 	// ClientAddr and PeerAddr are host:port to listen on (loopback).
 	// Default: free ports on 127.0.0.1.
 	ClientAddr, PeerAddr string
+	// ListenClientAddr and ListenPeerAddr, if set, are where the member
+	// listens (e.g. 0.0.0.0:2379 in a container) when that differs from
+	// the addresses it advertises (ClientAddr, PeerAddr: names its
+	// certificate covers).
+	ListenClientAddr, ListenPeerAddr string
 	// Peers lists every member of a multi-member cluster as
 	// name -> peer host:port (this one included); empty: a single member.
 	Peers map[string]string
@@ -44,6 +49,7 @@ type Embedded struct {
 	ClientURL  string
 	PeerURL    string
 	closedOnce bool
+	killed     chan struct{} // closed once a Kill's cleanup is done
 }
 
 // FreeAddr returns a loopback address with a port free at the time of the
@@ -100,8 +106,15 @@ func StartEmbedded(o EmbedOptions) (*Embedded, error) {
 	cfg.Dir = filepath.Join(o.Dir, "data")
 	cfg.TickMs, cfg.ElectionMs = o.TickMs, o.ElectionMs
 	cu, pu := url.URL{Scheme: "https", Host: o.ClientAddr}, url.URL{Scheme: "https", Host: o.PeerAddr}
-	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{cu}, []url.URL{cu}
-	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{pu}, []url.URL{pu}
+	lcu, lpu := cu, pu
+	if o.ListenClientAddr != "" {
+		lcu.Host = o.ListenClientAddr
+	}
+	if o.ListenPeerAddr != "" {
+		lpu.Host = o.ListenPeerAddr
+	}
+	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{lcu}, []url.URL{cu}
+	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{lpu}, []url.URL{pu}
 	cfg.ListenMetricsUrls = nil
 	var ic []string
 	for name, addr := range o.Peers {
@@ -157,11 +170,20 @@ func (m *Embedded) Ready() <-chan struct{} { return m.e.Server.ReadyNotify() }
 // chosen addresses filled in): restart it with StartEmbedded(m.Options()).
 func (m *Embedded) Options() EmbedOptions { return m.o }
 
+// IsLeader reports whether the member is Raft's leader now.
+func (m *Embedded) IsLeader() bool { return m.e.Server.Leader() == m.e.Server.MemberID() }
+
 // Err reports a fatal error of the running member.
 func (m *Embedded) Err() <-chan error { return m.e.Err() }
 
-// Close stops the member (its data stays in Dir). Idempotent.
+// Close stops the member (its data stays in Dir). Idempotent. It is
+// graceful: leadership is handed over and client requests are given
+// etcd's request timeout to end (7.5–8.2 s on loopback), so a test of a
+// crash uses Kill. After a Kill, Close waits for Kill's cleanup.
 func (m *Embedded) Close() {
+	if m.killed != nil {
+		<-m.killed
+	}
 	if m.closedOnce {
 		return
 	}
@@ -169,10 +191,36 @@ func (m *Embedded) Close() {
 	m.e.Close()
 }
 
+// Kill stops the member at once, as a crash would: its listeners are
+// closed (no new connection from clients or peers), Raft stops without
+// handing leadership over, and requests on open connections fail. The
+// rest of the shutdown (closing those connections, freeing Dir and the
+// ports) runs in the background; Close waits for it, so restart a killed
+// member with m.Close(); StartEmbedded(m.Options()).
+func (m *Embedded) Kill() {
+	if m.closedOnce {
+		return
+	}
+	m.closedOnce = true
+	for _, l := range m.e.Clients {
+		l.Close()
+	}
+	for _, p := range m.e.Peers {
+		p.Listener.Close()
+	}
+	m.e.Server.HardStop()
+	m.killed = make(chan struct{})
+	go func() {
+		defer close(m.killed)
+		m.e.Close()
+	}()
+}
+
 // StartCluster starts len(names) members that form one cluster, each
 // member i in dirs[i] with certificate certs[i] (cert and key PEM), and
-// waits until all serve.
-func StartCluster(names, dirs []string, caPEM []byte, certs [][2][]byte) ([]*Embedded, error) {
+// waits until all serve. base gives what the members share: CAPEM
+// (required), TickMs, ElectionMs, ReadyTimeout.
+func StartCluster(base EmbedOptions, names, dirs []string, certs [][2][]byte) ([]*Embedded, error) {
 	peers := map[string]string{}
 	clients := map[string]string{}
 	for _, n := range names {
@@ -189,8 +237,10 @@ func StartCluster(names, dirs []string, caPEM []byte, certs [][2][]byte) ([]*Emb
 	done := make(chan int)
 	for i, n := range names {
 		go func() {
-			ms[i], errs[i] = StartEmbedded(EmbedOptions{Name: n, Dir: dirs[i], ClientAddr: clients[n], PeerAddr: peers[n],
-				Peers: peers, CAPEM: caPEM, CertPEM: certs[i][0], KeyPEM: certs[i][1]})
+			o := base
+			o.Name, o.Dir, o.ClientAddr, o.PeerAddr, o.Peers = n, dirs[i], clients[n], peers[n], peers
+			o.CertPEM, o.KeyPEM = certs[i][0], certs[i][1]
+			ms[i], errs[i] = StartEmbedded(o)
 			done <- i
 		}()
 	}

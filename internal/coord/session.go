@@ -39,13 +39,18 @@ type Session struct {
 		changed  chan struct{} // closed and replaced on every change
 		expiring *time.Timer   // fires when the lease grows too old
 	}
-	stop chan struct{}
-	wg   sync.WaitGroup
+	stop   chan struct{}
+	wg     sync.WaitGroup
+	warned time.Time // last renewal failure logged (keepAlive's own)
 }
 
 // NewSession connects as node self and starts keeping its lease alive. It
 // returns without waiting for etcd: Held says when the node may fetch.
 func NewSession(o Options, self hostsplit.NodeID) (*Session, error) {
+	o.EnsureDefaults()
+	if err := o.validateSession(); err != nil {
+		return nil, err
+	}
 	st, err := Open(o)
 	if err != nil {
 		return nil, err
@@ -156,27 +161,38 @@ func (s *Session) Close() error {
 	return s.st.Close()
 }
 
-// keepAlive renews the lease every TTL/4 and re-reads the view and the
-// removed mark in the same round (a linearizable read: it needs a quorum).
+// keepAlive starts a renewal round every renewal period (TTL/8) and
+// re-reads the view and the removed mark in the same round (a
+// linearizable read: it needs a quorum). Rounds start on a ticker, not a
+// period after the previous one ended, so a round that failed does not
+// also delay the next.
 func (s *Session) keepAlive() {
 	defer s.wg.Done()
-	every := s.o.TTL / 4
+	every := s.o.renewEvery()
+	tick := time.NewTicker(every)
+	defer tick.Stop()
 	for {
-		s.round()
+		s.round(time.Now().Add(every))
 		select {
 		case <-s.stop:
 			return
-		case <-time.After(every):
+		case <-tick.C:
 		}
 	}
 }
 
-// round is one renewal: on success renewed becomes the time it was sent.
-func (s *Session) round() {
-	// A round that hangs (a dead endpoint, no leader) gives up after one
-	// renewal period, so that the next one, maybe to another member,
-	// starts before the lease grows too old.
-	ctx, cancel := context.WithTimeout(context.Background(), s.o.TTL/4)
+// attemptTimeout bounds one renewal attempt: an attempt stuck on a dead
+// or leaderless member gives up early enough for the round to try again,
+// on another member, well before the lease grows too old.
+func (s *Session) attemptTimeout() time.Duration {
+	return max(min(s.o.RequestTimeout, s.o.TTL/8), 50*time.Millisecond)
+}
+
+// round renews until one attempt succeeds or the round's deadline (the
+// next round's start) passes. On success renewed becomes the time the
+// successful attempt was sent: etcd's lease outlives it by the TTL.
+func (s *Session) round(deadline time.Time) {
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
 	go func() {
 		select {
 		case <-s.stop:
@@ -185,15 +201,41 @@ func (s *Session) round() {
 		}
 	}()
 	defer cancel()
-	sent := time.Now()
-	var err error
-	if s.Removed() {
-		// Never renewed again; it only follows the view.
-		err := s.refresh(ctx)
+	for {
+		sent := time.Now()
+		actx, acancel := context.WithTimeout(ctx, s.attemptTimeout())
+		renewed, err := s.attempt(actx)
+		acancel()
 		s.mu.Lock()
 		s.mu.lastErr = err
+		if renewed {
+			s.renewedLocked(sent)
+		}
 		s.mu.Unlock()
-		return
+		if err == nil || errors.Is(err, handoff.ErrDenied) || s.Removed() {
+			return
+		}
+		// Another attempt: the client's balancer picks the next member;
+		// a short pause keeps a refusing member from being hammered.
+		select {
+		case <-ctx.Done():
+			// Rounds fail every TTL/8 while etcd is away: once per TTL
+			// is enough to say so.
+			if time.Since(s.warned) >= s.o.TTL {
+				s.warned = time.Now()
+				s.o.Logger.Warn("coord: etcd lease renewal failed", "node", s.self, "err", err)
+			}
+			return
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// attempt is one renewal and read of the view; a removed node only
+// follows the view (it is never renewed again).
+func (s *Session) attempt(ctx context.Context) (renewed bool, err error) {
+	if s.Removed() {
+		return false, s.refresh(ctx)
 	}
 	err = s.renew(ctx)
 	if err == nil || errors.Is(err, errRemoved) { // a removed node still learns the view
@@ -201,29 +243,28 @@ func (s *Session) round() {
 			err = rerr
 		}
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.mu.lastErr = err
-	if err != nil {
-		s.o.Logger.Warn("coord: etcd lease renewal failed", "node", s.self, "err", err)
+	return err == nil, err
+}
+
+// renewedLocked records a successful renewal sent at sent.
+func (s *Session) renewedLocked(sent time.Time) {
+	if !sent.After(s.mu.renewed) {
 		return
 	}
-	if sent.After(s.mu.renewed) {
-		held, _ := s.heldLocked(time.Now())
-		s.mu.renewed = sent
-		if h, _ := s.heldLocked(time.Now()); h != held {
-			s.notifyLocked()
-		}
-		// Tell waiters when this renewal grows too old.
-		if s.mu.expiring != nil {
-			s.mu.expiring.Stop()
-		}
-		s.mu.expiring = time.AfterFunc(time.Until(sent.Add(s.o.TTL-s.o.Margin)), func() {
-			s.mu.Lock()
-			s.notifyLocked()
-			s.mu.Unlock()
-		})
+	held, _ := s.heldLocked(time.Now())
+	s.mu.renewed = sent
+	if h, _ := s.heldLocked(time.Now()); h != held {
+		s.notifyLocked()
 	}
+	// Tell waiters when this renewal grows too old.
+	if s.mu.expiring != nil {
+		s.mu.expiring.Stop()
+	}
+	s.mu.expiring = time.AfterFunc(time.Until(sent.Add(s.o.TTL-s.o.Margin)), func() {
+		s.mu.Lock()
+		s.notifyLocked()
+		s.mu.Unlock()
+	})
 }
 
 // renew keeps the lease alive, or grants a new one and attaches the member
@@ -295,6 +336,14 @@ func (s *Session) refresh(ctx context.Context) error {
 		if err := s.setView(kvs[0].Value); err != nil {
 			return err
 		}
+	} else if s.o.InitView != nil {
+		v, err := s.st.Init(ctx, *s.o.InitView)
+		if err != nil && !errors.Is(err, handoff.ErrDenied) {
+			return err
+		}
+		if err == nil {
+			s.setViewValue(v)
+		}
 	}
 	if resp.Responses[1].GetResponseRange().Count > 0 {
 		s.setRemoved()
@@ -320,13 +369,17 @@ func (s *Session) setView(b []byte) error {
 	if err != nil {
 		return err
 	}
+	s.setViewValue(v)
+	return nil
+}
+
+func (s *Session) setViewValue(v hostsplit.View) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.mu.viewOK || v.Epoch > s.mu.view.Epoch {
 		s.mu.view, s.mu.viewOK = v, true
 		s.notifyLocked()
 	}
-	return nil
 }
 
 // watch follows the view and the removed mark between renewals, so that a

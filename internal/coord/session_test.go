@@ -14,10 +14,14 @@ import (
 
 const testTTL = 2 * time.Second
 
+// testElection is the embedded members' election timeout (ElectionMs):
+// TTL 2 s needs one of at most 0.55 s (Options.validateSession).
+const testElection = 500 * time.Millisecond
+
 func (p *pki) session(id string, endpoints ...string) *Session {
 	p.t.Helper()
 	s, err := NewSession(Options{Endpoints: endpoints, TLS: p.client(id), TTL: testTTL, RequestTimeout: 500 * time.Millisecond,
-		DialTimeout: 500 * time.Millisecond}, hostsplit.NodeID(id))
+		DialTimeout: 500 * time.Millisecond, ElectionTimeout: testElection}, hostsplit.NodeID(id))
 	if err != nil {
 		p.t.Fatal(err)
 	}
@@ -195,5 +199,33 @@ func TestAuthNodeCannotWriteView(t *testing.T) {
 	waitHeld(t, s, false, 2*time.Second)
 	if !s.Removed() {
 		t.Fatal("n1's lease revoked but it does not know it was removed")
+	}
+}
+
+// TestSessionInitView: a session given InitView stores it while etcd has
+// no view (nodes started before anyone stored one) and is then Held; a
+// later session's InitView does not replace the stored view.
+func TestSessionInitView(t *testing.T) {
+	p := newPKI(t)
+	e := p.embedded("etcd-0")
+	o := func(id string, v hostsplit.View) Options {
+		return Options{Endpoints: []string{e.ClientURL}, TLS: p.client(id), TTL: testTTL, ElectionTimeout: testElection, InitView: &v}
+	}
+	s0, err := NewSession(o("n0", view(1, "n0", "n1")), "n0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s0.Close()
+	s0.Adopt(1)
+	waitHeld(t, s0, true, 5*time.Second)
+	s1, err := NewSession(o("n1", view(7, "n1")), "n1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s1.Close()
+	s1.Adopt(1)
+	waitHeld(t, s1, true, 5*time.Second)
+	if v, _ := s1.View(); v.Epoch != 1 {
+		t.Fatalf("n1 sees epoch %d, want the first stored view's 1", v.Epoch)
 	}
 }

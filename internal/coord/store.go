@@ -304,9 +304,9 @@ type memberInfo struct {
 
 // Fence records r's dropped members as removed (conditioned on r being
 // current), then revokes their leases. It returns how long to wait before
-// their hosts may be fetched by others: the longest lease TTL among them
-// (a node stops within its TTL of its last renewal, which came before the
-// revocation).
+// their hosts may be fetched by others: the longest lease TTL among the
+// lost ones (r.Lost) holding a lease (a node stops within its TTL of its
+// last renewal, which came before the revocation); 0 if none does.
 func (s *Store) Fence(ctx context.Context, r handoff.Record) (time.Duration, error) {
 	ids := dropped(r)
 	if len(ids) == 0 {
@@ -328,7 +328,11 @@ func (s *Store) Fence(ctx context.Context, r handoff.Record) (time.Duration, err
 	}
 	// From here no dropped node can attach a new lease (Session's grant
 	// is conditioned on removed/<id> being absent): revoke the ones held.
-	wait := s.o.TTL
+	// The wait is the TTL the node recorded with its lease. A node whose
+	// member key is gone has no lease: it expired (etcd's expiry comes
+	// after the node's own fence, TTL−Margin after a renewal was sent) or
+	// it never had one (never Held): nothing to wait for.
+	var wait time.Duration
 	for _, id := range ids {
 		cctx, cancel := s.ctx(ctx)
 		g, err := s.cli.Get(cctx, s.o.memberKey(string(id)))
@@ -338,8 +342,14 @@ func (s *Store) Fence(ctx context.Context, r handoff.Record) (time.Duration, err
 		}
 		for _, kv := range g.Kvs {
 			var mi memberInfo
-			if json.Unmarshal(kv.Value, &mi) == nil {
+			if !slices.Contains(r.Lost, id) {
+				// A graceful leaver: paused and drained (it confirmed it
+				// stopped before the change got here), so nothing to wait
+				// for; its lease is revoked all the same.
+			} else if json.Unmarshal(kv.Value, &mi) == nil && mi.TTLMillis > 0 {
 				wait = max(wait, time.Duration(mi.TTLMillis)*time.Millisecond)
+			} else {
+				wait = max(wait, s.o.TTL)
 			}
 			if kv.Lease == 0 {
 				continue

@@ -17,6 +17,10 @@ import (
 // etcdTTL is the members' lease TTL in the etcd-backed elastic tests.
 const etcdTTL = 2 * time.Second
 
+// etcdElection is the embedded etcd's election timeout: TTL 2 s needs one
+// of at most 0.55 s (coord.Options.ElectionTimeout).
+const etcdElection = 500 * time.Millisecond
+
 // etcdPlane is an embedded etcd for an elasticCluster: the operator's
 // Store, and a Session (the member's Control) per node.
 type etcdPlane struct {
@@ -44,7 +48,8 @@ func (c *elasticCluster) withEtcd(v1 hostsplit.View) *etcdPlane {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := coord.StartEmbedded(coord.EmbedOptions{Dir: filepath.Join(c.root, "etcd"), CAPEM: ca.CertPEM, CertPEM: cert, KeyPEM: key})
+	e, err := coord.StartEmbedded(coord.EmbedOptions{Dir: filepath.Join(c.root, "etcd"), CAPEM: ca.CertPEM, CertPEM: cert, KeyPEM: key,
+		ElectionMs: uint(etcdElection.Milliseconds())})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +76,7 @@ func (c *elasticCluster) withEtcd(v1 hostsplit.View) *etcdPlane {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s, err := coord.NewSession(coord.Options{Endpoints: []string{e.ClientURL}, TLS: clientTLS(tn), TTL: etcdTTL}, hostsplit.NodeID(id))
+		s, err := coord.NewSession(coord.Options{Endpoints: []string{e.ClientURL}, TLS: clientTLS(tn), TTL: etcdTTL, ElectionTimeout: etcdElection}, hostsplit.NodeID(id))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -36,6 +36,8 @@ type elasticCluster struct {
 	stop   map[string]context.CancelFunc
 	// control, if set, gives each started member its Control (etcd tests).
 	control func(id string) Control
+	// nodeOpts, if set, adjusts each started member's options.
+	nodeOpts func(o *Options)
 }
 
 func newElasticCluster(t *testing.T, ctx context.Context, n int) *elasticCluster {
@@ -58,6 +60,9 @@ func (c *elasticCluster) start(i int, members []hostsplit.Member, epoch uint64, 
 	// Trap hosts are left out of the oracle comparison; a smaller budget
 	// shortens the crawl's tail (each trap host is crawled sequentially).
 	o.MaxPagesPerHost = elasticTrapBudget
+	if c.nodeOpts != nil {
+		c.nodeOpts(&o)
+	}
 	var ctl Control
 	if c.control != nil {
 		ctl = c.control(seat.ID)
@@ -204,6 +209,37 @@ func (c *elasticCluster) checkOwners(views ...hostsplit.View) {
 	t.Logf("%d crawl-log lines by epoch %v: %d by a node not owning the host", len(all), perEpoch, len(foreign))
 }
 
+// lostNodeFetches reads the crawl logs: before are the URLs the lost
+// member fetched, after those the survivors fetched on its old hosts; a
+// fetch by a node not owning the host (v1, or v2 for the lost member's
+// hosts) fails the test.
+func (c *elasticCluster) lostNodeFetches(v1, v2 hostsplit.View, lost hostsplit.NodeID) (before map[string]bool, after []string) {
+	ring1, _ := hostsplit.NewRing(v1.IDs(), false)
+	ring2, _ := hostsplit.NewRing(v2.IDs(), false)
+	before = map[string]bool{}
+	for _, p := range c.logs {
+		es, err := ReadLogFile(p)
+		if err != nil {
+			c.t.Fatal(err)
+		}
+		for _, e := range es {
+			h, _ := hostsplit.Host(e.URL)
+			switch {
+			case e.Node == string(lost):
+				before[e.URL] = true
+			case ring1.Owner(h) == lost:
+				after = append(after, e.URL)
+				if string(ring2.Owner(h)) != e.Node {
+					c.t.Errorf("%s fetched %s owned by %s", e.Node, e.URL, ring2.Owner(h))
+				}
+			case string(ring1.Owner(h)) != e.Node:
+				c.t.Errorf("%s fetched %s owned by %s", e.Node, e.URL, ring1.Owner(h))
+			}
+		}
+	}
+	return before, after
+}
+
 // Issue 10: start 2 nodes, add a third mid-crawl, later remove one
 // gracefully. The union of fetched URLs equals the oracle's set, no URL is
 // fetched twice, and about 1/N of the hosts move at each change.
@@ -338,30 +374,7 @@ func TestElasticLostNode(t *testing.T) {
 	for _, m := range c.ms {
 		m.Close()
 	}
-	ring1, _ := hostsplit.NewRing(v1.IDs(), false)
-	ring2, _ := hostsplit.NewRing(v2.IDs(), false)
-	before := map[string]bool{} // fetched by node-2
-	var after []string          // fetched by survivors, on node-2's old hosts
-	for _, p := range c.logs {
-		es, err := ReadLogFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, e := range es {
-			h, _ := hostsplit.Host(e.URL)
-			switch {
-			case e.Node == "node-2":
-				before[e.URL] = true
-			case ring1.Owner(h) == "node-2":
-				after = append(after, e.URL)
-				if string(ring2.Owner(h)) != e.Node {
-					t.Errorf("%s fetched %s owned by %s", e.Node, e.URL, ring2.Owner(h))
-				}
-			case string(ring1.Owner(h)) != e.Node:
-				t.Errorf("%s fetched %s owned by %s", e.Node, e.URL, ring1.Owner(h))
-			}
-		}
-	}
+	before, after := c.lostNodeFetches(v1, v2, "node-2")
 	oracle, err := c.web.Oracle(c.web.Seeds(), simweb.Rules{BodyCap: 1 << 20, Sitemaps: true})
 	if err != nil {
 		t.Fatal(err)

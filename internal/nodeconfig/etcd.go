@@ -13,6 +13,10 @@ type Etcd struct {
 	// TTL of the node's lease (whole seconds; default 5 s): a node cut off
 	// from etcd stops fetching within it.
 	TTL *Duration `json:"ttl,omitempty"`
+	// ElectionTimeout is the etcd cluster's election timeout (default
+	// 1 s, etcd's): the node refuses a TTL a leader election would
+	// outlast (about 3× this).
+	ElectionTimeout *Duration `json:"election_timeout,omitempty"`
 	// Cluster names the cluster's keys in etcd (default "default").
 	Cluster string `json:"cluster,omitempty"`
 }
