@@ -137,7 +137,7 @@ func Open(dir string, opts Options) (*DUE, error) {
 		d.closeFiles()
 		return nil, err
 	} else if err != nil {
-		opts.Logf("due: delivery after recovery: %v", err)
+		opts.Logger.Warn("due: delivery after recovery failed", "err", err)
 	}
 	d.wg.Add(1)
 	go pprof.Do(context.Background(), pprof.Labels("due", "merger"), func(context.Context) { d.loop() })
@@ -441,7 +441,7 @@ func (d *DUE) loop() {
 			err = d.timedMerge(true)
 		}
 		if err != nil {
-			d.opts.Logf("due: %v", err)
+			d.opts.Logger.Warn("due: flush or merge failed", "err", err)
 		}
 	}
 }

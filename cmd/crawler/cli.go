@@ -29,6 +29,7 @@ type command struct {
 type cmdEnv struct {
 	stdout io.Writer
 	stderr io.Writer
+	log    *logConfig // --log-format, --log-level: see logging.go
 
 	forceIdentity bool // node --force, for runNodeConfig
 	skipCheck     bool // node --skip-check, for runNodeConfig
@@ -140,6 +141,7 @@ type flags struct {
 func newFlags(env *cmdEnv, name, synopsis string) *flags {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
+	bindLogFlags(fs, env)
 	return &flags{FlagSet: fs, cmd: name, synopsis: synopsis, env: env}
 }
 

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -25,7 +24,6 @@ import (
 	"github.com/sextant-crawler/sextant/internal/nodeconfig"
 	"github.com/sextant-crawler/sextant/internal/report"
 	"github.com/sextant-crawler/sextant/internal/status"
-	"github.com/sextant-crawler/sextant/internal/termsafe"
 )
 
 func init() {
@@ -155,12 +153,10 @@ func runNodeConfig(ctx context.Context, env *cmdEnv, cfg *nodeconfig.Config, exi
 	if err != nil {
 		return err
 	}
-	mo.Node.Logf = func(format string, args ...any) {
-		fmt.Fprintf(env.stderr, "%s %s: %s\n", time.Now().UTC().Format(time.RFC3339), cfg.ID, termsafe.String(fmt.Sprintf(format, args...)))
-	}
 	// The splitter logs peer failures (rate-limited) and recoveries: the
 	// only place an operator learns why a peer's spool grows.
-	mo.Logger = slog.New(slog.NewTextHandler(env.stderr, nil)).With("node", cfg.ID)
+	mo.Logger = env.logger().With("node", cfg.ID)
+	mo.Node.Logger = mo.Logger
 	sess, err := openEtcdSession(ctx, cfg, mo.Logger)
 	if err != nil {
 		return err

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/sextant-crawler/sextant/hostsplit"
+	"github.com/sextant-crawler/sextant/internal/logging"
 	"github.com/sextant-crawler/sextant/simweb"
 )
 
@@ -111,7 +112,7 @@ func (c *elasticCluster) waitFetches(n uint64) {
 
 func (c *elasticCluster) change(old, nw hostsplit.View) ChangeReport {
 	c.t.Helper()
-	rep, err := ChangeMembership(c.ctx, ChangeOptions{TLS: c.operator(), Old: old, New: nw, Logf: c.t.Logf})
+	rep, err := ChangeMembership(c.ctx, ChangeOptions{TLS: c.operator(), Old: old, New: nw, Logger: logging.Test(c.t)})
 	if err != nil {
 		c.t.Fatal(err)
 	}
@@ -321,7 +322,7 @@ func TestElasticLostNode(t *testing.T) {
 	if err := lost.Close(); err != nil {
 		t.Log(err)
 	}
-	rep, err := ChangeMembership(ctx, ChangeOptions{TLS: c.operator(), Old: v1, New: v2, Lost: []hostsplit.NodeID{"node-2"}, Logf: t.Logf})
+	rep, err := ChangeMembership(ctx, ChangeOptions{TLS: c.operator(), Old: v1, New: v2, Lost: []hostsplit.NodeID{"node-2"}, Logger: logging.Test(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/sextant-crawler/sextant/fetcher"
 	"github.com/sextant-crawler/sextant/frontier"
 	"github.com/sextant-crawler/sextant/hostsplit"
+	"github.com/sextant-crawler/sextant/internal/logging"
 	"github.com/sextant-crawler/sextant/internal/tlsutil"
 	"github.com/sextant-crawler/sextant/simweb"
 )
@@ -266,7 +267,7 @@ func elasticKill(t *testing.T, crash0, crash2 string) {
 		}
 	}()
 	rep, err := ChangeMembership(ctx, ChangeOptions{TLS: tn, Old: hostsplit.View{Epoch: 1, Members: members[:2]},
-		New: hostsplit.View{Epoch: 2, Members: members}, Logf: t.Logf})
+		New: hostsplit.View{Epoch: 2, Members: members}, Logger: logging.Test(t)})
 	close(stop)
 	wg.Wait()
 	if err != nil {

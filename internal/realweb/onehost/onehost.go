@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
@@ -32,6 +33,7 @@ import (
 	"github.com/sextant-crawler/sextant/frontier"
 	"github.com/sextant-crawler/sextant/internal/crawl"
 	"github.com/sextant-crawler/sextant/internal/fixture"
+	"github.com/sextant-crawler/sextant/internal/logging"
 	"github.com/sextant-crawler/sextant/internal/realweb"
 )
 
@@ -74,8 +76,9 @@ type Options struct {
 	// is not a *net.TCPConn, so the fetcher's TCP_QUICKACK re-arming is
 	// off in such a run: a diagnostic, not the figure.
 	Spans bool
-	// Logf, if set, receives progress lines.
-	Logf func(format string, args ...any)
+	// Logger receives one progress record per round. Default: discard
+	// (see internal/logging).
+	Logger *slog.Logger
 }
 
 // EnsureDefaults sets the defaults documented on each field.
@@ -95,9 +98,7 @@ func (o *Options) EnsureDefaults() {
 	if o.DUEFlush == 0 {
 		o.DUEFlush = 500 * time.Millisecond
 	}
-	if o.Logf == nil {
-		o.Logf = func(string, ...any) {}
-	}
+	o.Logger = logging.OrDiscard(o.Logger)
 }
 
 // Round is one Sextant crawl and one loop over its URLs.
@@ -247,17 +248,21 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		r.Ratio = (float64(r.SextantPages) / r.SextantSeconds) / (float64(r.LoopPages) / r.LoopSeconds)
 		if o.CompareRelease {
 			r.OtherRatio = (float64(otherPages) / r.OtherSeconds) / (float64(r.LoopPages) / r.LoopSeconds)
-			o.Logf("round %d: with ReleaseEarly=%v: %d pages in %.2f s (%.0f pages/s): ratio %.2f",
-				i+1, !o.ReleaseEarly, otherPages, r.OtherSeconds, float64(otherPages)/r.OtherSeconds, r.OtherRatio)
+			o.Logger.Info("onehost: other release mode", "round", i+1, "release_early", !o.ReleaseEarly, "pages", otherPages,
+				"seconds", r.OtherSeconds, "pages_per_s", float64(otherPages)/r.OtherSeconds, "ratio", r.OtherRatio)
 		}
-		o.Logf("round %d: Sextant %d pages in %.2f s (%.0f pages/s), loop %d in %.2f s (%.0f pages/s): ratio %.2f",
-			i+1, r.SextantPages, r.SextantSeconds, float64(r.SextantPages)/r.SextantSeconds,
-			r.LoopPages, r.LoopSeconds, float64(r.LoopPages)/r.LoopSeconds, r.Ratio)
+		o.Logger.Info("onehost: round", "round", i+1, "sextant_pages", r.SextantPages, "sextant_seconds", r.SextantSeconds,
+			"sextant_pages_per_s", float64(r.SextantPages)/r.SextantSeconds, "loop_pages", r.LoopPages,
+			"loop_seconds", r.LoopSeconds, "loop_pages_per_s", float64(r.LoopPages)/r.LoopSeconds, "ratio", r.Ratio)
 		if o.Spans {
-			o.Logf("  spans: Sextant server %.2f s + client %.2f s (%.0f µs per page between a response and the next request); loop server %.2f s + client %.2f s (%.0f µs)",
-				r.SextantServer, r.SextantClient, 1e6*r.SextantClient/float64(r.SextantPages), r.LoopServer, r.LoopClient, 1e6*r.LoopClient/float64(r.LoopPages))
-			o.Logf("  Sextant's client part: processing %.0f µs per page (response end to its crawl log line), hand-over %.0f µs (log line to the next request)",
-				1e6*r.SextantProcess/float64(r.SextantPages), 1e6*r.SextantHandover/float64(r.SextantPages))
+			// client_us_per_page: between a response and the next request;
+			// process: response end to its crawl log line; handover: log
+			// line to the next request.
+			o.Logger.Info("onehost: spans", "round", i+1, "sextant_server_s", r.SextantServer, "sextant_client_s", r.SextantClient,
+				"sextant_client_us_per_page", 1e6*r.SextantClient/float64(r.SextantPages), "loop_server_s", r.LoopServer,
+				"loop_client_s", r.LoopClient, "loop_client_us_per_page", 1e6*r.LoopClient/float64(r.LoopPages),
+				"sextant_process_us_per_page", 1e6*r.SextantProcess/float64(r.SextantPages),
+				"sextant_handover_us_per_page", 1e6*r.SextantHandover/float64(r.SextantPages))
 		}
 		rep.Rounds = append(rep.Rounds, r)
 	}
