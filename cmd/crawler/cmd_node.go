@@ -180,7 +180,7 @@ func runNodeConfig(ctx context.Context, env *cmdEnv, cfg *nodeconfig.Config, exi
 		if err := os.MkdirAll(mo.Node.DataDir, 0o755); err != nil {
 			return err
 		}
-		tl, err := crawl.OpenTalliedLog(filepath.Join(mo.Node.DataDir, "crawl.log"))
+		tl, err := crawl.OpenTalliedLog(filepath.Join(mo.Node.DataDir, "crawl.log"), mo.Logger)
 		if err != nil {
 			return err
 		}

@@ -433,7 +433,7 @@ func Open(opts Options) (*Node, error) {
 	}
 	n.loadRobots()
 	if n.log = opts.CrawlLog; n.log == nil {
-		if n.log, err = OpenCrawlLog(filepath.Join(opts.DataDir, crawlLogFile)); err != nil {
+		if n.log, err = OpenCrawlLog(filepath.Join(opts.DataDir, crawlLogFile), opts.Logger); err != nil {
 			n.closeWARC()
 			n.due.Close()
 			n.fr.Close()

@@ -346,7 +346,7 @@ func startMembers(o Options, web *simweb.Web, srv *simweb.Server, traces *[]*tra
 		var tl *crawl.TalliedLog
 		if err == nil {
 			if err = os.MkdirAll(filepath.Join(o.DataDir, ids[i]), 0o755); err == nil {
-				tl, err = crawl.OpenTalliedLog(filepath.Join(o.DataDir, ids[i], "crawl.log"))
+				tl, err = crawl.OpenTalliedLog(filepath.Join(o.DataDir, ids[i], "crawl.log"), o.Logger)
 			}
 			if err == nil {
 				*logs = append(*logs, tl)
