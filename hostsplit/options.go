@@ -162,7 +162,7 @@ func (o *Options) EnsureDefaults() {
 		o.ErrorLogEvery = 30 * time.Second
 	}
 	if o.Logger == nil {
-		o.Logger = logging.OrDiscard(nil)
+		o.Logger = logging.Discard()
 	}
 	if o.Clock == nil {
 		o.Clock = realClock{}
