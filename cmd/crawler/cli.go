@@ -8,6 +8,7 @@ import (
 	"io"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/sextant-crawler/sextant/extract"
 	"github.com/sextant-crawler/sextant/frontier"
@@ -31,8 +32,9 @@ type cmdEnv struct {
 	stderr io.Writer
 	log    *logConfig // --log-format, --log-level: see logging.go
 
-	forceIdentity bool // node --force, for runNodeConfig
-	skipCheck     bool // node --skip-check, for runNodeConfig
+	forceIdentity bool          // node --force, for runNodeConfig
+	skipCheck     bool          // node --skip-check, for runNodeConfig
+	progress      time.Duration // node --progress, for runNodeConfig
 }
 
 var commands = map[string]*command{}

@@ -64,6 +64,7 @@ data dir resumes.`)
 	force := f.Bool("force", false, "take over a data dir made by another run (crawl, demo, another node or seeds): its IDENTITY is rewritten, with a warning")
 	etcd := addEtcdFlags(f)
 	warcDir := f.String("warc-dir", "", "archive every fetch as WARC files in this directory, overriding the config's \"warc_dir\"")
+	progress := f.Duration("progress", 30*time.Second, "log a progress line (fetched, queued, pages/s, peers) this often; 0: never")
 	skipCheck := f.Bool("skip-check", false, "open the data dir without reading every frontier key and spool entry to verify them (0.2-0.5 s per million queued URLs saved); run 'crawler fsck' after anything worse than a crash")
 	if err := f.parse(args); err != nil {
 		return err
@@ -95,6 +96,7 @@ data dir resumes.`)
 	}
 	fenv := *env
 	fenv.forceIdentity, fenv.skipCheck = *force, *skipCheck
+	fenv.progress = *progress
 	return runNodeConfig(ctx, &fenv, cfg, *exitDone, *statusAddr, *reportJSON, nil)
 }
 
@@ -300,7 +302,9 @@ func runNodeConfig(ctx context.Context, env *cmdEnv, cfg *nodeconfig.Config, exi
 	}
 	hs.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
 	start := time.Now()
+	prog := startProgressLog(mo.Logger, env.progress, m.Node.Stats, m.Split.Stats)
 	runErr := m.Run(ctx)
+	prog.Close()
 	st, sp := m.Node.Stats(), m.Split.Stats()
 	if ctx.Err() != nil {
 		fmt.Fprintf(env.stdout, "node %s: interrupted after %s; the state is in %s (restart to resume)\n", cfg.ID, time.Since(start).Round(time.Millisecond), cfg.DataDir)
