@@ -339,11 +339,24 @@ func TestElasticLostNode(t *testing.T) {
 	for _, m := range c.ms {
 		m.Close()
 	}
+	before, after := lostNodeOwnership(t, c.logs, v1, v2)
+	oracle, recrawled, got, dups, perTrap := checkLostNodeRecrawl(t, c, before, after)
+	var resent uint64
+	for _, m := range c.ms {
+		resent += m.resent.Load()
+	}
+	t.Logf("node-2 fetched %d URLs before its loss; survivors re-sent %d URLs they had sent it, fetched %d URLs of its hosts after, %d of them again (re-crawled); %d URLs fetched twice cluster-wide; %d URLs fetched (oracle %d + traps %v)",
+		len(before), resent, len(after), recrawled, len(dups), len(got), oracle.Size(), perTrap)
+}
+
+// lostNodeOwnership reads the crawl logs: what node-2 fetched (before its
+// loss), and what the survivors fetched on its old hosts (after); every
+// line must be by its host's owner (v1's, v2's for node-2's old hosts).
+func lostNodeOwnership(t *testing.T, logs []string, v1, v2 hostsplit.View) (before map[string]bool, after []string) {
 	ring1, _ := hostsplit.NewRing(v1.IDs(), false)
 	ring2, _ := hostsplit.NewRing(v2.IDs(), false)
-	before := map[string]bool{} // fetched by node-2
-	var after []string          // fetched by survivors, on node-2's old hosts
-	for _, p := range c.logs {
+	before = map[string]bool{}
+	for _, p := range logs {
 		es, err := ReadLogFile(p)
 		if err != nil {
 			t.Fatal(err)
@@ -363,6 +376,13 @@ func TestElasticLostNode(t *testing.T) {
 			}
 		}
 	}
+	return before, after
+}
+
+// checkLostNodeRecrawl checks that everything node-2 had fetched was
+// crawled again and that those re-crawls are the only repeats, and the
+// union against the oracle (trap hosts aside, their budgets bounded).
+func checkLostNodeRecrawl(t *testing.T, c *elasticCluster, before map[string]bool, after []string) (oracle *simweb.OracleResult, recrawled int, got, dups []string, perTrap map[string]int) {
 	oracle, err := c.web.Oracle(c.web.Seeds(), simweb.Rules{BodyCap: 1 << 20, Sitemaps: true})
 	if err != nil {
 		t.Fatal(err)
@@ -384,7 +404,6 @@ func TestElasticLostNode(t *testing.T) {
 	for _, u := range after {
 		afterSet[u] = true
 	}
-	recrawled := 0
 	for u := range before {
 		switch {
 		case afterSet[u]:
@@ -393,14 +412,14 @@ func TestElasticLostNode(t *testing.T) {
 			t.Errorf("%s, fetched by node-2 before its loss, was not crawled again", u)
 		}
 	}
-	got, dups := fetchedURLs(t, c.logs...)
+	got, dups = fetchedURLs(t, c.logs...)
 	for _, u := range dups {
 		if !before[u] {
 			t.Errorf("%s fetched twice and not by node-2", u)
 		}
 	}
 	var rest []string
-	perTrap := map[string]int{}
+	perTrap = map[string]int{}
 	for _, u := range got {
 		if h := trapHost(u); h != "" {
 			perTrap[h]++
@@ -418,12 +437,7 @@ func TestElasticLostNode(t *testing.T) {
 			t.Errorf("trap host %s: %d pages fetched, budget %d (twice for a lost owner)", h, n, oracle.Rules.MaxPagesPerHost)
 		}
 	}
-	var resent uint64
-	for _, m := range c.ms {
-		resent += m.resent.Load()
-	}
-	t.Logf("node-2 fetched %d URLs before its loss; survivors re-sent %d URLs they had sent it, fetched %d URLs of its hosts after, %d of them again (re-crawled); %d URLs fetched twice cluster-wide; %d URLs fetched (oracle %d + traps %v)",
-		len(before), resent, len(after), recrawled, len(dups), len(got), oracle.Size(), perTrap)
+	return oracle, recrawled, got, dups, perTrap
 }
 
 // ForeignFetches flags a line fetched by a node that did not own the host
