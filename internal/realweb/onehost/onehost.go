@@ -151,11 +151,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			return nil, err
 		}
 	}
-	nginxDir := filepath.Join(o.Work, "nginx")
-	if err := os.MkdirAll(nginxDir, 0o755); err != nil {
-		return nil, err
-	}
-	n, err := realweb.StartNginx(realweb.NginxOptions{Root: o.Root, Hosts: []string{o.Host}, Dir: nginxDir})
+	n, err := startNginx(o)
 	if err != nil {
 		return nil, err
 	}
@@ -248,34 +244,56 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		r.Ratio = (float64(r.SextantPages) / r.SextantSeconds) / (float64(r.LoopPages) / r.LoopSeconds)
 		if o.CompareRelease {
 			r.OtherRatio = (float64(otherPages) / r.OtherSeconds) / (float64(r.LoopPages) / r.LoopSeconds)
-			o.Logger.Info("onehost: other release mode", "round", i+1, "release_early", !o.ReleaseEarly, "pages", otherPages,
-				"seconds", r.OtherSeconds, "pages_per_s", float64(otherPages)/r.OtherSeconds, "ratio", r.OtherRatio)
 		}
-		o.Logger.Info("onehost: round", "round", i+1, "sextant_pages", r.SextantPages, "sextant_seconds", r.SextantSeconds,
-			"sextant_pages_per_s", float64(r.SextantPages)/r.SextantSeconds, "loop_pages", r.LoopPages,
-			"loop_seconds", r.LoopSeconds, "loop_pages_per_s", float64(r.LoopPages)/r.LoopSeconds, "ratio", r.Ratio)
-		if o.Spans {
-			// client_us_per_page: between a response and the next request;
-			// process: response end to its crawl log line; handover: log
-			// line to the next request.
-			o.Logger.Info("onehost: spans", "round", i+1, "sextant_server_s", r.SextantServer, "sextant_client_s", r.SextantClient,
-				"sextant_client_us_per_page", 1e6*r.SextantClient/float64(r.SextantPages), "loop_server_s", r.LoopServer,
-				"loop_client_s", r.LoopClient, "loop_client_us_per_page", 1e6*r.LoopClient/float64(r.LoopPages),
-				"sextant_process_us_per_page", 1e6*r.SextantProcess/float64(r.SextantPages),
-				"sextant_handover_us_per_page", 1e6*r.SextantHandover/float64(r.SextantPages))
-		}
+		logRound(o, i, r, otherPages)
 		rep.Rounds = append(rep.Rounds, r)
 	}
-	ratios := make([]float64, len(rep.Rounds))
-	for i, r := range rep.Rounds {
+	rep.MedianRatio = medianRatio(rep.Rounds)
+	return rep, nil
+}
+
+// startNginx serves o.Root for o.Host from nginx, its files in Work/nginx.
+func startNginx(o Options) (*realweb.Nginx, error) {
+	nginxDir := filepath.Join(o.Work, "nginx")
+	if err := os.MkdirAll(nginxDir, 0o755); err != nil {
+		return nil, err
+	}
+	return realweb.StartNginx(realweb.NginxOptions{Root: o.Root, Hosts: []string{o.Host}, Dir: nginxDir})
+}
+
+// logRound logs round i's figures (and the other release mode's, and the
+// spans, if asked for).
+func logRound(o Options, i int, r Round, otherPages int) {
+	if o.CompareRelease {
+		o.Logger.Info("onehost: other release mode", "round", i+1, "release_early", !o.ReleaseEarly, "pages", otherPages,
+			"seconds", r.OtherSeconds, "pages_per_s", float64(otherPages)/r.OtherSeconds, "ratio", r.OtherRatio)
+	}
+	o.Logger.Info("onehost: round", "round", i+1, "sextant_pages", r.SextantPages, "sextant_seconds", r.SextantSeconds,
+		"sextant_pages_per_s", float64(r.SextantPages)/r.SextantSeconds, "loop_pages", r.LoopPages,
+		"loop_seconds", r.LoopSeconds, "loop_pages_per_s", float64(r.LoopPages)/r.LoopSeconds, "ratio", r.Ratio)
+	if o.Spans {
+		// client_us_per_page: between a response and the next request;
+		// process: response end to its crawl log line; handover: log
+		// line to the next request.
+		o.Logger.Info("onehost: spans", "round", i+1, "sextant_server_s", r.SextantServer, "sextant_client_s", r.SextantClient,
+			"sextant_client_us_per_page", 1e6*r.SextantClient/float64(r.SextantPages), "loop_server_s", r.LoopServer,
+			"loop_client_s", r.LoopClient, "loop_client_us_per_page", 1e6*r.LoopClient/float64(r.LoopPages),
+			"sextant_process_us_per_page", 1e6*r.SextantProcess/float64(r.SextantPages),
+			"sextant_handover_us_per_page", 1e6*r.SextantHandover/float64(r.SextantPages))
+	}
+}
+
+// medianRatio is the median of the rounds' ratios.
+func medianRatio(rounds []Round) float64 {
+	ratios := make([]float64, len(rounds))
+	for i, r := range rounds {
 		ratios[i] = r.Ratio
 	}
 	sort.Float64s(ratios)
-	rep.MedianRatio = ratios[len(ratios)/2]
 	if len(ratios)%2 == 0 {
-		rep.MedianRatio = (ratios[len(ratios)/2-1] + ratios[len(ratios)/2]) / 2
+		return (ratios[len(ratios)/2-1] + ratios[len(ratios)/2]) / 2
 	}
-	return rep, nil
+	return ratios[len(ratios)/2]
 }
 
 // unpackMirror unpacks testdata/sites' wiki mirror into dst.
