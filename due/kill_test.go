@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/sextant-crawler/sextant/internal/fingerprint"
+	"github.com/sextant-crawler/sextant/internal/killtest"
 )
 
 const killCands = 30000
@@ -120,35 +120,20 @@ func runKill9(t *testing.T) {
 		if attempt > 60 {
 			t.Fatal("child never finished")
 		}
-		cmd := exec.Command(os.Args[0], "-test.run=^TestKill9$")
 		sync := "write"
 		if attempt%2 == 1 {
 			sync = "always"
 		}
-		cmd.Env = append(os.Environ(), "DUE_KILL_CHILD=1", "DUE_KILL_DIR="+dir,
-			"DUE_KILL_FROM="+strconv.Itoa(next), "DUE_KILL_SYNC="+sync)
-		stdout, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		killed := make(chan struct{})
+		c := killtest.Start(t, killtest.Options{Run: "TestKill9", Env: []string{"DUE_KILL_CHILD=1", "DUE_KILL_DIR=" + dir,
+			"DUE_KILL_FROM=" + strconv.Itoa(next), "DUE_KILL_SYNC=" + sync}})
 		if kills < 12 {
-			delay := time.Duration(5+rng.IntN(150)) * time.Millisecond
-			go func() {
-				defer close(killed)
-				time.Sleep(delay)
-				cmd.Process.Kill() // SIGKILL
-			}()
-		} else {
-			close(killed)
+			time.Sleep(time.Duration(5+rng.IntN(150)) * time.Millisecond)
+			c.Kill()
 		}
+		werr := c.Wait(5 * time.Minute)
 		done := false
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			f := strings.Fields(sc.Text())
+		for _, line := range strings.Split(c.Output(), "\n") {
+			f := strings.Fields(line)
 			switch {
 			case len(f) == 2 && f[0] == "ack":
 				i, _ := strconv.Atoi(f[1])
@@ -156,11 +141,9 @@ func runKill9(t *testing.T) {
 			case len(f) == 1 && f[0] == "done":
 				done = true
 			case len(f) > 0 && f[0] == "error":
-				t.Fatalf("child: %s", sc.Text())
+				t.Fatalf("child: %s", line)
 			}
 		}
-		<-killed
-		werr := cmd.Wait()
 		if done {
 			break
 		}

@@ -29,58 +29,21 @@ func (d *DUE) mergeFrozen() error {
 	fb, logs, hi := d.mu.frozen, d.mu.frozenLogs, d.mu.frozenHi
 	d.mu.Unlock()
 
-	q := slices.Clone(fb.fps)
-	sortU64(q)
-	found := make([]bool, len(q))
-	var br blockReader
-	for _, r := range d.runs {
-		if err := r.markFound(&br, q, found); err != nil {
-			return err
-		}
+	fresh, dups, err := d.freshFingerprints(fb.fps)
+	if err != nil {
+		return err
 	}
-	fresh := q[:0]
-	for i, v := range q {
-		if !found[i] {
-			fresh = append(fresh, v)
-		}
-	}
-	found = nil
-	dups := uint64(len(q) - len(fresh))
-
 	m := d.man.clone()
-	k := len(d.runs)
-	var newRun *run
-	var written int64
 	var created []string
 	cleanup := func() {
 		for _, p := range created {
 			_ = d.fs.Remove(p)
 		}
 	}
-	if len(fresh) > 0 {
-		acc := uint64(len(fresh))
-		for k > 0 && (d.runs[k-1].count <= uint64(d.opts.RunRatio)*acc || k+1 > d.opts.MaxRuns) {
-			k--
-			acc += d.runs[k].count
-		}
-		num := d.nextFile.Add(1) - 1
-		p := d.path(num, "run")
-		created = append(created, p)
-		size, count, err := d.writeRun(p, fresh, d.runs[k:])
-		if err != nil {
-			cleanup()
-			return err
-		}
-		if count != acc {
-			cleanup()
-			return fmt.Errorf("due: merge wrote %d values, want %d", count, acc)
-		}
-		written = size
-		if newRun, err = openRun(d.fs, p, num, count, size); err != nil {
-			cleanup()
-			return err
-		}
-		m.runs = append(m.runs[:k], runMeta{num: num, count: count, size: size})
+	k, newRun, written, err := d.writeMergedRun(&m, fresh, &created)
+	if err != nil {
+		cleanup()
+		return err
 	}
 	closeNew := func() {
 		if newRun != nil {
@@ -112,7 +75,7 @@ func (d *DUE) mergeFrozen() error {
 	}
 	m.logFloor = hi
 	m.nextFile = d.nextFile.Load()
-	err := syncDir(d.fs, d.dir)
+	err = syncDir(d.fs, d.dir)
 	if err == nil {
 		err = writeFileAtomic(d.fs, d.dir, manifestName, m.encode())
 	}
@@ -152,6 +115,59 @@ func (d *DUE) mergeFrozen() error {
 	d.mu.frozen = nil
 	d.mu.cond.Broadcast()
 	return nil
+}
+
+// freshFingerprints sorts a copy of fps and drops those already in a run;
+// dups counts the dropped ones.
+func (d *DUE) freshFingerprints(fps []uint64) (fresh []uint64, dups uint64, err error) {
+	q := slices.Clone(fps)
+	sortU64(q)
+	found := make([]bool, len(q))
+	var br blockReader
+	for _, r := range d.runs {
+		if err := r.markFound(&br, q, found); err != nil {
+			return nil, 0, err
+		}
+	}
+	fresh = q[:0]
+	for i, v := range q {
+		if !found[i] {
+			fresh = append(fresh, v)
+		}
+	}
+	return fresh, uint64(len(q) - len(fresh)), nil
+}
+
+// writeMergedRun writes fresh merged with the runs from k on (the runs
+// RunRatio and MaxRuns fold into it) as a new run, opens it and records it
+// in m. With no fresh value it writes nothing and k is len(d.runs). The
+// new file's path is appended to *created, for the caller to remove on
+// failure.
+func (d *DUE) writeMergedRun(m *manifest, fresh []uint64, created *[]string) (k int, newRun *run, written int64, err error) {
+	k = len(d.runs)
+	if len(fresh) == 0 {
+		return k, nil, 0, nil
+	}
+	acc := uint64(len(fresh))
+	for k > 0 && (d.runs[k-1].count <= uint64(d.opts.RunRatio)*acc || k+1 > d.opts.MaxRuns) {
+		k--
+		acc += d.runs[k].count
+	}
+	num := d.nextFile.Add(1) - 1
+	p := d.path(num, "run")
+	*created = append(*created, p)
+	size, count, err := d.writeRun(p, fresh, d.runs[k:])
+	if err != nil {
+		return 0, nil, 0, err
+	}
+	if count != acc {
+		return 0, nil, 0, fmt.Errorf("due: merge wrote %d values, want %d", count, acc)
+	}
+	if newRun, err = openRun(d.fs, p, num, count, size); err != nil {
+		return 0, nil, 0, err
+	}
+	m.runs = append(m.runs[:k], runMeta{num: num, count: count, size: size})
+	return k, newRun, size, nil
 }
 
 // setDiskStatsLocked refreshes the gauges derived from the runs and the

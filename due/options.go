@@ -3,9 +3,11 @@ package due
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/sextant-crawler/sextant/internal/logging"
 )
 
 // Sentinel errors.
@@ -102,8 +104,9 @@ type Options struct {
 	// values keep fewer runs. MaxRuns forces folding beyond it (default 16).
 	RunRatio int
 	MaxRuns  int
-	// Logf, if set, receives rare events (recovery actions, delivery errors).
-	Logf func(format string, args ...any)
+	// Logger receives rare events (recovery actions, delivery errors).
+	// Default: discard (see internal/logging).
+	Logger *slog.Logger
 	// Now is the clock for merge durations; default time.Now.
 	Now func() time.Time
 }
@@ -128,9 +131,7 @@ func (o *Options) EnsureDefaults() {
 	if o.MaxRuns == 0 {
 		o.MaxRuns = 16
 	}
-	if o.Logf == nil {
-		o.Logf = func(string, ...any) {}
-	}
+	o.Logger = logging.OrDiscard(o.Logger)
 	if o.Now == nil {
 		o.Now = time.Now
 	}

@@ -96,7 +96,7 @@ func (d *DUE) recover() error {
 		case ext == "log" && num >= d.man.logFloor:
 			logs = append(logs, num)
 		case ext == "log" || !live[num]:
-			d.opts.Logf("due: removing obsolete %s", n)
+			d.opts.Logger.Info("due: removing an obsolete file", "file", n)
 			_ = fs.Remove(fs.PathJoin(d.dir, n))
 		}
 	}
@@ -143,7 +143,7 @@ func (d *DUE) replay(num uint64, newest bool) error {
 	if !newest {
 		return fmt.Errorf("%w: log %06d ends in a torn chunk but is not the newest", ErrCorrupt, num)
 	}
-	d.opts.Logf("due: log %06d: cutting torn tail at %d", num, valid)
+	d.opts.Logger.Warn("due: cutting a log's torn tail", "log", num, "offset", valid)
 	return truncateFile(d.fs, d.dir, p, valid)
 }
 

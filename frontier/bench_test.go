@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/sextant-crawler/sextant/internal/logging"
 )
 
 // Benchmarks at scale. Run with -benchtime=1x: each runs its workload once
@@ -235,7 +236,7 @@ func BenchmarkPebbleBaseline(b *testing.B) {
 	for range b.N {
 		n := benchSize()
 		dir := b.TempDir()
-		db, err := pebble.Open(dir, &pebble.Options{Logger: pebbleLogger{nopLogger{}}})
+		db, err := pebble.Open(dir, &pebble.Options{Logger: pebbleLogger{logging.Discard()}})
 		if err != nil {
 			b.Fatal(err)
 		}

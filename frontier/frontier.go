@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -181,7 +182,7 @@ func Open(dir string, opts Options) (*Frontier, error) {
 	// crash the process: record it instead; every later call fails with it.
 	f := &Frontier{opts: opts, closed: make(chan struct{})}
 	po.EventListener = &pebble.EventListener{DataCorruption: func(info pebble.DataCorruptionInfo) {
-		opts.Logger.Errorf("frontier: %s", info)
+		opts.Logger.Error("frontier: store damaged", "dir", dir, "info", info.String())
 		err := fmt.Errorf("frontier: store %s damaged: %s", dir, info)
 		f.corrupt.CompareAndSwap(nil, &err)
 	}}
@@ -246,8 +247,7 @@ func (f *Frontier) recover() error {
 		ok = it.SeekGE(prefixEnd(hostPrefix(host)))
 	}
 	if n := len(f.mu.sched.hosts); n > 0 || f.mu.count > 0 {
-		f.opts.Logger.Infof("frontier: resumed %d URLs (%d in front queues), %d active hosts",
-			f.mu.count, f.mu.frontKeys, n)
+		f.opts.Logger.Info("frontier: resumed", "urls", f.mu.count, "front_queued", f.mu.frontKeys, "active_hosts", n)
 	}
 	return it.Error()
 }
@@ -373,12 +373,19 @@ func (f *Frontier) Close() error {
 	return err
 }
 
-// pebbleLogger adapts Logger to pebble's logger.
-type pebbleLogger struct{ l Logger }
+// pebbleLogger adapts slog to pebble's logger. pebble's Infof reports every
+// flush and compaction: debug level, or a node's log would be mostly pebble.
+type pebbleLogger struct{ l *slog.Logger }
 
-func (p pebbleLogger) Infof(format string, args ...any)  { p.l.Infof("pebble: "+format, args...) }
-func (p pebbleLogger) Errorf(format string, args ...any) { p.l.Errorf("pebble: "+format, args...) }
+func (p pebbleLogger) Infof(format string, args ...any) {
+	if p.l.Enabled(context.Background(), slog.LevelDebug) {
+		p.l.Debug("pebble: " + fmt.Sprintf(format, args...))
+	}
+}
+func (p pebbleLogger) Errorf(format string, args ...any) {
+	p.l.Error("pebble: " + fmt.Sprintf(format, args...))
+}
 func (p pebbleLogger) Fatalf(format string, args ...any) {
-	p.l.Errorf("pebble: fatal: "+format, args...)
+	p.l.Error("pebble: fatal: " + fmt.Sprintf(format, args...))
 	panic(fmt.Sprintf("pebble: "+format, args...))
 }

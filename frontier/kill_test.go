@@ -6,13 +6,13 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/sextant-crawler/sextant/internal/killtest"
 )
 
 // The kill test re-executes the test binary as a child crawler that works
@@ -126,48 +126,30 @@ func TestKill9(t *testing.T) {
 func testKill9(t *testing.T, syncDone bool) {
 	dir := t.TempDir()
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
-	start := func() *exec.Cmd {
-		cmd := exec.Command(os.Args[0], "-test.run=^$")
-		cmd.Env = append(os.Environ(), childEnv+"="+dir)
+	start := func() *killtest.Child {
+		env := []string{childEnv + "=" + dir}
 		if syncDone {
-			cmd.Env = append(cmd.Env, childEnv+"_SYNC_DONE=1")
+			env = append(env, childEnv+"_SYNC_DONE=1")
 		}
-		cmd.Stderr = os.Stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		return cmd
+		return killtest.Start(t, killtest.Options{Env: env, Tee: os.Stderr})
 	}
 	kills := 0
 	for range 6 {
-		cmd := start()
+		c := start()
 		time.Sleep(time.Duration(20+rng.IntN(150)) * time.Millisecond)
-		if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
-			t.Fatal(err)
-		}
-		err := cmd.Wait()
+		killed := c.Kill()
 		if _, done := os.Stat(filepath.Join(dir, "complete")); done == nil {
 			t.Logf("child finished before the kill")
 			break
 		}
-		if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() {
-			t.Fatalf("child was not killed: %v", err)
+		if !killed {
+			t.Fatalf("child was not killed: %v", c.Err())
 		}
 		kills++
 	}
 	if _, err := os.Stat(filepath.Join(dir, "complete")); err != nil {
-		cmd := start()
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Fatalf("final child: %v", err)
-			}
-		case <-time.After(60 * time.Second):
-			cmd.Process.Kill()
-			<-done
-			t.Fatal("final child did not finish in 60s")
+		if err := start().Wait(60 * time.Second); err != nil {
+			t.Fatalf("final child: %v", err)
 		}
 	}
 	// Every URL of every batch was fetched; only a URL in flight at a kill

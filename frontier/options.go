@@ -3,8 +3,11 @@ package frontier
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 	"time"
+
+	"github.com/sextant-crawler/sextant/internal/logging"
 )
 
 // Options configures a Frontier. The zero value is usable: EnsureDefaults
@@ -82,8 +85,9 @@ type Options struct {
 	OnStarve func()
 	// Clock gives the time; default the real clock. Tests use ManualClock.
 	Clock Clock
-	// Logger receives rare events (open, recovery, errors). Default: none.
-	Logger Logger
+	// Logger receives rare events (open, recovery, errors). Default:
+	// discard (see internal/logging).
+	Logger *slog.Logger
 }
 
 // Clock is the source of time. It must be safe for concurrent use.
@@ -91,12 +95,6 @@ type Clock interface {
 	Now() time.Time
 	// After returns a channel that receives once d has elapsed.
 	After(d time.Duration) <-chan time.Time
-}
-
-// Logger is the small logger the frontier (and its pebble store) writes to.
-type Logger interface {
-	Infof(format string, args ...any)
-	Errorf(format string, args ...any)
 }
 
 // DefaultOptions is the preset for a polite crawl of real web servers.
@@ -147,9 +145,7 @@ func (o *Options) EnsureDefaults() {
 	if o.Clock == nil {
 		o.Clock = realClock{}
 	}
-	if o.Logger == nil {
-		o.Logger = nopLogger{}
-	}
+	o.Logger = logging.OrDiscard(o.Logger)
 }
 
 // Validate reports every problem with the options at once.
@@ -203,8 +199,3 @@ type realClock struct{}
 
 func (realClock) Now() time.Time                         { return time.Now() }
 func (realClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
-
-type nopLogger struct{}
-
-func (nopLogger) Infof(string, ...any)  {}
-func (nopLogger) Errorf(string, ...any) {}

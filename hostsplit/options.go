@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/sextant-crawler/sextant/internal/logging"
 	"google.golang.org/grpc"
 )
 
@@ -123,7 +124,7 @@ type Options struct {
 	// cache). Both may be called concurrently.
 	FullTrace, CrossTrace func(fp uint64)
 
-	Logger *slog.Logger // default slog.Default()
+	Logger *slog.Logger // default discard (see internal/logging)
 	Clock  Clock        // default the real clock
 }
 
@@ -161,7 +162,7 @@ func (o *Options) EnsureDefaults() {
 		o.ErrorLogEvery = 30 * time.Second
 	}
 	if o.Logger == nil {
-		o.Logger = slog.Default()
+		o.Logger = logging.Discard()
 	}
 	if o.Clock == nil {
 		o.Clock = realClock{}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/sextant-crawler/sextant/extract"
 	"github.com/sextant-crawler/sextant/frontier"
@@ -29,9 +30,11 @@ type command struct {
 type cmdEnv struct {
 	stdout io.Writer
 	stderr io.Writer
+	log    *logConfig // --log-format, --log-level: see logging.go
 
-	forceIdentity bool // node --force, for runNodeConfig
-	skipCheck     bool // node --skip-check, for runNodeConfig
+	forceIdentity bool          // node --force, for runNodeConfig
+	skipCheck     bool          // node --skip-check, for runNodeConfig
+	progress      time.Duration // node --progress, for runNodeConfig
 }
 
 var commands = map[string]*command{}
@@ -140,6 +143,7 @@ type flags struct {
 func newFlags(env *cmdEnv, name, synopsis string) *flags {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
+	bindLogFlags(fs, env)
 	return &flags{FlagSet: fs, cmd: name, synopsis: synopsis, env: env}
 }
 

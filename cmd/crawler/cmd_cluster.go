@@ -198,10 +198,7 @@ func runCluster(ctx context.Context, env *cmdEnv, args []string) error {
 		return usagef("cluster remove: cannot remove the last member")
 	}
 	fmt.Fprintf(env.stdout, "cluster: epoch %d %v -> epoch %d %v\n", old.Epoch, old.IDs(), nw.Epoch, nw.IDs())
-	rep, err := crawl.ChangeMembership(ctx, crawl.ChangeOptions{TLS: tn, Old: old, New: nw, Lost: lostIDs, Removed: removed, Store: store,
-		Logf: func(format string, args ...any) {
-			fmt.Fprintf(env.stderr, "%s cluster: %s\n", time.Now().UTC().Format(time.RFC3339), termsafe.String(fmt.Sprintf(format, args...)))
-		}})
+	rep, err := crawl.ChangeMembership(ctx, crawl.ChangeOptions{TLS: tn, Old: old, New: nw, Lost: lostIDs, Removed: removed, Store: store, Logger: env.logger()})
 	switch {
 	case errors.Is(err, handoff.ErrTimeout), errors.Is(err, handoff.ErrAborted), errors.Is(err, handoff.ErrRemoved):
 		return fmt.Errorf("cluster %s: %w", sub, err)

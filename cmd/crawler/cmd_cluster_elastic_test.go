@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"regexp"
@@ -19,6 +18,7 @@ import (
 
 	"github.com/sextant-crawler/sextant/hostsplit"
 	"github.com/sextant-crawler/sextant/internal/crawl"
+	"github.com/sextant-crawler/sextant/internal/killtest"
 	"github.com/sextant-crawler/sextant/internal/nodeconfig"
 	"github.com/sextant-crawler/sextant/internal/tlsutil"
 	"github.com/sextant-crawler/sextant/simweb"
@@ -42,30 +42,11 @@ func TestElasticCLIChild(t *testing.T) {
 	os.Exit(code)
 }
 
-// cliNode is a `crawler node` child process.
-type cliNode struct {
-	cmd  *exec.Cmd
-	done chan error
-	out  *syncBuf
-}
-
-func startCLINode(t *testing.T, args ...string) *cliNode {
+// startCLINode starts `crawler ARGS...` in a child process (the test
+// binary as TestElasticCLIChild); t.Cleanup kills it.
+func startCLINode(t *testing.T, args ...string) *killtest.Child {
 	t.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := exec.Command(exe, "-test.run=^TestElasticCLIChild$", "-test.count=1", "-test.timeout=5m")
-	c.Env = append(os.Environ(), cliChildEnv+"="+strings.Join(args, "\n"))
-	out := &syncBuf{}
-	c.Stdout, c.Stderr = out, out
-	if err := c.Start(); err != nil {
-		t.Fatal(err)
-	}
-	n := &cliNode{cmd: c, done: make(chan error, 1), out: out}
-	go func() { n.done <- c.Wait() }()
-	t.Cleanup(func() { c.Process.Kill() })
-	return n
+	return killtest.Start(t, killtest.Options{Run: "TestElasticCLIChild", Env: []string{cliChildEnv + "=" + strings.Join(args, "\n")}})
 }
 
 // logLines counts the lines of a crawl log (0 if it does not exist yet).
@@ -90,6 +71,64 @@ func TestElasticCLIJoinLeave(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short")
 	}
+	e := newElasticCLI(t)
+	ids, all := e.ids, e.all
+	startNode := func(i int) {
+		e.nodes[i] = startCLINode(t, "node", "--config", e.config(i), "--exit-when-done", "--status", "off")
+	}
+	startNode(0)
+	startNode(1)
+	for _, i := range []int{2, 3} {
+		e.waitFetches(e.fetchesNow() + 500)
+		startNode(i)
+		out := e.cli("cluster", "add", "--pki", e.pki, "--peer", all[0].Addr, "--id", ids[i], "--addr", all[i].Addr, "--timeout", "2m")
+		if e.handedOver(out) == 0 {
+			t.Errorf("the join of %s handed nothing over", ids[i])
+		}
+	}
+	e.waitFetches(e.fetchesNow() + 500)
+	out := e.cli("cluster", "remove", "--pki", e.pki, "--peer", all[1].Addr, "--id", "node-0", "--timeout", "2m")
+	if e.handedOver(out) == 0 {
+		t.Error("the leave handed nothing over")
+	}
+	for i, nd := range e.nodes {
+		select {
+		case <-nd.Done():
+			if err := nd.Err(); err != nil {
+				t.Errorf("%s: %v\n%s", ids[i], err, nd.Output())
+			}
+		case <-e.ctx.Done():
+			t.Fatalf("%s did not finish:\n%s", ids[i], nd.Output())
+		}
+	}
+	if !strings.Contains(e.nodes[0].Output(), "removed from the cluster") {
+		t.Errorf("the removed node-0 did not stop as removed:\n%s", e.nodes[0].Output())
+	}
+	es, got, dups, perEpoch, foreign := e.checkLogs()
+	checkHostMoves(t, e.web, e.views)
+	t.Log(fmt.Sprintf("%d crawl-log lines by epoch %v; %d URLs fetched (oracle %d), %d twice, %d by a non-owner",
+		len(es), perEpoch, len(got), e.oracle.Size(), len(dups), len(foreign)))
+}
+
+// elasticCLI is TestElasticCLIJoinLeave's world: simweb, PKI, seeds, the
+// four members and their views, the node processes and their crawl logs.
+type elasticCLI struct {
+	t         *testing.T
+	web       *simweb.Web
+	srv       *simweb.Server
+	oracle    *simweb.OracleResult
+	root, pki string
+	caFile    string
+	ids       []string
+	all       []hostsplit.Member
+	members   []nodeconfig.Member
+	views     []hostsplit.View
+	logs      []string
+	nodes     []*killtest.Child
+	ctx       context.Context
+}
+
+func newElasticCLI(t *testing.T) *elasticCLI {
 	web, err := simweb.New(simweb.SmallConfig())
 	if err != nil {
 		t.Fatal(err)
@@ -98,7 +137,7 @@ func TestElasticCLIJoinLeave(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer srv.Close()
+	t.Cleanup(func() { srv.Close() })
 	oracle, err := web.Oracle(web.Seeds(), simweb.Rules{BodyCap: 1 << 20, Sitemaps: true})
 	if err != nil {
 		t.Fatal(err)
@@ -128,132 +167,116 @@ func TestElasticCLIJoinLeave(t *testing.T) {
 		{Epoch: 3, Members: all},
 		{Epoch: 4, Members: all[1:]},
 	}
+	e := &elasticCLI{t: t, web: web, srv: srv, oracle: oracle, root: root, pki: pki, caFile: caFile, ids: ids, all: all, members: members, views: views}
+	e.logs = make([]string, len(ids))
+	for i, id := range ids {
+		e.logs[i] = filepath.Join(root, id, "crawl.log")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	t.Cleanup(cancel)
+	e.ctx, e.nodes = ctx, make([]*killtest.Child, len(ids))
+	return e
+}
+
+// config writes member i's config file and returns its path.
+func (e *elasticCLI) config(i int) string {
+	t, ids, members, web, srv := e.t, e.ids, e.members, e.web, e.srv
 	zero, maxDelay, backoff, maxBackoff := nodeconfig.Duration(0), nodeconfig.Duration(50*time.Millisecond), nodeconfig.Duration(10*time.Millisecond), nodeconfig.Duration(100*time.Millisecond)
 	fetchTimeout, dueFlush := nodeconfig.Duration(3*time.Second), nodeconfig.Duration(50*time.Millisecond)
 	factor := 2.0
-	config := func(i int) string {
-		cert, key := tlsutil.NodeFiles("pki", ids[i])
-		peer := 1024
-		c := nodeconfig.Config{
-			ID: ids[i], Members: members[:2], DataDir: ids[i],
-			TLS:           nodeconfig.TLS{CA: "pki/ca.pem", Cert: cert, Key: key},
-			Workers:       8,
-			PeerCacheSize: &peer,
-			Politeness: nodeconfig.Politeness{MinDelay: &zero, MaxDelay: &maxDelay, Factor: &factor,
-				FailureBackoff: &backoff, MaxFailureBackoff: &maxBackoff},
-			FetchTimeout: &fetchTimeout, DUEFlush: &dueFlush, BodyCap: 1 << 20,
-			AllowPrivate: true, Resolve: map[string]string{web.Domain(): srv.Addr()}, CAFile: caFile,
-			Scope: "suffixes", Suffixes: []string{web.Domain()},
-			SeedsFile: "seeds.txt", MetricsListen: "127.0.0.1:0",
-		}
-		if i >= 2 { // added to the running cluster: the new membership, joining
-			c.Members, c.Join = members[:i+1], true
-		}
-		b, err := json.MarshalIndent(c, "", "  ")
-		if err != nil {
-			t.Fatal(err)
-		}
-		path := filepath.Join(root, ids[i]+".json")
-		if err := os.WriteFile(path, b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return path
+	cert, key := tlsutil.NodeFiles("pki", ids[i])
+	peer := 1024
+	c := nodeconfig.Config{
+		ID: ids[i], Members: members[:2], DataDir: ids[i],
+		TLS:           nodeconfig.TLS{CA: "pki/ca.pem", Cert: cert, Key: key},
+		Workers:       8,
+		PeerCacheSize: &peer,
+		Politeness: nodeconfig.Politeness{MinDelay: &zero, MaxDelay: &maxDelay, Factor: &factor,
+			FailureBackoff: &backoff, MaxFailureBackoff: &maxBackoff},
+		FetchTimeout: &fetchTimeout, DUEFlush: &dueFlush, BodyCap: 1 << 20,
+		AllowPrivate: true, Resolve: map[string]string{web.Domain(): srv.Addr()}, CAFile: e.caFile,
+		Scope: "suffixes", Suffixes: []string{web.Domain()},
+		SeedsFile: "seeds.txt", MetricsListen: "127.0.0.1:0",
 	}
-	logs := make([]string, len(ids))
-	for i, id := range ids {
-		logs[i] = filepath.Join(root, id, "crawl.log")
+	if i >= 2 { // added to the running cluster: the new membership, joining
+		c.Members, c.Join = members[:i+1], true
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-	defer cancel()
-	nodes := make([]*cliNode, len(ids))
-	startNode := func(i int) {
-		nodes[i] = startCLINode(t, "node", "--config", config(i), "--exit-when-done", "--status", "off")
+	b, err := json.MarshalIndent(c, "", "  ")
+	if err != nil {
+		t.Fatal(err)
 	}
-	waitFetches := func(n int) {
-		t.Helper()
-		for {
-			total := 0
-			for _, p := range logs {
-				total += logLines(p)
-			}
-			if total >= n {
-				return
-			}
-			for i, nd := range nodes {
-				if nd == nil {
-					continue
-				}
-				select {
-				case err := <-nd.done:
-					t.Fatalf("%s exited early (%v):\n%s", ids[i], err, nd.out)
-				default:
-				}
-			}
-			if ctx.Err() != nil {
-				t.Fatalf("no progress: %d crawl-log lines, waiting for %d", total, n)
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
+	path := filepath.Join(e.root, ids[i]+".json")
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
 	}
-	cli := func(args ...string) string {
-		t.Helper()
-		var out, errb syncBuf
-		start := time.Now()
-		if code := run(ctx, args, &out, &errb); code != 0 {
-			t.Fatalf("crawler %s: exit %d\n%s%s", strings.Join(args, " "), code, out.String(), errb.String())
-		}
-		t.Logf("crawler %s (%v):\n%s", strings.Join(args[:2], " "), time.Since(start).Round(time.Millisecond), out.String())
-		return out.String()
-	}
-	handedOver := func(out string) int {
-		m := handoffLine.FindStringSubmatch(out)
-		if m == nil {
-			t.Fatalf("no hand-off line in:\n%s", out)
-		}
-		q, _ := strconv.Atoi(m[2])
-		s, _ := strconv.Atoi(m[3])
-		return q + s
-	}
+	return path
+}
 
-	fetchesNow := func() int {
-		at := 0
-		for _, p := range logs {
-			at += logLines(p)
-		}
-		return at
+func (e *elasticCLI) fetchesNow() int {
+	at := 0
+	for _, p := range e.logs {
+		at += logLines(p)
 	}
-	startNode(0)
-	startNode(1)
-	for _, i := range []int{2, 3} {
-		waitFetches(fetchesNow() + 500)
-		startNode(i)
-		out := cli("cluster", "add", "--pki", pki, "--peer", all[0].Addr, "--id", ids[i], "--addr", all[i].Addr, "--timeout", "2m")
-		if handedOver(out) == 0 {
-			t.Errorf("the join of %s handed nothing over", ids[i])
-		}
-	}
-	waitFetches(fetchesNow() + 500)
-	out := cli("cluster", "remove", "--pki", pki, "--peer", all[1].Addr, "--id", "node-0", "--timeout", "2m")
-	if handedOver(out) == 0 {
-		t.Error("the leave handed nothing over")
-	}
-	for i, nd := range nodes {
-		select {
-		case err := <-nd.done:
-			if err != nil {
-				t.Errorf("%s: %v\n%s", ids[i], err, nd.out)
-			}
-		case <-ctx.Done():
-			t.Fatalf("%s did not finish:\n%s", ids[i], nd.out)
-		}
-	}
-	if !strings.Contains(nodes[0].out.String(), "removed from the cluster") {
-		t.Errorf("the removed node-0 did not stop as removed:\n%s", nodes[0].out)
-	}
+	return at
+}
 
-	// The union of the crawl logs against the oracle; no URL twice.
-	var es []crawl.LogEntry
-	for _, p := range logs {
+// waitFetches waits until the crawl logs have n lines in all; a node that
+// exits meanwhile fails the test.
+func (e *elasticCLI) waitFetches(n int) {
+	t := e.t
+	t.Helper()
+	for {
+		total := e.fetchesNow()
+		if total >= n {
+			return
+		}
+		for i, nd := range e.nodes {
+			if nd == nil {
+				continue
+			}
+			select {
+			case <-nd.Done():
+				t.Fatalf("%s exited early (%v):\n%s", e.ids[i], nd.Err(), nd.Output())
+			default:
+			}
+		}
+		if e.ctx.Err() != nil {
+			t.Fatalf("no progress: %d crawl-log lines, waiting for %d", total, n)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// cli runs `crawler ARGS...` in this process and returns its stdout.
+func (e *elasticCLI) cli(args ...string) string {
+	t := e.t
+	t.Helper()
+	var out, errb syncBuf
+	start := time.Now()
+	if code := run(e.ctx, args, &out, &errb); code != 0 {
+		t.Fatalf("crawler %s: exit %d\n%s%s", strings.Join(args, " "), code, out.String(), errb.String())
+	}
+	t.Logf("crawler %s (%v):\n%s", strings.Join(args[:2], " "), time.Since(start).Round(time.Millisecond), out.String())
+	return out.String()
+}
+
+// handedOver is the number of URLs a change's output says it handed over.
+func (e *elasticCLI) handedOver(out string) int {
+	m := handoffLine.FindStringSubmatch(out)
+	if m == nil {
+		e.t.Fatalf("no hand-off line in:\n%s", out)
+	}
+	q, _ := strconv.Atoi(m[2])
+	s, _ := strconv.Atoi(m[3])
+	return q + s
+}
+
+// checkLogs checks the union of the crawl logs against the oracle (no URL
+// twice) and that every line was fetched by the owner of its host under
+// its epoch's view, with fetches under each view.
+func (e *elasticCLI) checkLogs() (es []crawl.LogEntry, got, dups []string, perEpoch map[uint64]int, foreign []crawl.LogEntry) {
+	t, web, oracle, views := e.t, e.web, e.oracle, e.views
+	for _, p := range e.logs {
 		e, err := crawl.ReadLogFile(p)
 		if err != nil {
 			t.Fatal(err)
@@ -261,14 +284,13 @@ func TestElasticCLIJoinLeave(t *testing.T) {
 		es = append(es, e...)
 	}
 	count := map[string]int{}
-	perEpoch := map[uint64]int{}
+	perEpoch = map[uint64]int{}
 	for _, e := range es {
 		perEpoch[e.Epoch]++
 		if e.Outcome != crawl.OutcomeRobots && onWeb(web, e.URL) {
 			count[e.URL]++
 		}
 	}
-	var got, dups []string
 	for u, c := range count {
 		got = append(got, u)
 		if c > 1 {
@@ -297,7 +319,12 @@ func TestElasticCLIJoinLeave(t *testing.T) {
 			t.Errorf("no fetch under epoch %d: the change was not mid-crawl (%v)", e, perEpoch)
 		}
 	}
-	// About 1/N of the hosts move at each change (N: the larger view).
+	return es, got, dups, perEpoch, foreign
+}
+
+// checkHostMoves: about 1/N of the hosts move at each change (N: the larger
+// view).
+func checkHostMoves(t *testing.T, web *simweb.Web, views []hostsplit.View) {
 	moves := map[string]int{}
 	for i := 1; i < len(views); i++ {
 		ra, _ := hostsplit.NewRing(views[i-1].IDs(), false)
@@ -332,6 +359,4 @@ func TestElasticCLIJoinLeave(t *testing.T) {
 		}
 	}
 	t.Logf("%d hosts changed owner more than once", twice)
-	t.Log(fmt.Sprintf("%d crawl-log lines by epoch %v; %d URLs fetched (oracle %d), %d twice, %d by a non-owner",
-		len(es), perEpoch, len(got), oracle.Size(), len(dups), len(foreign)))
 }

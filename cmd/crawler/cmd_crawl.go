@@ -5,7 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"log/slog"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -126,10 +125,10 @@ simweb', use --resolve 'sim.test=127.0.0.1:PORT' --allow-private --min-delay 0.`
 		}
 	}
 	opts.Identity, opts.ForceIdentity = crawl.NewIdentity("crawl", seeds, "simweb="+*sim), *force
-	opts.Logf = slogf(env) // NodeFlags.Options filled in a discarding one
+	opts.Logger = env.logger()
 	// The fetcher's Info lines: a robots.txt unreachable with its cause
 	// (an untrusted certificate, no such host), a refused redirect.
-	opts.Fetcher.Logger = slog.New(slog.NewTextHandler(env.stderr, nil))
+	opts.Fetcher.Logger = env.logger()
 	var est *mrc.Shared
 	if *advice {
 		if est, err = mrc.NewShared(mrc.Economy); err != nil {
@@ -171,7 +170,7 @@ func reportSeeds(env *cmdEnv, source string, l *crawl.SeedList) {
 		return
 	}
 	fmt.Fprintf(env.stdout, "seeds %s: %s\n", termsafe.String(source), l.Summary())
-	slog.New(slog.NewTextHandler(env.stderr, nil)).Warn("seeds skipped", "source", source,
+	env.logger().Warn("seeds skipped", "source", source,
 		"skipped", l.Rejected, "valid", len(l.URLs), "examples", l.Summary())
 }
 
@@ -300,10 +299,3 @@ func crawlOnce(ctx context.Context, env *cmdEnv, opts crawl.Options, seeds []str
 }
 
 func mib(b uint64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }
-
-// slogf adapts a library's Logf to slog on stderr (warnings: the rare events
-// a library reports are worth seeing).
-func slogf(env *cmdEnv) func(format string, args ...any) {
-	l := slog.New(slog.NewTextHandler(env.stderr, nil))
-	return func(format string, args ...any) { l.Warn(fmt.Sprintf(format, args...)) }
-}

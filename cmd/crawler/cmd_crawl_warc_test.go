@@ -1,21 +1,15 @@
 package main
 
 import (
-	"bytes"
 	"math/rand/v2"
 	"net/url"
-	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/sextant-crawler/sextant/internal/crawl"
 	"github.com/sextant-crawler/sextant/internal/warc/warctest"
-	"github.com/sextant-crawler/sextant/simweb"
 )
 
 // Issue 27: `crawler crawl --warc-dir` killed with SIGKILL while writing,
@@ -33,97 +27,18 @@ func TestCrawlKill9WARC(t *testing.T) {
 		workers = 8
 		kills   = 2
 	)
-	web, err := simweb.New(simweb.SmallConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := simweb.Start(web, simweb.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmp := t.TempDir()
-	seeds := filepath.Join(tmp, "seeds.txt")
-	if err := os.WriteFile(seeds, []byte(strings.Join(web.Seeds(), "\n")+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	dir, wdir := filepath.Join(tmp, "data"), filepath.Join(tmp, "warc")
-	logPath := filepath.Join(dir, "crawl.log")
-	args := []string{"crawl", "--seeds", seeds, "--data", dir, "--allow-private", "--ca-file", writeSimwebCA(t, srv, tmp),
-		"--resolve", web.Domain() + "=" + srv.Addr(), "--scope", "suffixes", "--suffix", web.Domain(),
-		"--max-repeated-segments", "-1", "--workers", strconv.Itoa(workers), "--body-cap", "1048576", "--fetch-timeout", "3s",
-		"--min-delay", "0", "--factor", "2", "--max-delay", "50ms",
-		"--failure-backoff", "10ms", "--max-failure-backoff", "100ms", "--due-flush", "50ms",
-		"--max-pages-per-host", "1000", "--progress", "0",
-		"--warc-dir", wdir, "--warc-max-size", "262144"}
-	child := func() (*exec.Cmd, *bytes.Buffer) {
-		c := exec.Command(exe, "-test.run=^TestCrawlSignalChild$", "-test.count=1", "-test.timeout=5m")
-		c.Env = append(os.Environ(), sigChildEnv+"="+strings.Join(args, "\x1f"))
-		var out bytes.Buffer
-		c.Stdout, c.Stderr = &out, &out
-		return c, &out
-	}
-	logLines := func() int {
-		b, _ := os.ReadFile(logPath)
-		return bytes.Count(b, []byte("\n"))
-	}
-	seed := uint64(time.Now().UnixNano())
-	rng := rand.New(rand.NewPCG(seed, 27))
-	t.Logf("kill schedule seed %d", seed)
-	killed := 0
-	for i := range kills {
-		c, out := child()
-		if err := c.Start(); err != nil {
-			t.Fatal(err)
-		}
-		exited := make(chan error, 1)
-		go func() { exited <- c.Wait() }()
-		at := logLines() + 50 + rng.IntN(800)
-		finished := false
-		for !finished && logLines() < at {
-			select {
-			case err := <-exited:
-				finished = true
-				if err != nil {
-					t.Fatalf("run %d failed before its kill: %v\n%s", i, err, out)
-				}
-			case <-time.After(5 * time.Millisecond):
-			}
-		}
-		if finished {
-			t.Logf("run %d finished before its kill at %d lines", i, at)
-			break
-		}
-		if err := c.Process.Signal(syscall.SIGKILL); err != nil {
-			t.Fatal(err)
-		}
-		<-exited
-		logRepair(t, out.String())
-		killed++
-		open, _ := filepath.Glob(filepath.Join(wdir, "*.warc.gz.open"))
-		t.Logf("run %d: SIGKILL at %d crawl log lines; open WARC files %v", i, logLines(), open)
-		// One file being written, or none when the kill fell between a
-		// full file's close and the next one's open (rotation).
-		if len(open) > 1 {
-			t.Errorf("after the kill: %d open WARC files, want at most the one being written", len(open))
-		}
-	}
-	c, out := child()
-	if err := c.Run(); err != nil {
-		t.Fatalf("final run: %v\n%s", err, out)
-	}
-	logRepair(t, out.String())
-	if killed > 0 && !strings.Contains(out.String(), "left open by a crash closed") {
+	wdir := filepath.Join(t.TempDir(), "warc")
+	c := newCrawlChild(t, workers, 1<<20, "--warc-dir", wdir, "--warc-max-size", "262144")
+	killed := killWARCRuns(t, c, kills, wdir)
+	out := c.runToEnd(t)
+	logRepair(t, out)
+	if killed > 0 && !strings.Contains(out, "left open by a crash closed") {
 		t.Errorf("the run after a kill did not repair the open file:\n%s", out)
 	}
 	if open, _ := filepath.Glob(filepath.Join(wdir, "*.open")); len(open) > 0 {
 		t.Errorf("files left open: %v", open)
 	}
-	checkKill9Archive(t, wdir, logPath, workers, killed)
+	checkKill9Archive(t, wdir, c.logPath, workers, killed)
 }
 
 // checkKill9Archive checks the archive of TestCrawlKill9WARC after its
@@ -170,6 +85,40 @@ func checkKill9Archive(t *testing.T, wdir, logPath string, workers, killed int) 
 		t.Errorf("%d records beyond crawl.log's fetches after %d kills, want ≤ %d (archived, killed before the log line)", repeats, killed, workers*killed)
 	}
 	t.Logf("%d kills, %d files, %d records, %d fetches logged, %d missing, %d re-archived", killed, len(files), len(recs), len(logged), missing, repeats)
+}
+
+// killWARCRuns kills runs of c with SIGKILL once each has logged a random
+// number of fetches (kills times, unless a run finishes first) and returns
+// how many it killed.
+func killWARCRuns(t *testing.T, c *crawlChild, kills int, wdir string) (killed int) {
+	seed := uint64(time.Now().UnixNano())
+	rng := rand.New(rand.NewPCG(seed, 27))
+	t.Logf("kill schedule seed %d", seed)
+	for i := range kills {
+		at := c.logLines() + 50 + rng.IntN(800)
+		ch, finished := c.startUntil(t, i, at)
+		if finished {
+			t.Logf("run %d finished before its kill at %d lines", i, at)
+			break
+		}
+		if !ch.Kill() {
+			if ch.Err() != nil {
+				t.Fatalf("run %d failed before its kill: %v\n%s", i, ch.Err(), ch.Output())
+			}
+			t.Logf("run %d finished before its kill", i)
+			break
+		}
+		logRepair(t, ch.Output())
+		killed++
+		open, _ := filepath.Glob(filepath.Join(wdir, "*.warc.gz.open"))
+		t.Logf("run %d: SIGKILL at %d crawl log lines; open WARC files %v", i, c.logLines(), open)
+		// One file being written, or none when the kill fell between a
+		// full file's close and the next one's open (rotation).
+		if len(open) > 1 {
+			t.Errorf("after the kill: %d open WARC files, want at most the one being written", len(open))
+		}
+	}
+	return killed
 }
 
 // logRepair logs a run's report of the WARC file it closed at start.

@@ -74,7 +74,8 @@ Run 'crawler simweb' to only serve the web.`)
 		*coalesce = -1
 	}
 	o := demo.Options{Web: cfg, Nodes: *nodes, Workers: *workers, CachePerWorker: *cacheW, CacheShared: *cacheShared, PeerCache: *peerCache, WireCoalesce: *coalesce,
-		DataDir: *data, ReportJSON: *report, Progress: *every, Live: isTerminal(env.stdout), Traces: *traces, WARCDir: *warcDir, StatusAddr: *statusAddr, Force: *force, NoEtcd: *noEtcd}
+		DataDir: *data, ReportJSON: *report, Progress: *every, Live: isTerminal(env.stdout), Traces: *traces, WARCDir: *warcDir, StatusAddr: *statusAddr, Force: *force, NoEtcd: *noEtcd,
+		Logger: env.logger()}
 	if *traces && *data == "" {
 		return usagef("--traces needs --data (the traces would be removed with a temporary directory)")
 	}

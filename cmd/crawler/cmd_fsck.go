@@ -54,7 +54,7 @@ crawl with --skip-check, run fsck before resuming.`)
 	if err != nil {
 		return usagef("%s", strings.ReplaceAll(err.Error(), "\n", "; "))
 	}
-	opts.Logf = slogf(env)
+	opts.Logger = env.logger()
 	if !*repair {
 		rep, err := crawl.Check(opts)
 		if err != nil {

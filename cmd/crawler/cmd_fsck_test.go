@@ -27,7 +27,7 @@ func TestCrawlRefusesAnotherRunsData(t *testing.T) {
 		t.Fatalf("the refused run fetched: crawl.log %d → %d lines", lines, got)
 	}
 	code, out, errOut = runCLI(t, append([]string{"crawl", "--simweb", "default", "--force"}, common...)...)
-	if code != 0 || !strings.Contains(errOut, "taken over by crawl") {
+	if code != 0 || !strings.Contains(errOut, "taken over") || !strings.Contains(errOut, `taken_over_by="crawl node n0 seeds`) {
 		t.Fatalf("--force: exit %d, stderr %q, stdout %q", code, errOut, out)
 	}
 	// The directory is now the default web's: the same run resumes.

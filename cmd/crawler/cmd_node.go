@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -25,7 +24,6 @@ import (
 	"github.com/sextant-crawler/sextant/internal/nodeconfig"
 	"github.com/sextant-crawler/sextant/internal/report"
 	"github.com/sextant-crawler/sextant/internal/status"
-	"github.com/sextant-crawler/sextant/internal/termsafe"
 )
 
 func init() {
@@ -66,6 +64,7 @@ data dir resumes.`)
 	force := f.Bool("force", false, "take over a data dir made by another run (crawl, demo, another node or seeds): its IDENTITY is rewritten, with a warning")
 	etcd := addEtcdFlags(f)
 	warcDir := f.String("warc-dir", "", "archive every fetch as WARC files in this directory, overriding the config's \"warc_dir\"")
+	progress := f.Duration("progress", 30*time.Second, "log a progress line (fetched, queued, pages/s, peers) this often; 0: never")
 	skipCheck := f.Bool("skip-check", false, "open the data dir without reading every frontier key and spool entry to verify them (0.2-0.5 s per million queued URLs saved); run 'crawler fsck' after anything worse than a crash")
 	if err := f.parse(args); err != nil {
 		return err
@@ -97,6 +96,7 @@ data dir resumes.`)
 	}
 	fenv := *env
 	fenv.forceIdentity, fenv.skipCheck = *force, *skipCheck
+	fenv.progress = *progress
 	return runNodeConfig(ctx, &fenv, cfg, *exitDone, *statusAddr, *reportJSON, nil)
 }
 
@@ -155,12 +155,10 @@ func runNodeConfig(ctx context.Context, env *cmdEnv, cfg *nodeconfig.Config, exi
 	if err != nil {
 		return err
 	}
-	mo.Node.Logf = func(format string, args ...any) {
-		fmt.Fprintf(env.stderr, "%s %s: %s\n", time.Now().UTC().Format(time.RFC3339), cfg.ID, termsafe.String(fmt.Sprintf(format, args...)))
-	}
 	// The splitter logs peer failures (rate-limited) and recoveries: the
 	// only place an operator learns why a peer's spool grows.
-	mo.Logger = slog.New(slog.NewTextHandler(env.stderr, nil)).With("node", cfg.ID)
+	mo.Logger = env.logger().With("node", cfg.ID)
+	mo.Node.Logger = mo.Logger
 	sess, err := openEtcdSession(ctx, cfg, mo.Logger)
 	if err != nil {
 		return err
@@ -184,7 +182,7 @@ func runNodeConfig(ctx context.Context, env *cmdEnv, cfg *nodeconfig.Config, exi
 		if err := os.MkdirAll(mo.Node.DataDir, 0o755); err != nil {
 			return err
 		}
-		tl, err := crawl.OpenTalliedLog(filepath.Join(mo.Node.DataDir, "crawl.log"))
+		tl, err := crawl.OpenTalliedLog(filepath.Join(mo.Node.DataDir, "crawl.log"), mo.Logger)
 		if err != nil {
 			return err
 		}
@@ -304,7 +302,9 @@ func runNodeConfig(ctx context.Context, env *cmdEnv, cfg *nodeconfig.Config, exi
 	}
 	hs.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
 	start := time.Now()
+	prog := startProgressLog(mo.Logger, env.progress, m.Node.Stats, m.Split.Stats)
 	runErr := m.Run(ctx)
+	prog.Close()
 	st, sp := m.Node.Stats(), m.Split.Stats()
 	if ctx.Err() != nil {
 		fmt.Fprintf(env.stdout, "node %s: interrupted after %s; the state is in %s (restart to resume)\n", cfg.ID, time.Since(start).Round(time.Millisecond), cfg.DataDir)

@@ -131,6 +131,48 @@ func sum(fams map[string]*dto.MetricFamily, name string, want map[string]string)
 // the union of the logs must equal the oracle's set. Then SIGTERM (context
 // cancellation) must stop both nodes cleanly.
 func TestNodeClusterMetrics(t *testing.T) {
+	c := startNodeCluster(t)
+	c.waitTerminated(t)
+	c.checkStatusPages(t)
+	count, logs := c.checkMetrics(t)
+	var got, dups []string
+	for u, c := range count {
+		got = append(got, u)
+		if c > 1 {
+			dups = append(dups, u)
+		}
+	}
+	sort.Strings(got)
+	if len(dups) > 0 {
+		t.Errorf("%d URLs fetched twice, e.g. %v", len(dups), dups[:min(5, len(dups))])
+	}
+	if err := c.oracle.Check(got); err != nil {
+		t.Errorf("union of the nodes' crawl logs differs from the oracle (%d vs %d): %v", len(got), c.oracle.Size(), err)
+	}
+	c.cancel() // SIGTERM
+	c.wg.Wait()
+	c.checkReports(t, logs)
+}
+
+// metricsCluster is two `crawler node`s run by runNodeConfig in goroutines
+// against simweb, with their outputs and addresses.
+type metricsCluster struct {
+	web                     *simweb.Web
+	oracle                  *simweb.OracleResult
+	root                    string
+	ids                     []string
+	ctx                     context.Context
+	cancel                  context.CancelFunc
+	wg                      sync.WaitGroup
+	errs                    []error
+	outs                    []*syncBuf
+	metricsAddr, statusAddr []string
+}
+
+// startNodeCluster writes the PKI, seeds and config files and starts the
+// nodes; t.Cleanup stops them.
+func startNodeCluster(t *testing.T) *metricsCluster {
+	c := &metricsCluster{}
 	web, err := simweb.New(simweb.SmallConfig())
 	if err != nil {
 		t.Fatal(err)
@@ -139,7 +181,7 @@ func TestNodeClusterMetrics(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer srv.Close()
+	t.Cleanup(func() { srv.Close() })
 	oracle, err := web.Oracle(web.Seeds(), simweb.Rules{BodyCap: 1 << 20, Sitemaps: true})
 	if err != nil {
 		t.Fatal(err)
@@ -160,16 +202,14 @@ func TestNodeClusterMetrics(t *testing.T) {
 	zero, maxDelay, backoff, maxBackoff := nodeconfig.Duration(0), nodeconfig.Duration(200*time.Millisecond), nodeconfig.Duration(10*time.Millisecond), nodeconfig.Duration(100*time.Millisecond)
 	fetchTimeout, dueFlush := nodeconfig.Duration(3*time.Second), nodeconfig.Duration(50*time.Millisecond)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	var wg sync.WaitGroup
-	errs := make([]error, len(ids))
-	outs := make([]*syncBuf, len(ids))
-	metricsAddr := make([]string, len(ids))
-	statusAddr := []string{freeAddr(t), freeAddr(t)}
+	c.web, c.oracle, c.root, c.ids, c.ctx, c.cancel = web, oracle, root, ids, ctx, cancel
+	c.errs, c.outs, c.metricsAddr = make([]error, len(ids)), make([]*syncBuf, len(ids)), make([]string, len(ids))
+	c.statusAddr = []string{freeAddr(t), freeAddr(t)}
+	t.Cleanup(func() { cancel(); c.wg.Wait() })
 	for i, id := range ids {
 		cert, key := tlsutil.NodeFiles("pki", id)
 		cpw, peer := 64, 1024
-		c := nodeconfig.Config{
+		nc := nodeconfig.Config{
 			ID: id, Listen: members[i].Addr, Members: members,
 			DataDir: id, TLS: nodeconfig.TLS{CA: "pki/ca.pem", Cert: cert, Key: key},
 			Workers: 8, CachePerWorker: &cpw, PeerCacheSize: &peer,
@@ -180,8 +220,8 @@ func TestNodeClusterMetrics(t *testing.T) {
 			Scope: "suffixes", Suffixes: []string{web.Domain()},
 			SeedsFile: "seeds.txt", MetricsListen: freeAddr(t),
 		}
-		metricsAddr[i] = c.MetricsListen
-		b, err := json.MarshalIndent(c, "", "  ")
+		c.metricsAddr[i] = nc.MetricsListen
+		b, err := json.MarshalIndent(nc, "", "  ")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -189,22 +229,27 @@ func TestNodeClusterMetrics(t *testing.T) {
 		if err := os.WriteFile(path, b, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		outs[i] = &syncBuf{}
-		wg.Add(1)
+		c.outs[i] = &syncBuf{}
+		c.wg.Add(1)
 		go func() {
-			defer wg.Done()
-			env := &cmdEnv{stdout: outs[i], stderr: outs[i]}
+			defer c.wg.Done()
+			// A progress line every 20 ms: the test checks the node logs some.
+			env := &cmdEnv{stdout: c.outs[i], stderr: c.outs[i], progress: 20 * time.Millisecond}
 			cfg, err := nodeconfig.Load(path)
 			if err != nil {
-				errs[i] = err
+				c.errs[i] = err
 				return
 			}
-			errs[i] = runNodeConfig(ctx, env, cfg, false, statusAddr[i], filepath.Join(root, id+"-report.json"), nil)
+			c.errs[i] = runNodeConfig(ctx, env, cfg, false, c.statusAddr[i], filepath.Join(root, id+"-report.json"), nil)
 		}()
 	}
-	defer func() { cancel(); wg.Wait() }()
+	return c
+}
 
-	// Wait until both nodes report the cluster's termination on /metrics.
+// waitTerminated waits until both nodes report the cluster's termination
+// on /metrics.
+func (c *metricsCluster) waitTerminated(t *testing.T) {
+	ids, outs, metricsAddr, ctx := c.ids, c.outs, c.metricsAddr, c.ctx
 	for i := range ids {
 		for {
 			if ctx.Err() != nil {
@@ -221,8 +266,13 @@ func TestNodeClusterMetrics(t *testing.T) {
 			time.Sleep(200 * time.Millisecond)
 		}
 	}
-	// Each node's status page shows its live curves and busiest hosts, and
-	// the other node as asked over the NodeStatus gRPC service (mTLS).
+}
+
+// checkStatusPages: each node's status page shows its live curves and
+// busiest hosts, and the other node as asked over the NodeStatus gRPC
+// service (mTLS).
+func (c *metricsCluster) checkStatusPages(t *testing.T) {
+	ids, statusAddr := c.ids, c.statusAddr
 	for i, id := range ids {
 		resp, err := http.Get("http://" + statusAddr[i] + "/status.json?cluster=1")
 		if err != nil {
@@ -245,6 +295,13 @@ func TestNodeClusterMetrics(t *testing.T) {
 			t.Errorf("%s cluster view: %+v", id, sj.Cluster)
 		}
 	}
+}
+
+// checkMetrics scrapes both nodes' /metrics and checks them against their
+// crawl logs. It returns how often each URL on the web was fetched and the
+// logs.
+func (c *metricsCluster) checkMetrics(t *testing.T) (map[string]int, map[string][]crawl.LogEntry) {
+	ids, metricsAddr, root, web := c.ids, c.metricsAddr, c.root, c.web
 	count := map[string]int{}
 	logs := map[string][]crawl.LogEntry{}
 	for i, id := range ids {
@@ -310,28 +367,22 @@ func TestNodeClusterMetrics(t *testing.T) {
 			}
 		}
 	}
-	var got, dups []string
-	for u, c := range count {
-		got = append(got, u)
-		if c > 1 {
-			dups = append(dups, u)
-		}
-	}
-	sort.Strings(got)
-	if len(dups) > 0 {
-		t.Errorf("%d URLs fetched twice, e.g. %v", len(dups), dups[:min(5, len(dups))])
-	}
-	if err := oracle.Check(got); err != nil {
-		t.Errorf("union of the nodes' crawl logs differs from the oracle (%d vs %d): %v", len(got), oracle.Size(), err)
-	}
-	cancel() // SIGTERM
-	wg.Wait()
-	for i, err := range errs {
+	return count, logs
+}
+
+// checkReports checks the nodes' exit, summary, progress lines and final
+// reports (text and JSON) after SIGTERM.
+func (c *metricsCluster) checkReports(t *testing.T, logs map[string][]crawl.LogEntry) {
+	ids, outs, root := c.ids, c.outs, c.root
+	for i, err := range c.errs {
 		if err != nil {
 			t.Errorf("%s: %v\n%s", ids[i], err, outs[i])
 		}
 		if !strings.Contains(outs[i].String(), "crawl has terminated") {
 			t.Errorf("%s printed no final summary:\n%s", ids[i], outs[i])
+		}
+		if o := outs[i].String(); !strings.Contains(o, "msg=progress") || !strings.Contains(o, "node="+ids[i]+" fetched=") || !strings.Contains(o, "peers=1") {
+			t.Errorf("%s logged no progress line:\n%s", ids[i], o)
 		}
 		// The final report, text and JSON, agrees with the crawl log.
 		for _, want := range []string{"Sextant node report: node " + ids[i], "cross-machine   traffic reduced by",

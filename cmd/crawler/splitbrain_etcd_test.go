@@ -17,6 +17,7 @@ import (
 	"github.com/sextant-crawler/sextant/internal/coord"
 	"github.com/sextant-crawler/sextant/internal/crawl"
 	"github.com/sextant-crawler/sextant/internal/handoff"
+	"github.com/sextant-crawler/sextant/internal/killtest"
 	"github.com/sextant-crawler/sextant/internal/netcut"
 	"github.com/sextant-crawler/sextant/internal/nodeconfig"
 	"github.com/sextant-crawler/sextant/internal/tlsutil"
@@ -45,7 +46,34 @@ func TestSplitBrainFenced(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short")
 	}
-	fence := os.Getenv(noFenceEnv) == ""
+	s := newSplitBrain(t, os.Getenv(noFenceEnv) == "")
+	start := s.startNodes()
+	cutAt, commitAt := s.cutAndRemove(start)
+	s.healAndWait()
+	s.audit(start, cutAt, commitAt)
+}
+
+// splitBrain is TestSplitBrainFenced's world: simweb, the PKI, an embedded
+// etcd with RBAC, the three nodes' addresses with the proxies that cut
+// node-2 off, and the node processes.
+type splitBrain struct {
+	t                        *testing.T
+	fence                    bool
+	web                      *simweb.Web
+	srv                      *simweb.Server
+	root, pki, caFile        string
+	ids, addrs, logs         []string
+	etcd                     *coord.Embedded
+	op                       *coord.Store
+	ctx                      context.Context
+	in2, out20, out21, etcd2 *netcut.Proxy
+	proxies                  []*netcut.Proxy
+	nodes                    []*killtest.Child
+}
+
+// newSplitBrain starts simweb and etcd and writes the PKI and seeds;
+// t.Cleanup stops them.
+func newSplitBrain(t *testing.T, fence bool) *splitBrain {
 	web, err := simweb.New(simweb.SmallConfig())
 	if err != nil {
 		t.Fatal(err)
@@ -54,7 +82,7 @@ func TestSplitBrainFenced(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer srv.Close()
+	t.Cleanup(func() { srv.Close() })
 	root := t.TempDir()
 	pki := filepath.Join(root, "pki")
 	ids := []string{"node-0", "node-1", "node-2"}
@@ -73,9 +101,35 @@ func TestSplitBrainFenced(t *testing.T) {
 	}
 	caFile := writeSimwebCA(t, srv, root)
 
-	etcd, op := startSplitEtcd(t, root, ca)
+	// The control plane: one embedded etcd member; RBAC with the nodes'
+	// certificates as node users and "operator" as the operator.
+	ec, ek, err := ca.Issue("etcd-0", []string{"127.0.0.1", "localhost"}, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	etcd, err := coord.StartEmbedded(coord.EmbedOptions{Dir: filepath.Join(root, "etcd"), CAPEM: ca.CertPEM, CertPEM: ec, KeyPEM: ek,
+		ElectionMs: uint(splitElection.Milliseconds())})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { etcd.Close() })
+	oc, okey, err := ca.Issue("operator", nil, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pair, err := tls.X509KeyPair(oc, okey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(ca.CertPEM)
+	op, err := coord.Open(coord.Options{Endpoints: []string{etcd.ClientURL}, TLS: &tls.Config{Certificates: []tls.Certificate{pair}, RootCAs: pool}, TTL: splitTTL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { op.Close() })
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-	defer cancel()
+	t.Cleanup(cancel)
 
 	// Addresses: node-2 reaches its peers and etcd through proxies, and
 	// its peers reach it through one.
@@ -104,48 +158,15 @@ func TestSplitBrainFenced(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	env := &splitEnv{root: root, ids: ids, addrs: addrs, endpoint: etcd.ClientURL, in2: in2, out20: out20, out21: out21, etcd2: etcd2,
-		domain: web.Domain(), srvAddr: srv.Addr(), caFile: caFile, fence: fence}
-	logs := make([]string, len(ids))
-	nodes := make([]*cliNode, len(ids))
-	for i, id := range ids {
-		logs[i] = filepath.Join(root, id, "crawl.log")
-		nodes[i] = startCLINode(t, "node", "--config", env.config(t, i), "--exit-when-done", "--status", "off")
-	}
-	start := time.Now()
-	waitProgress(t, ctx, nodes, ids, logs[2], 100)
-
-	// Cut node-2 off from everything, then remove it as lost: the control
-	// plane first (revoke, wait the TTL, commit epoch 2), then the
-	// survivors' hand-off.
-	for _, p := range proxies {
-		p.SetCut(true)
-	}
-	cutAt := time.Now()
-	t.Logf("cut node-2 off after %v (%d crawl-log lines on node-2)", cutAt.Sub(start).Round(time.Millisecond), logLines(logs[2]))
-	commitAt := removeLostEtcd(t, ctx, op, pki, addrs[0], etcd.ClientURL, cutAt)
-	// Let the survivors crawl node-2's hosts for a while, then heal.
-	time.Sleep(3 * time.Second)
-	for _, p := range proxies {
-		p.SetCut(false)
-	}
-	waitSplitEnd(t, ctx, nodes, ids, time.Now(), fence)
-	auditSplitBrain(t, logs, start, cutAt, commitAt, fence)
+	return &splitBrain{t: t, fence: fence, web: web, srv: srv, root: root, pki: pki, caFile: caFile, ids: ids, addrs: addrs,
+		etcd: etcd, op: op, ctx: ctx, in2: in2, out20: out20, out21: out21, etcd2: etcd2, proxies: proxies}
 }
 
-// splitEnv is what the nodes' configs of TestSplitBrainFenced are made
-// of: node-2 reaches its peers and etcd through proxies, and its peers
-// reach it through one.
-type splitEnv struct {
-	root, endpoint, domain, srvAddr, caFile string
-	ids, addrs                              []string
-	in2, out20, out21, etcd2                *netcut.Proxy
-	fence                                   bool
-}
-
-// config writes node i's config file and returns its path.
-func (e *splitEnv) config(t *testing.T, i int) string {
-	t.Helper()
+// config writes node i's config file and returns its path: node-2 reaches
+// its peers and etcd through the proxies, its peers reach it through one.
+func (s *splitBrain) config(i int) string {
+	t, ids, addrs, web, srv, etcd, root, fence, caFile := s.t, s.ids, s.addrs, s.web, s.srv, s.etcd, s.root, s.fence, s.caFile
+	out20, out21, etcd2, in2 := s.out20, s.out21, s.etcd2, s.in2
 	// A politeness delay long enough for node-2 to have work left well
 	// after the cut.
 	minDelay, maxDelay := nodeconfig.Duration(150*time.Millisecond), nodeconfig.Duration(300*time.Millisecond)
@@ -153,103 +174,85 @@ func (e *splitEnv) config(t *testing.T, i int) string {
 	fetchTimeout, dueFlush, ttl := nodeconfig.Duration(3*time.Second), nodeconfig.Duration(50*time.Millisecond), nodeconfig.Duration(splitTTL)
 	election := nodeconfig.Duration(splitElection)
 	factor := 2.0
-	ids := e.ids
 	cert, key := tlsutil.NodeFiles("pki", ids[i])
 	members := make([]nodeconfig.Member, len(ids))
 	for j, id := range ids {
-		members[j] = nodeconfig.Member{ID: id, Addr: e.addrs[j]}
+		members[j] = nodeconfig.Member{ID: id, Addr: addrs[j]}
 	}
-	endpoint := e.endpoint
+	endpoint := etcd.ClientURL
 	if i == 2 {
-		members[0].Addr, members[1].Addr, endpoint = e.out20.Addr(), e.out21.Addr(), "https://"+e.etcd2.Addr()
+		members[0].Addr, members[1].Addr, endpoint = out20.Addr(), out21.Addr(), "https://"+etcd2.Addr()
 	} else {
-		members[2].Addr = e.in2.Addr()
+		members[2].Addr = in2.Addr()
 	}
 	peer := 1024
 	c := nodeconfig.Config{
-		ID: ids[i], Members: members, DataDir: ids[i], Listen: e.addrs[i],
+		ID: ids[i], Members: members, DataDir: ids[i], Listen: addrs[i],
 		TLS:           nodeconfig.TLS{CA: "pki/ca.pem", Cert: cert, Key: key},
 		Workers:       8,
 		PeerCacheSize: &peer,
 		Politeness: nodeconfig.Politeness{MinDelay: &minDelay, MaxDelay: &maxDelay, Factor: &factor,
 			FailureBackoff: &backoff, MaxFailureBackoff: &maxBackoff},
 		FetchTimeout: &fetchTimeout, DUEFlush: &dueFlush, BodyCap: 1 << 20,
-		AllowPrivate: true, Resolve: map[string]string{e.domain: e.srvAddr}, CAFile: e.caFile,
-		Scope: "suffixes", Suffixes: []string{e.domain},
+		AllowPrivate: true, Resolve: map[string]string{web.Domain(): srv.Addr()}, CAFile: caFile,
+		Scope: "suffixes", Suffixes: []string{web.Domain()},
 		SeedsFile: "seeds.txt", MetricsListen: "127.0.0.1:0",
 		// The largest host's pages are fetched one per delay: a
 		// smaller budget bounds the crawl's tail.
 		MaxPagesPerHost: 200,
 	}
-	if e.fence {
+	if fence {
 		c.Etcd = &nodeconfig.Etcd{Endpoints: []string{endpoint}, TTL: &ttl, ElectionTimeout: &election}
 	}
 	b, err := json.MarshalIndent(c, "", "  ")
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(e.root, ids[i]+".json")
+	path := filepath.Join(root, ids[i]+".json")
 	if err := os.WriteFile(path, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return path
 }
 
-// waitProgress waits until log has n lines, failing if a node exits.
-func waitProgress(t *testing.T, ctx context.Context, nodes []*cliNode, ids []string, log string, n int) {
-	t.Helper()
-	for logLines(log) < n {
-		for i, nd := range nodes {
+// startNodes starts the three nodes and waits until node-2 has fetched 100
+// pages. start is when the nodes had been started.
+func (s *splitBrain) startNodes() (start time.Time) {
+	t, ids, ctx := s.t, s.ids, s.ctx
+	s.logs, s.nodes = make([]string, len(ids)), make([]*killtest.Child, len(ids))
+	for i, id := range ids {
+		s.logs[i] = filepath.Join(s.root, id, "crawl.log")
+		s.nodes[i] = startCLINode(t, "node", "--config", s.config(i), "--exit-when-done", "--status", "off")
+	}
+	start = time.Now()
+	for logLines(s.logs[2]) < 100 {
+		for i, nd := range s.nodes {
 			select {
-			case err := <-nd.done:
-				t.Fatalf("%s exited early (%v):\n%s", ids[i], err, nd.out)
+			case <-nd.Done():
+				t.Fatalf("%s exited early (%v):\n%s", ids[i], nd.Err(), nd.Output())
 			default:
 			}
 		}
 		if ctx.Err() != nil {
-			t.Fatalf("no progress on node-2:\n%s", nodes[2].out)
+			t.Fatalf("no progress on node-2:\n%s", s.nodes[2].Output())
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+	return start
 }
 
-// startSplitEtcd starts the control plane: one embedded etcd member, and
-// the operator's store (RBAC, set up by the test, makes the nodes'
-// certificates node users and "operator" the operator).
-func startSplitEtcd(t *testing.T, root string, ca *tlsutil.CA) (*coord.Embedded, *coord.Store) {
-	t.Helper()
-	ec, ek, err := ca.Issue("etcd-0", []string{"127.0.0.1", "localhost"}, time.Hour)
-	if err != nil {
-		t.Fatal(err)
+// cutAndRemove cuts node-2 off and removes it as lost; it returns when the
+// cut happened and when etcd's view turned to epoch 2.
+func (s *splitBrain) cutAndRemove(start time.Time) (cutAt, commitAt time.Time) {
+	t, ctx, op, pki, addrs, etcd := s.t, s.ctx, s.op, s.pki, s.addrs, s.etcd
+	// Cut node-2 off from everything, then remove it as lost: the control
+	// plane first (revoke, wait the TTL, commit epoch 2), then the
+	// survivors' hand-off.
+	for _, p := range s.proxies {
+		p.SetCut(true)
 	}
-	etcd, err := coord.StartEmbedded(coord.EmbedOptions{Dir: filepath.Join(root, "etcd"), CAPEM: ca.CertPEM, CertPEM: ec, KeyPEM: ek,
-		ElectionMs: uint(splitElection.Milliseconds())})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(etcd.Close)
-	oc, okey, err := ca.Issue("operator", nil, time.Hour)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pair, err := tls.X509KeyPair(oc, okey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(ca.CertPEM)
-	op, err := coord.Open(coord.Options{Endpoints: []string{etcd.ClientURL}, TLS: &tls.Config{Certificates: []tls.Certificate{pair}, RootCAs: pool}, TTL: splitTTL})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { op.Close() })
-	return etcd, op
-}
-
-// removeLostEtcd runs `cluster remove --id node-2 --lost --etcd` and
-// returns when etcd's view turned to epoch 2.
-func removeLostEtcd(t *testing.T, ctx context.Context, op *coord.Store, pki, peer, endpoint string, cutAt time.Time) time.Time {
-	t.Helper()
+	cutAt = time.Now()
+	t.Logf("cut node-2 off after %v (%d crawl-log lines on node-2)", cutAt.Sub(start).Round(time.Millisecond), logLines(s.logs[2]))
 	// The command records the change in etcd as operator "admin" (its
 	// certificate in pki): it revokes node-2's lease, waits out its TTL and
 	// commits epoch 2 there before any survivor takes node-2's hosts.
@@ -266,13 +269,12 @@ func removeLostEtcd(t *testing.T, ctx context.Context, op *coord.Store, pki, pee
 		}
 	}()
 	var out, errb syncBuf
-	if code := run(ctx, []string{"cluster", "remove", "--pki", pki, "--peer", peer, "--id", "node-2", "--lost", "--timeout", "1m",
-		"--etcd", endpoint}, &out, &errb); code != 0 {
+	if code := run(ctx, []string{"cluster", "remove", "--pki", pki, "--peer", addrs[0], "--id", "node-2", "--lost", "--timeout", "1m",
+		"--etcd", etcd.ClientURL}, &out, &errb); code != 0 {
 		wcancel()
 		t.Fatalf("cluster remove --lost: exit %d\n%s%s", code, out.String(), errb.String())
 	}
 	t.Logf("cluster remove --lost --etcd done %v after the cut", time.Since(cutAt).Round(time.Millisecond))
-	var commitAt time.Time
 	select {
 	case commitAt = <-commitC:
 	case <-time.After(5 * time.Second):
@@ -284,53 +286,57 @@ func removeLostEtcd(t *testing.T, ctx context.Context, op *coord.Store, pki, pee
 	if r, ok, err := op.Current(ctx); err != nil || !ok || r.Phase != handoff.PhaseDone || !slices.Equal(r.Lost, []hostsplit.NodeID{"node-2"}) {
 		t.Fatalf("etcd's change record after the command: %+v ok=%v err=%v, want done with node-2 lost", r, ok, err)
 	}
-	return commitAt
+	return cutAt, commitAt
 }
 
-// waitSplitEnd waits, after the heal, for the removed node-2 to learn it
-// was removed and exit, and for the survivors to finish.
-func waitSplitEnd(t *testing.T, ctx context.Context, nodes []*cliNode, ids []string, healAt time.Time, fence bool) {
-	t.Helper()
+// healAndWait lets the survivors crawl node-2's hosts for a while, heals
+// the links and waits for every node to exit.
+func (s *splitBrain) healAndWait() {
+	t, ctx, ids, nodes, fence := s.t, s.ctx, s.ids, s.nodes, s.fence
+	time.Sleep(3 * time.Second)
+	for _, p := range s.proxies {
+		p.SetCut(false)
+	}
+	healAt := time.Now()
 	select {
-	case err := <-nodes[2].done:
-		if err != nil {
+	case <-nodes[2].Done():
+		if err := nodes[2].Err(); err != nil {
 			t.Errorf("node-2: %v", err)
 		}
 		t.Logf("node-2 exited %v after the heal", time.Since(healAt).Round(time.Millisecond))
 	case <-time.After(30 * time.Second):
 		if fence {
-			nodes[2].cmd.Process.Signal(syscall.SIGQUIT) // its goroutines, for the report
+			_ = nodes[2].Signal(syscall.SIGQUIT) // its goroutines, for the report
 		} else {
-			nodes[2].cmd.Process.Kill()
+			nodes[2].Kill()
 		}
-		<-nodes[2].done
-		t.Errorf("node-2 did not exit after the heal (removed while cut off):\n%s", grepLines(nodes[2].out.String(), "goroutine 1 "))
+		<-nodes[2].Done()
+		t.Errorf("node-2 did not exit after the heal (removed while cut off):\n%s", grepLines(nodes[2].Output(), "goroutine 1 "))
 	}
 	for i := range 2 {
 		select {
-		case err := <-nodes[i].done:
-			if err != nil {
-				t.Errorf("%s: %v\n%s", ids[i], err, nodes[i].out)
+		case <-nodes[i].Done():
+			if err := nodes[i].Err(); err != nil {
+				t.Errorf("%s: %v\n%s", ids[i], err, nodes[i].Output())
 			}
 		case <-ctx.Done():
-			t.Fatalf("%s did not finish:\n%s", ids[i], nodes[i].out)
+			t.Fatalf("%s did not finish:\n%s", ids[i], nodes[i].Output())
 		}
 	}
 	t.Logf("survivors finished %v after the heal", time.Since(healAt).Round(time.Millisecond))
-	if !strings.Contains(nodes[2].out.String(), "removed from the cluster (view epoch 2") {
-		t.Errorf("node-2 does not report that it was removed at epoch 2:\n%s", grepLines(nodes[2].out.String(), "node node-2"))
+	if !strings.Contains(nodes[2].Output(), "removed from the cluster (view epoch 2") {
+		t.Errorf("node-2 does not report that it was removed at epoch 2:\n%s", grepLines(nodes[2].Output(), "node node-2"))
 	}
 
 }
 
-// auditSplitBrain checks the crawl logs: requests node-2 made under its
-// stale epoch after the commit (beyond those in flight), URLs fetched
-// twice because of them, requests of two nodes to one host less than
-// 100 ms apart, and node-2's last request against the TTL.
-func auditSplitBrain(t *testing.T, logs []string, start, cutAt, commitAt time.Time, fence bool) {
-	t.Helper()
+// audit checks the crawl logs: requests node-2 made under its stale epoch
+// after the commit (beyond those in flight), URLs fetched twice because of
+// them, and requests of two nodes to one host less than 100 ms apart.
+func (s *splitBrain) audit(start, cutAt, commitAt time.Time) {
+	t, fence := s.t, s.fence
 	var es []crawl.LogEntry
-	for _, p := range logs {
+	for _, p := range s.logs {
 		e, err := crawl.ReadLogFile(p)
 		if err != nil {
 			t.Fatal(err)

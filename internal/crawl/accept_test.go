@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sextant-crawler/sextant/frontier"
 	"github.com/sextant-crawler/sextant/simweb"
 )
 
@@ -20,6 +21,57 @@ func TestAcceptSimwebPoliteness(t *testing.T) {
 	web, srv, oracle := smallWeb(t, 1<<20)
 	dir := t.TempDir()
 	opts := testNodeOptions(t, dir, srv, web.Domain())
+	st := crawlHeapBounded(t, opts, web)
+	// The fetched set, from the crawl log and from the server's log.
+	fetched, dups := fetchedURLs(t, filepath.Join(dir, "crawl.log"))
+	if len(dups) > 0 {
+		t.Errorf("crawl log: %d URLs fetched twice, e.g. %v", len(dups), dups[:min(5, len(dups))])
+	}
+	if err := oracle.Check(fetched); err != nil {
+		t.Errorf("fetched set differs from the oracle's: %v", err)
+	}
+	es, err := ReadLogFile(filepath.Join(dir, "crawl.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The crawler's own measure of each fetch's duration: the delay rule
+	// is stated in it (the server's may be longer, e.g. for a body the
+	// crawler truncated while the server was still writing).
+	logged := map[string]time.Duration{}
+	for _, e := range es {
+		if e.Outcome == OutcomeRobots {
+			continue
+		}
+		p, err := url.Parse(e.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		logged[p.Scheme+"://"+p.Host+p.RequestURI()] = e.Duration
+	}
+
+	fo := opts.Frontier
+	fo.EnsureDefaults()
+	hostLog := srv.Log()
+	checkedGaps := checkPoliteGaps(t, web, hostLog, fo, logged)
+	checkPathologyHostsLogged(t, web, hostLog, es)
+	// robots.txt redirects to another host (simweb sends some to a central
+	// host) were followed in that host's slot, each with a log line.
+	crossHops := 0
+	for _, e := range es {
+		if e.Outcome == OutcomeRobots && strings.Contains(strings.ReplaceAll(e.Note, "_", " "), "fetched in that host's politeness slot") {
+			crossHops++
+		}
+	}
+	if crossHops == 0 || st.Fetcher.RobotsCrossHops == 0 {
+		t.Errorf("no robots.txt redirect to another host was followed (%d log lines, %d hops)", crossHops, st.Fetcher.RobotsCrossHops)
+	}
+	t.Logf("%d fetched (oracle %d + traps %v), %d delay gaps checked on %d hosts; %d robots.txt followed to another host (%d hops, %d waits)",
+		len(fetched), oracle.Size(), oracle.TrapHosts, checkedGaps, len(hostLog), crossHops, st.Fetcher.RobotsCrossHops, st.Fetcher.RobotsDeferred)
+}
+
+// crawlHeapBounded crawls web with opts to the end and checks that the Go
+// heap stays bounded; it returns the node's final stats.
+func crawlHeapBounded(t *testing.T, opts Options, web *simweb.Web) Stats {
 	base := liveHeap()
 	n, err := Open(opts)
 	if err != nil {
@@ -62,35 +114,14 @@ func TestAcceptSimwebPoliteness(t *testing.T) {
 		t.Fatal("crawl did not finish (stall)")
 	}
 
-	// The fetched set, from the crawl log and from the server's log.
-	fetched, dups := fetchedURLs(t, filepath.Join(dir, "crawl.log"))
-	if len(dups) > 0 {
-		t.Errorf("crawl log: %d URLs fetched twice, e.g. %v", len(dups), dups[:min(5, len(dups))])
-	}
-	if err := oracle.Check(fetched); err != nil {
-		t.Errorf("fetched set differs from the oracle's: %v", err)
-	}
-	es, err := ReadLogFile(filepath.Join(dir, "crawl.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The crawler's own measure of each fetch's duration: the delay rule
-	// is stated in it (the server's may be longer, e.g. for a body the
-	// crawler truncated while the server was still writing).
-	logged := map[string]time.Duration{}
-	for _, e := range es {
-		if e.Outcome == OutcomeRobots {
-			continue
-		}
-		p, err := url.Parse(e.URL)
-		if err != nil {
-			t.Fatal(err)
-		}
-		logged[p.Scheme+"://"+p.Host+p.RequestURI()] = e.Duration
-	}
+	return st
+}
 
-	fo := opts.Frontier
-	fo.EnsureDefaults()
+// checkPoliteGaps checks the server's log: one request per host at a time,
+// no URL requested twice or missing from the crawl log, and the gaps
+// between a host's requests by the delay rule and Crawl-delay. It returns
+// the number of gaps checked.
+func checkPoliteGaps(t *testing.T, web *simweb.Web, hostLog map[string][]simweb.Request, fo frontier.Options, logged map[string]time.Duration) int {
 	// The server stamps a request's end after its last write returns; on a
 	// loaded machine its goroutine may be descheduled for a few ms after
 	// the crawler already has the whole body, so a gap can look a few ms
@@ -102,7 +133,6 @@ func TestAcceptSimwebPoliteness(t *testing.T) {
 		hardTol = 25 * time.Millisecond
 	)
 	var late []string
-	hostLog := srv.Log()
 	checkedGaps := 0
 	for host, reqs := range hostLog {
 		if mc := simweb.MaxConcurrent(reqs); mc > 1 {
@@ -176,6 +206,13 @@ func TestAcceptSimwebPoliteness(t *testing.T) {
 		t.Logf("%d of %d gaps short by %v..%v (scheduling noise), e.g. %s", len(late), checkedGaps, tol, hardTol, late[0])
 	}
 
+	return checkedGaps
+}
+
+// checkPathologyHostsLogged: nothing but robots.txt on hosts whose
+// robots.txt is 5xx, and every pathology host the crawl reaches ends in
+// crawl log lines.
+func checkPathologyHostsLogged(t *testing.T, web *simweb.Web, hostLog map[string][]simweb.Request, es []LogEntry) {
 	// Robots: nothing but robots.txt on hosts whose robots.txt is 5xx.
 	for _, i := range web.HostsWith(simweb.Robots5xx) {
 		for _, r := range hostLog[web.HostName(i)] {
@@ -199,17 +236,4 @@ func TestAcceptSimwebPoliteness(t *testing.T) {
 			}
 		}
 	}
-	// robots.txt redirects to another host (simweb sends some to a central
-	// host) were followed in that host's slot, each with a log line.
-	crossHops := 0
-	for _, e := range es {
-		if e.Outcome == OutcomeRobots && strings.Contains(strings.ReplaceAll(e.Note, "_", " "), "fetched in that host's politeness slot") {
-			crossHops++
-		}
-	}
-	if crossHops == 0 || st.Fetcher.RobotsCrossHops == 0 {
-		t.Errorf("no robots.txt redirect to another host was followed (%d log lines, %d hops)", crossHops, st.Fetcher.RobotsCrossHops)
-	}
-	t.Logf("%d fetched (oracle %d + traps %v), %d delay gaps checked on %d hosts; %d robots.txt followed to another host (%d hops, %d waits)",
-		len(fetched), oracle.Size(), oracle.TrapHosts, checkedGaps, len(hostLog), crossHops, st.Fetcher.RobotsCrossHops, st.Fetcher.RobotsDeferred)
 }

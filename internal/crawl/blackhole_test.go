@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sextant-crawler/sextant/hostsplit"
+	"github.com/sextant-crawler/sextant/internal/logging"
 )
 
 // blackHole accepts connections on l and never answers (a peer whose
@@ -145,7 +146,7 @@ func TestRemoveLostBlackHoledNode(t *testing.T) {
 		t.Fatal("no fetches")
 	}
 	v1, v2 := hostsplit.View{Epoch: 1, Members: all}, hostsplit.View{Epoch: 2, Members: all[:3]}
-	rep, err := ChangeMembership(ctx, ChangeOptions{TLS: operatorTLS(t, filepath.Join(root, "pki")), Old: v1, New: v2, Lost: []hostsplit.NodeID{"node-3"}, Logf: t.Logf})
+	rep, err := ChangeMembership(ctx, ChangeOptions{TLS: operatorTLS(t, filepath.Join(root, "pki")), Old: v1, New: v2, Lost: []hostsplit.NodeID{"node-3"}, Logger: logging.Test(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,13 +12,13 @@ import (
 	"sync/atomic"
 	"time"
 
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials"
-
 	"github.com/sextant-crawler/sextant/cache"
 	"github.com/sextant-crawler/sextant/hostsplit"
+	"github.com/sextant-crawler/sextant/internal/logging"
 	"github.com/sextant-crawler/sextant/internal/tlsutil"
 	pb "github.com/sextant-crawler/sextant/proto"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 )
 
 // MemberOptions configure one node of a cluster: a Node plus its host
@@ -56,7 +56,7 @@ type MemberOptions struct {
 	// entering the splitter and of every URL bound for a peer (for
 	// `crawler cachesim`). Optional.
 	FullTrace, CrossTrace func(fp uint64)
-	// Logger for the splitter. Default: discard.
+	// Logger for the splitter. Default: Node.Logger.
 	Logger *slog.Logger
 	// Services, if set, registers more services (e.g. the status page's
 	// read-only NodeStatus) on the member's mTLS gRPC server before it
@@ -216,7 +216,7 @@ func StartMember(o MemberOptions) (*Member, error) {
 		o.PeerCacheSize = 4096
 	}
 	if o.Logger == nil {
-		o.Logger = slog.New(slog.DiscardHandler)
+		o.Logger = logging.OrDiscard(o.Node.Logger)
 	}
 	ref := &sinkRef{}
 	var peerCache func() hostsplit.Cache
@@ -365,7 +365,7 @@ func (m *Member) Run(ctx context.Context) error {
 	defer t.Stop()
 	for ctx.Err() == nil {
 		if m.removedBehindBack() {
-			m.Node.opts.Logf("crawl: %s was removed from the cluster while it ran: stopping", m.self)
+			m.Node.opts.Logger.Warn("crawl: this node was removed from the cluster while it ran: stopping", "node", m.self)
 			return nil
 		}
 		fetch, changed := m.shouldFetch()
@@ -589,7 +589,7 @@ func (m *Member) markLoop() {
 		case <-t.C:
 		}
 		if err := m.saveSpoolMark(); err != nil {
-			m.Node.opts.Logf("crawl: spool mark: %v", err)
+			m.Node.opts.Logger.Warn("crawl: spool mark failed", "err", err)
 		}
 	}
 }

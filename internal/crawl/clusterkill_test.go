@@ -6,7 +6,6 @@ import (
 	"math/rand/v2"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -17,6 +16,7 @@ import (
 	"github.com/sextant-crawler/sextant/fetcher"
 	"github.com/sextant-crawler/sextant/frontier"
 	"github.com/sextant-crawler/sextant/hostsplit"
+	"github.com/sextant-crawler/sextant/internal/killtest"
 	"github.com/sextant-crawler/sextant/internal/tlsutil"
 	"github.com/sextant-crawler/sextant/simweb"
 )
@@ -118,28 +118,13 @@ func TestClusterKillNine(t *testing.T) {
 		t.Fatal(err)
 	}
 	addrs := freeAddrs(t, n) // for the children
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
+	start := func(i int) *killtest.Child {
+		return killtest.Start(t, killtest.Options{Run: "TestClusterKillChild", Env: []string{ckRootEnv + "=" + root, ckIndexEnv + "=" + strconv.Itoa(i),
+			ckAddrsEnv + "=" + strings.Join(addrs, ","), ckWebEnv + "=" + srv.Addr(), caEnv(srv)}})
 	}
-	start := func(i int) (*exec.Cmd, chan error, *strings.Builder) {
-		c := exec.Command(exe, "-test.run=^TestClusterKillChild$", "-test.count=1", "-test.timeout=5m")
-		c.Env = append(os.Environ(), ckRootEnv+"="+root, ckIndexEnv+"="+strconv.Itoa(i),
-			ckAddrsEnv+"="+strings.Join(addrs, ","), ckWebEnv+"="+srv.Addr(), caEnv(srv))
-		var out strings.Builder
-		c.Stdout, c.Stderr = &out, &out
-		if err := c.Start(); err != nil {
-			t.Fatal(err)
-		}
-		done := make(chan error, 1)
-		go func() { done <- c.Wait() }()
-		return c, done, &out
-	}
-	cmds := make([]*exec.Cmd, n)
-	dones := make([]chan error, n)
-	outs := make([]*strings.Builder, n)
-	for i := range cmds {
-		cmds[i], dones[i], outs[i] = start(i)
+	nodes := make([]*killtest.Child, n)
+	for i := range nodes {
+		nodes[i] = start(i)
 	}
 	seed := uint64(time.Now().UnixNano())
 	rng := rand.New(rand.NewPCG(seed, 11))
@@ -149,32 +134,25 @@ func TestClusterKillNine(t *testing.T) {
 		victim := rng.IntN(n)
 		delay := time.Duration(500+rng.IntN(2500)) * time.Millisecond
 		select {
-		case err := <-dones[victim]:
-			dones[victim] <- err // finished already: the crawl is over
+		case <-nodes[victim].Done(): // finished already: the crawl is over
 			continue
 		case <-time.After(delay):
 		}
-		if err := cmds[victim].Process.Kill(); err != nil {
-			t.Fatal(err)
+		if !nodes[victim].Kill() { // it finished meanwhile
+			if err := nodes[victim].Err(); err != nil {
+				t.Fatalf("node-%d failed before its kill: %v\n%.2000s", victim, err, nodes[victim].Output())
+			}
+			continue
 		}
-		<-dones[victim]
 		kills++
 		t.Logf("trial %d: SIGKILL node-%d after %v", trial, victim, delay)
 		time.Sleep(time.Duration(200+rng.IntN(800)) * time.Millisecond) // down for a while
-		cmds[victim], dones[victim], outs[victim] = start(victim)
+		nodes[victim] = start(victim)
 	}
-	deadline := time.After(4 * time.Minute)
-	for i := range cmds {
-		select {
-		case err := <-dones[i]:
-			if err != nil {
-				t.Errorf("node-%d: %v\n%.2000s", i, err, outs[i].String())
-			}
-		case <-deadline:
-			for _, c := range cmds {
-				c.Process.Kill()
-			}
-			t.Errorf("node-%d did not finish", i)
+	deadline := time.Now().Add(4 * time.Minute)
+	for i, nd := range nodes {
+		if err := nd.Wait(time.Until(deadline)); err != nil {
+			t.Errorf("node-%d: %v\n%.2000s", i, err, nd.Output())
 		}
 	}
 	fetched, extra, dups := serverFetched(web, srv)

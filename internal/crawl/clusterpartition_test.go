@@ -2,21 +2,20 @@ package crawl
 
 import (
 	"context"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials"
-
 	"github.com/sextant-crawler/sextant/hostsplit"
+	"github.com/sextant-crawler/sextant/internal/killtest"
 	"github.com/sextant-crawler/sextant/internal/netcut"
 	"github.com/sextant-crawler/sextant/internal/tlsutil"
 	pb "github.com/sextant-crawler/sextant/proto"
+	"github.com/sextant-crawler/sextant/simweb"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 )
 
 // channelSeqs is what the cut changes: for each directed link touching the
@@ -36,6 +35,61 @@ func TestClusterPartitionProcesses(t *testing.T) {
 		t.Skip("-short")
 	}
 	web, srv, oracle := smallWeb(t, killBodyCap)
+	pc := startPartitionCluster(t, srv)
+	cutNode := pc.cutNode
+	fetched := func() int { f, _, _ := serverFetched(web, srv); return len(f) }
+	// The cut node's frontier, so that it has pages of its own to crawl
+	// during the cut: a node whose URLs all come from its peers can be
+	// starved by the cut itself and then spools nothing.
+	frontier := func() int64 { return pc.cutStatus().FrontierSize }
+	const minFrontier = 50
+	deadline := time.Now().Add(2 * time.Minute)
+	for fetched() < oracle.Size()/5 || frontier() < minFrontier {
+		if time.Now().After(deadline) {
+			t.Fatalf("only %d of %d URLs fetched before the cut, node-%d's frontier %d (want ≥ %d)", fetched(), oracle.Size(), cutNode, frontier(), minFrontier)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Logf("cut node-%d at %d fetches, its frontier %d", cutNode, fetched(), frontier())
+	for _, p := range pc.proxies {
+		p.SetCut(true)
+	}
+	pc.watchCut(fetched)
+	for _, p := range pc.proxies {
+		p.SetCut(false)
+	}
+	deadline = time.Now().Add(3 * time.Minute)
+	for i, k := range pc.kids {
+		if err := k.Wait(time.Until(deadline)); err != nil {
+			t.Errorf("node-%d: %v\n%.2000s", i, err, k.Output())
+		}
+	}
+	all, extra, dups := serverFetched(web, srv)
+	if err := oracle.Check(all); err != nil { // trap hosts included: one budget each
+		t.Errorf("the fetched set differs from the oracle's: %v", err)
+	}
+	if extra > 0 {
+		t.Errorf("%d repeated fetches: %v", extra, dups[:min(10, len(dups))])
+	}
+	t.Logf("%d URLs fetched (oracle %d + traps), %d repeated", len(all), oracle.Size(), extra)
+}
+
+// partitionCluster is three child nodes, one of which (cutNode) reaches
+// its peers and is reached by them through proxies that can cut the links,
+// and gRPC connections to the nodes' own addresses (node-0's certificate)
+// for watching the channels.
+type partitionCluster struct {
+	t          *testing.T
+	n, cutNode int
+	ids        []string
+	proxies    []*netcut.Proxy
+	kids       []*killtest.Child
+	conns      []*grpc.ClientConn
+}
+
+// startPartitionCluster starts the nodes crawling srv's web; t.Cleanup
+// kills them and closes the connections.
+func startPartitionCluster(t *testing.T, srv *simweb.Server) *partitionCluster {
 	root := t.TempDir()
 	const n, cutNode = 3, 2
 	ids := []string{"node-0", "node-1", "node-2"}
@@ -62,36 +116,11 @@ func TestClusterPartitionProcesses(t *testing.T) {
 			views[cutNode][i] = p.Addr()
 		}
 	}
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
+	kids := make([]*killtest.Child, n)
+	for i := range kids {
+		kids[i] = killtest.Start(t, killtest.Options{Run: "TestClusterKillChild", Env: []string{ckRootEnv + "=" + root,
+			ckIndexEnv + "=" + strconv.Itoa(i), ckAddrsEnv + "=" + strings.Join(views[i], ","), ckWebEnv + "=" + srv.Addr(), caEnv(srv)}})
 	}
-	cmds := make([]*exec.Cmd, n)
-	dones := make([]chan error, n)
-	outs := make([]*strings.Builder, n)
-	for i := range cmds {
-		c := exec.Command(exe, "-test.run=^TestClusterKillChild$", "-test.count=1", "-test.timeout=5m")
-		c.Env = append(os.Environ(), ckRootEnv+"="+root, ckIndexEnv+"="+strconv.Itoa(i),
-			ckAddrsEnv+"="+strings.Join(views[i], ","), ckWebEnv+"="+srv.Addr(), caEnv(srv))
-		outs[i] = &strings.Builder{}
-		c.Stdout, c.Stderr = outs[i], outs[i]
-		if err := c.Start(); err != nil {
-			t.Fatal(err)
-		}
-		cmds[i], dones[i] = c, make(chan error, 1)
-		go func() { dones[i] <- c.Wait() }()
-	}
-	t.Cleanup(func() {
-		for i, c := range cmds {
-			select {
-			case err := <-dones[i]:
-				dones[i] <- err
-			default:
-				c.Process.Kill()
-				<-dones[i]
-			}
-		}
-	})
 
 	// The test watches the channels with node-0's certificate, on the
 	// nodes' own addresses (not through the proxies).
@@ -107,70 +136,63 @@ func TestClusterPartitionProcesses(t *testing.T) {
 		if conns[i], err = grpc.NewClient(a, grpc.WithTransportCredentials(credentials.NewTLS(cfg))); err != nil {
 			t.Fatal(err)
 		}
-		defer conns[i].Close()
+		t.Cleanup(func() { conns[i].Close() })
 	}
-	// seqs returns, for each directed link touching the cut node ("i>j"),
-	// the sender's last spooled seq, the receiver's last applied seq, and
-	// the URLs spooled towards and from the cut node.
-	seqs := func() (map[string]channelSeqs, uint64, uint64, error) {
-		sts := make([]hostsplit.NodeStatus, n)
-		for i, c := range conns {
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			r, err := pb.NewPeerClient(c).Status(ctx, &pb.StatusRequest{})
-			cancel()
-			if err != nil {
-				return nil, 0, 0, err
-			}
-			sts[i] = hostsplit.NodeStatusFromProto(r)
-		}
-		ch := func(i, j int) hostsplit.Channel {
-			for _, c := range sts[i].Channels {
-				if c.Peer == hostsplit.NodeID(ids[j]) {
-					return c
-				}
-			}
-			return hostsplit.Channel{}
-		}
-		out := map[string]channelSeqs{}
-		var to, from uint64
-		for i := range n {
-			if i == cutNode {
-				continue
-			}
-			out[ids[i]+">"+ids[cutNode]] = channelSeqs{ch(i, cutNode).SentSeq, ch(cutNode, i).AppliedSeq}
-			out[ids[cutNode]+">"+ids[i]] = channelSeqs{ch(cutNode, i).SentSeq, ch(i, cutNode).AppliedSeq}
-			to += ch(i, cutNode).SpoolURLs
-			from += ch(cutNode, i).SpoolURLs
-		}
-		return out, to, from, nil
-	}
+	return &partitionCluster{t: t, n: n, cutNode: cutNode, ids: ids, proxies: proxies, kids: kids, conns: conns}
+}
 
-	fetched := func() int { f, _, _ := serverFetched(web, srv); return len(f) }
-	// The cut node's frontier, so that it has pages of its own to crawl
-	// during the cut: a node whose URLs all come from its peers can be
-	// starved by the cut itself and then spools nothing.
-	cutStatus := func() hostsplit.NodeStatus {
+// seqs returns, for each directed link touching the cut node ("i>j"), the
+// sender's last spooled seq, the receiver's last applied seq, and the URLs
+// spooled towards and from the cut node.
+func (p *partitionCluster) seqs() (map[string]channelSeqs, uint64, uint64, error) {
+	n, ids, cutNode := p.n, p.ids, p.cutNode
+	sts := make([]hostsplit.NodeStatus, n)
+	for i, c := range p.conns {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		r, err := pb.NewPeerClient(conns[cutNode]).Status(ctx, &pb.StatusRequest{})
+		r, err := pb.NewPeerClient(c).Status(ctx, &pb.StatusRequest{})
+		cancel()
 		if err != nil {
-			return hostsplit.NodeStatus{}
+			return nil, 0, 0, err
 		}
-		return hostsplit.NodeStatusFromProto(r)
+		sts[i] = hostsplit.NodeStatusFromProto(r)
 	}
-	frontier := func() int64 { return cutStatus().FrontierSize }
-	const minFrontier = 50
-	deadline := time.Now().Add(2 * time.Minute)
-	for fetched() < oracle.Size()/5 || frontier() < minFrontier {
-		if time.Now().After(deadline) {
-			t.Fatalf("only %d of %d URLs fetched before the cut, node-%d's frontier %d (want ≥ %d)", fetched(), oracle.Size(), cutNode, frontier(), minFrontier)
+	ch := func(i, j int) hostsplit.Channel {
+		for _, c := range sts[i].Channels {
+			if c.Peer == hostsplit.NodeID(ids[j]) {
+				return c
+			}
 		}
-		time.Sleep(50 * time.Millisecond)
+		return hostsplit.Channel{}
 	}
-	t.Logf("cut node-%d at %d fetches, its frontier %d", cutNode, fetched(), frontier())
-	for _, p := range proxies {
-		p.SetCut(true)
+	out := map[string]channelSeqs{}
+	var to, from uint64
+	for i := range n {
+		if i == cutNode {
+			continue
+		}
+		out[ids[i]+">"+ids[cutNode]] = channelSeqs{ch(i, cutNode).SentSeq, ch(cutNode, i).AppliedSeq}
+		out[ids[cutNode]+">"+ids[i]] = channelSeqs{ch(cutNode, i).SentSeq, ch(i, cutNode).AppliedSeq}
+		to += ch(i, cutNode).SpoolURLs
+		from += ch(cutNode, i).SpoolURLs
 	}
+	return out, to, from, nil
+}
+
+// cutStatus is the cut node's status, asked on its own address.
+func (p *partitionCluster) cutStatus() hostsplit.NodeStatus {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	r, err := pb.NewPeerClient(p.conns[p.cutNode]).Status(ctx, &pb.StatusRequest{})
+	if err != nil {
+		return hostsplit.NodeStatus{}
+	}
+	return hostsplit.NodeStatusFromProto(r)
+}
+
+// watchCut checks that the cut holds: no batch crosses it, and the spools
+// on both sides fill.
+func (p *partitionCluster) watchCut(fetched func() int) {
+	t, cutNode, seqs, cutStatus := p.t, p.cutNode, p.seqs, p.cutStatus
 	// Let batches already received finish applying, then watch the cut
 	// hold for a few seconds: no batch crosses it, and the spools fill.
 	time.Sleep(1500 * time.Millisecond)
@@ -203,28 +225,4 @@ func TestClusterPartitionProcesses(t *testing.T) {
 		t.Errorf("the cut held nothing back (towards %d, from %d URLs); node-%d: idle %v, frontier %d, in flight %d, buffered %d",
 			heldTo, heldFrom, cutNode, st.Idle, st.FrontierSize, st.InFlight, st.BufferedURLs)
 	}
-	for _, p := range proxies {
-		p.SetCut(false)
-	}
-
-	timeout := time.After(3 * time.Minute)
-	for i := range cmds {
-		select {
-		case err := <-dones[i]:
-			dones[i] <- err
-			if err != nil {
-				t.Errorf("node-%d: %v\n%.2000s", i, err, outs[i].String())
-			}
-		case <-timeout:
-			t.Fatalf("node-%d did not finish", i)
-		}
-	}
-	all, extra, dups := serverFetched(web, srv)
-	if err := oracle.Check(all); err != nil { // trap hosts included: one budget each
-		t.Errorf("the fetched set differs from the oracle's: %v", err)
-	}
-	if extra > 0 {
-		t.Errorf("%d repeated fetches: %v", extra, dups[:min(10, len(dups))])
-	}
-	t.Logf("%d URLs fetched (oracle %d + traps), %d repeated", len(all), oracle.Size(), extra)
 }

@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/sextant-crawler/sextant/extract"
+	"github.com/sextant-crawler/sextant/internal/logging"
 )
 
 // LogEntry is one line of the crawl log: one fetch attempt.
@@ -173,9 +174,10 @@ func (l *CrawlLog) SetEpochSource(epoch func() uint64) {
 }
 
 // OpenCrawlLog opens (appending) the crawl log at path, cutting a torn
-// last line first (see openLogAppend).
-func OpenCrawlLog(path string) (*CrawlLog, error) {
-	f, err := openLogAppend(path)
+// last line first (see openLogAppend) with a warning to logger (nil:
+// discard).
+func OpenCrawlLog(path string, logger *slog.Logger) (*CrawlLog, error) {
+	f, err := openLogAppend(path, logger)
 	if err != nil {
 		return nil, err
 	}
@@ -185,8 +187,8 @@ func OpenCrawlLog(path string) (*CrawlLog, error) {
 // openLogAppend opens the log at path for appending after cutting a last
 // line that has no '\n' (a kill mid-write): appended to, the fragment would
 // glue onto the next line and leave a malformed line in the middle of the
-// log for good (issue #23, defect 2). The cut is logged with slog.
-func openLogAppend(path string) (*os.File, error) {
+// log for good (issue #23, defect 2). The cut is logged to logger.
+func openLogAppend(path string, logger *slog.Logger) (*os.File, error) {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("crawl: open crawl log: %w", err)
@@ -197,7 +199,7 @@ func openLogAppend(path string) (*os.File, error) {
 		return nil, fmt.Errorf("crawl: repair crawl log %s: %w", path, err)
 	}
 	if cut > 0 {
-		slog.Default().Warn("crawl: cut the torn last line of the crawl log", "path", path, "bytes", cut)
+		logging.OrDiscard(logger).Warn("crawl: cut the torn last line of the crawl log", "path", path, "bytes", cut)
 	}
 	return f, nil
 }

@@ -2,6 +2,7 @@ package crawl
 
 import (
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,11 +10,12 @@ import (
 	"time"
 
 	"github.com/sextant-crawler/sextant/extract"
+	"github.com/sextant-crawler/sextant/internal/logging"
 )
 
 func TestCrawlLogRoundTrip(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "crawl.log")
-	l, err := OpenCrawlLog(path)
+	l, err := OpenCrawlLog(path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +103,7 @@ func TestCrawlLogEpoch(t *testing.T) {
 func TestCrawlLogResumeCutsTornTail(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "crawl.log")
 	at := time.Date(2026, 11, 22, 3, 4, 5, 0, time.UTC)
-	l, err := OpenCrawlLog(path)
+	l, err := OpenCrawlLog(path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +121,7 @@ func TestCrawlLogResumeCutsTornTail(t *testing.T) {
 	if err := os.Truncate(path, fi.Size()-40); err != nil {
 		t.Fatal(err)
 	}
-	if l, err = OpenCrawlLog(path); err != nil {
+	if l, err = OpenCrawlLog(path, nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := l.Write(LogEntry{Time: at, Node: "n1", URL: "http://a.sim.test/new", Status: 200, Outcome: "ok"}); err != nil {
@@ -148,7 +150,7 @@ func TestCrawlLogResumeCutsTornTail(t *testing.T) {
 		if err := os.WriteFile(path, []byte(c.in), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		l, err := OpenCrawlLog(path)
+		l, err := OpenCrawlLog(path, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -160,7 +162,7 @@ func TestCrawlLogResumeCutsTornTail(t *testing.T) {
 		if err := os.WriteFile(path, []byte(c.in), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		tl, err := OpenTalliedLog(path)
+		tl, err := OpenTalliedLog(path, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -385,9 +387,11 @@ func FuzzCrawlLogRoundTrip(f *testing.F) {
 // middle, and ReadLogFile failed on the union of the runs' lines.
 func TestCrawlLogReopenCutsTornLine(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "crawl.log")
+	var cuts []string
+	logger := logging.Lines(func(l string) { cuts = append(cuts, l) }, slog.LevelWarn)
 	e := LogEntry{Time: time.Date(2026, 11, 22, 3, 4, 5, 0, time.UTC), URL: "http://a.sim.test/", Status: 200, Outcome: OutcomeOK}
 	for i, torn := range []string{"2026-11-22T03:04:07.000Z n1 200 5", strings.Repeat("x", 100<<10), ""} {
-		l, err := OpenCrawlLog(path)
+		l, err := OpenCrawlLog(path, logger)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -408,7 +412,7 @@ func TestCrawlLogReopenCutsTornLine(t *testing.T) {
 			t.Fatalf("run %d: %d entries, %v; want %d, nil", i, len(out), err, i+1)
 		}
 	}
-	l, err := OpenCrawlLog(path)
+	l, err := OpenCrawlLog(path, logger)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -416,6 +420,9 @@ func TestCrawlLogReopenCutsTornLine(t *testing.T) {
 	b, _ := os.ReadFile(path)
 	if strings.Count(string(b), "\n") != 3 || !strings.HasSuffix(string(b), "\n") {
 		t.Errorf("log after 3 runs and a reopen:\n%s", b)
+	}
+	if len(cuts) != 2 || !strings.Contains(cuts[0], "torn last line") {
+		t.Errorf("want a warning for each of the 2 torn lines cut, got %q", cuts)
 	}
 }
 

@@ -452,7 +452,7 @@ func (m *Member) handoff(ctx context.Context, epoch uint64) error {
 			return fmt.Errorf("crawl: hand-off: %w", err)
 		}
 		if st.MalformedLogLines = rs.Malformed; rs.Malformed > 0 {
-			m.Node.opts.Logf("crawl: hand-off: skipped %d malformed lines of %s", rs.Malformed, m.el.logPath)
+			m.Node.opts.Logger.Warn("crawl: hand-off: skipped malformed lines", "lines", rs.Malformed, "file", m.el.logPath)
 		}
 		for _, e := range es {
 			if !strings.HasSuffix(e.URL, LogEllipsis) { // a cut URL names no page

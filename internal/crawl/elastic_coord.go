@@ -6,15 +6,15 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
-
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials"
 
 	"github.com/sextant-crawler/sextant/hostsplit"
 	"github.com/sextant-crawler/sextant/internal/handoff"
 	"github.com/sextant-crawler/sextant/internal/tlsutil"
 	pb "github.com/sextant-crawler/sextant/proto"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 )
 
 // ChangeOptions configure ChangeMembership.
@@ -45,8 +45,9 @@ type ChangeOptions struct {
 	// ID names the change; default random.
 	ID          string
 	DialOptions []grpc.DialOption
-	// Logf reports progress. Default: discard.
-	Logf func(format string, args ...any)
+	// Logger reports progress; it may be called from several goroutines.
+	// Default: discard (see internal/logging).
+	Logger *slog.Logger
 }
 
 // ChangeReport is what a membership change did.

@@ -11,13 +11,13 @@ import (
 	"sync"
 	"time"
 
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials"
-
 	"github.com/sextant-crawler/sextant/hostsplit"
 	"github.com/sextant-crawler/sextant/internal/handoff"
+	"github.com/sextant-crawler/sextant/internal/logging"
 	"github.com/sextant-crawler/sextant/internal/tlsutil"
 	pb "github.com/sextant-crawler/sextant/proto"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 )
 
 // ChangeMembership moves a running cluster from o.Old to o.New. It is a
@@ -54,17 +54,7 @@ func ChangeMembership(ctx context.Context, o ChangeOptions) (ChangeReport, error
 	if o.Timeout <= 0 {
 		return rep, fmt.Errorf("%w: ChangeOptions.Timeout %v", ErrInvalidOptions, o.Timeout)
 	}
-	if o.Logf == nil {
-		o.Logf = func(string, ...any) {}
-	}
-	// Sends run in parallel: one call to the caller's Logf at a time.
-	var logMu sync.Mutex
-	logf := o.Logf
-	o.Logf = func(format string, args ...any) {
-		logMu.Lock()
-		defer logMu.Unlock()
-		logf(format, args...)
-	}
+	o.Logger = logging.OrDiscard(o.Logger)
 	if o.ID == "" {
 		var b [6]byte
 		_, _ = rand.Read(b[:])
@@ -105,7 +95,7 @@ func ChangeMembership(ctx context.Context, o ChangeOptions) (ChangeReport, error
 	// A re-run after every node committed (RESUME started: only RESUME is
 	// left to do, and PREPARE would not pause a node that resumed).
 	if d.allCommitted(ctx) {
-		o.Logf("epoch %d: every node has committed already; RESUME", o.New.Epoch)
+		o.Logger.Info("cluster: every node has committed already; RESUME", "epoch", o.New.Epoch)
 		states, err := d.resumeAll(ctx)
 		rep.Members, rep.Total = states, time.Since(start)
 		if err == nil {
@@ -117,7 +107,7 @@ func ChangeMembership(ctx context.Context, o ChangeOptions) (ChangeReport, error
 	// stopped after the commit): only forward.
 	if r, ok, err := o.Store.Current(ctx); err == nil && ok && r.New.Epoch == o.New.Epoch &&
 		(r.Phase == handoff.PhaseCommitting || r.Phase == handoff.PhaseResuming) {
-		o.Logf("epoch %d: change %s is %s in the store; COMMIT, then RESUME", o.New.Epoch, r.ID, r.Phase)
+		o.Logger.Info("cluster: change found in the store; COMMIT, then RESUME", "epoch", o.New.Epoch, "change", r.ID, "phase", r.Phase)
 		d.rec.Lost = r.Lost
 		states, err := d.forward(ctx)
 		rep.Members, rep.Total = states, time.Since(start)
@@ -289,15 +279,15 @@ func (d *changeDriver) run(ctx context.Context, rep *ChangeReport) error {
 				switch {
 				case a.Op == handoff.OpCommit:
 					rep.Prepare, cstart = time.Since(start), time.Now()
-					d.o.Logf("epoch %d: drained after %v; COMMIT", d.rec.New.Epoch, rep.Prepare.Round(time.Millisecond))
+					d.o.Logger.Info("cluster: drained; COMMIT", "epoch", d.rec.New.Epoch, "after", rep.Prepare.Round(time.Millisecond))
 				case a.Op == handoff.OpAdvance && a.To == handoff.PhaseResuming:
 					rep.Commit = time.Since(cstart)
-					d.o.Logf("epoch %d: hand-offs applied after %v; RESUME", d.rec.New.Epoch, rep.Commit.Round(time.Millisecond))
+					d.o.Logger.Info("cluster: hand-offs applied; RESUME", "epoch", d.rec.New.Epoch, "after", rep.Commit.Round(time.Millisecond))
 				case a.Op == handoff.OpBegin:
-					d.o.Logf("epoch %d: PREPARE on %d nodes (change %s, deadline %s)", d.rec.New.Epoch, len(d.parts), d.rec.ID,
-						d.rec.Deadline.UTC().Format(time.RFC3339))
+					d.o.Logger.Info("cluster: PREPARE", "epoch", d.rec.New.Epoch, "nodes", len(d.parts), "change", d.rec.ID,
+						"deadline", d.rec.Deadline.UTC().Format(time.RFC3339))
 				case a.Op == handoff.OpAdvance && a.To == handoff.PhaseAborted:
-					d.o.Logf("epoch %d: rolling back (%s)", d.rec.New.Epoch, a.Rec.Reason)
+					d.o.Logger.Warn("cluster: rolling back", "epoch", d.rec.New.Epoch, "reason", a.Rec.Reason)
 				}
 				queue = append(queue, d.doStore(bg, a))
 			case handoff.ActSend:
@@ -309,10 +299,10 @@ func (d *changeDriver) run(ctx context.Context, rep *ChangeReport) error {
 			case handoff.ActPollDrained:
 				d.poll(ctx, a.Epoch)
 			case handoff.ActWaitFence:
-				d.o.Logf("epoch %d: waiting %v for the removed members' leases to expire", d.rec.New.Epoch, a.TTL)
+				d.o.Logger.Info("cluster: waiting for the removed members' leases to expire", "epoch", d.rec.New.Epoch, "ttl", a.TTL)
 				d.after(bg, a.TTL, handoff.Event{Kind: handoff.EvFenceWaited, ChangeID: d.rec.ID})
 			case handoff.ActWarn, handoff.ActRefuse:
-				d.o.Logf("%v", a.Err)
+				d.o.Logger.Warn("cluster: change failed", "err", a.Err)
 			case handoff.ActReport:
 				report, ended = &a, time.Now()
 				if d.pollCancel != nil {
@@ -400,7 +390,7 @@ func (d *changeDriver) doStore(bg context.Context, a handoff.Action) drvEvent {
 		r, err = d.o.Store.Commit(ctx, a.Rec)
 	}
 	if err != nil {
-		d.o.Logf("store %s: %v", a.Op, err)
+		d.o.Logger.Warn("cluster: store operation failed", "op", a.Op, "err", err)
 		return drvEvent{ev: handoff.Event{Kind: handoff.EvStoreFailed, Op: a.Op, Err: err}}
 	}
 	return drvEvent{ev: handoff.Event{Kind: handoff.EvStored, Op: a.Op, Rec: r, TTL: ttl}}
@@ -430,11 +420,11 @@ func (d *changeDriver) send(ctx, bg context.Context, a handoff.Action) {
 		case err == nil:
 			de.ev = handoff.Event{Kind: handoff.EvAck, Member: a.Member, Msg: a.Msg, ChangeID: d.rec.ID, Epoch: d.rec.New.Epoch}
 		case isRemovedRefusal(err):
-			d.o.Logf("%s on %s: %v", req.GetPhase(), a.Member, err)
+			d.o.Logger.Warn("cluster: phase refused", "phase", req.GetPhase(), "member", a.Member, "err", err)
 			de.refused = fmt.Errorf("%w: %s: %v", handoff.ErrRemoved, a.Member, err)
 			de.ev = handoff.Event{Kind: handoff.EvAbort, Operator: fmt.Sprintf("the refusal of %s (a removed node id)", a.Member)}
 		default:
-			d.o.Logf("%s on %s: %v (retrying)", req.GetPhase(), a.Member, err)
+			d.o.Logger.Warn("cluster: phase failed; retrying", "phase", req.GetPhase(), "member", a.Member, "err", err)
 			de.ev = handoff.Event{Kind: handoff.EvUnreachable, Member: a.Member, Err: err}
 		}
 		d.emit(bg, de)
@@ -496,7 +486,7 @@ func (d *changeDriver) poll(ctx context.Context, epoch uint64) {
 			}
 			why = err
 			if n%20 == 0 {
-				d.o.Logf("epoch %d: not drained yet: %v", d.rec.New.Epoch, why)
+				d.o.Logger.Info("cluster: not drained yet", "epoch", d.rec.New.Epoch, "why", why)
 				for _, st := range s1 {
 					phase, ep := st.GetPhase(), st.GetView().GetEpoch()
 					if (epoch == 0 && phase == PhaseRunning) || (epoch > 0 && ep < epoch) {
@@ -565,7 +555,7 @@ func (d *changeDriver) transitionAll(ctx context.Context, req *pb.TransitionRequ
 					out[i] = st
 					return
 				}
-				d.o.Logf("%s on %s: %v (retrying)", req.Phase, id, err)
+				d.o.Logger.Warn("cluster: phase failed; retrying", "phase", req.Phase, "member", id, "err", err)
 				select {
 				case <-ctx.Done():
 					errs[i] = fmt.Errorf("crawl: %s on %s: %w", req.Phase, id, errors.Join(err, ctx.Err()))

@@ -11,6 +11,7 @@ import (
 	"github.com/sextant-crawler/sextant/hostsplit"
 	"github.com/sextant-crawler/sextant/internal/coord"
 	"github.com/sextant-crawler/sextant/internal/handoff"
+	"github.com/sextant-crawler/sextant/internal/logging"
 	"github.com/sextant-crawler/sextant/internal/tlsutil"
 )
 
@@ -89,7 +90,7 @@ func (c *elasticCluster) withEtcd(v1 hostsplit.View) *etcdPlane {
 // change runs a membership change recorded in etcd.
 func (p *etcdPlane) change(c *elasticCluster, old, nw hostsplit.View) ChangeReport {
 	p.t.Helper()
-	rep, err := ChangeMembership(c.ctx, ChangeOptions{TLS: c.operator(), Old: old, New: nw, Store: p.op, Logf: p.t.Logf})
+	rep, err := ChangeMembership(c.ctx, ChangeOptions{TLS: c.operator(), Old: old, New: nw, Store: p.op, Logger: logging.Test(p.t)})
 	if err != nil {
 		p.t.Fatal(err)
 	}
@@ -210,7 +211,7 @@ func TestFailedAddEtcdRollsBack(t *testing.T) {
 	c.waitFetches(200)
 	v2 := hostsplit.View{Epoch: 2, Members: append(append([]hostsplit.Member{}, c.all...), hostsplit.Member{ID: "node-9", Addr: closedAddr(t)})}
 	start := time.Now()
-	_, err := ChangeMembership(ctx, ChangeOptions{TLS: c.operator(), Old: v1, New: v2, Store: p.op, Timeout: 3 * time.Second, Logf: t.Logf})
+	_, err := ChangeMembership(ctx, ChangeOptions{TLS: c.operator(), Old: v1, New: v2, Store: p.op, Timeout: 3 * time.Second, Logger: logging.Test(t)})
 	if !errors.Is(err, handoff.ErrTimeout) {
 		t.Fatalf("error %v, want handoff.ErrTimeout", err)
 	}

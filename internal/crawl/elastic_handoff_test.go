@@ -2,7 +2,7 @@ package crawl
 
 import (
 	"context"
-	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sextant-crawler/sextant/hostsplit"
+	"github.com/sextant-crawler/sextant/internal/logging"
 )
 
 // Issue #23, defect 2: a malformed line in the middle of a node's crawl
@@ -41,13 +42,12 @@ func TestElasticHandoffSkipsMalformedLogLine(t *testing.T) {
 
 	cctx, stop := context.WithCancel(ctx)
 	defer stop()
-	rep, err := ChangeMembership(cctx, ChangeOptions{TLS: c.operator(), Old: v1, New: v2, Logf: func(format string, args ...any) {
-		msg := fmt.Sprintf(format, args...)
+	rep, err := ChangeMembership(cctx, ChangeOptions{TLS: c.operator(), Old: v1, New: v2, Logger: logging.Lines(func(msg string) {
 		t.Log(msg)
 		if strings.Contains(msg, "malformed") {
 			stop() // the wedge: COMMIT fails the same way at every retry
 		}
-	}})
+	}, slog.LevelInfo)})
 	if err != nil {
 		t.Fatalf("removing node-0: %v", err)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/sextant-crawler/sextant/hostsplit"
 	"github.com/sextant-crawler/sextant/internal/handoff"
+	"github.com/sextant-crawler/sextant/internal/logging"
 )
 
 // A coordinator that stopped after the commit leaves the Store's record
@@ -42,7 +43,7 @@ func TestChangeMembershipRerunEndsRecord(t *testing.T) {
 	if _, err := store.Commit(ctx, r); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ChangeMembership(ctx, ChangeOptions{TLS: operatorTLS(t, pki), Old: v1, New: v2, Store: store, Logf: t.Logf}); err != nil {
+	if _, err := ChangeMembership(ctx, ChangeOptions{TLS: operatorTLS(t, pki), Old: v1, New: v2, Store: store, Logger: logging.Test(t)}); err != nil {
 		t.Fatal(err)
 	}
 	if r, ok, _ := store.Current(ctx); !ok || r.Phase != handoff.PhaseDone {
@@ -95,7 +96,7 @@ func TestChangeMembershipRerunAfterStoreCommit(t *testing.T) {
 	if _, err := store.Commit(ctx, r); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ChangeMembership(ctx, ChangeOptions{TLS: operatorTLS(t, pki), Old: v1, New: v2, Store: store, Logf: t.Logf}); err != nil {
+	if _, err := ChangeMembership(ctx, ChangeOptions{TLS: operatorTLS(t, pki), Old: v1, New: v2, Store: store, Logger: logging.Test(t)}); err != nil {
 		t.Fatal(err)
 	}
 	if r, ok, _ := store.Current(ctx); !ok || r.Phase != handoff.PhaseDone {

@@ -59,7 +59,7 @@ func (m *Member) rollback(v hostsplit.View, why string) error {
 		prev = PhaseRunning
 	}
 	m.Split.Ownership().Unexpect()
-	m.Node.opts.Logf("crawl: membership change to epoch %d rolled back (%s); fetching on epoch %d", v.Epoch, why, m.Split.Ownership().Epoch())
+	m.Node.opts.Logger.Warn("crawl: membership change rolled back", "epoch", v.Epoch, "why", why, "fetching_on_epoch", m.Split.Ownership().Epoch())
 	return m.setPhaseDeadline(prev, nil, time.Time{}, "")
 }
 
@@ -85,7 +85,7 @@ func (m *Member) deadlineLoop(stop <-chan struct{}, done chan<- struct{}) {
 			continue
 		}
 		if err := m.rollback(*pending, fmt.Sprintf("deadline %s passed without a COMMIT", deadline.UTC().Format(time.RFC3339))); err != nil {
-			m.Node.opts.Logf("crawl: self-rollback of epoch %d: %v", pending.Epoch, err)
+			m.Node.opts.Logger.Warn("crawl: self-rollback failed", "epoch", pending.Epoch, "err", err)
 		}
 	}
 }
@@ -113,7 +113,7 @@ func (m *Member) rollForward(pending hostsplit.View) bool {
 	defer cancel()
 	r, found, err := cr.Current(ctx)
 	if err != nil {
-		m.Node.opts.Logf("crawl: past the deadline of epoch %d, the change record is unreadable (%v): not rolling back yet", pending.Epoch, err)
+		m.Node.opts.Logger.Warn("crawl: past the change deadline, the change record is unreadable: not rolling back yet", "epoch", pending.Epoch, "err", err)
 		return true
 	}
 	if !found || r.New.Epoch != pending.Epoch {
@@ -124,14 +124,14 @@ func (m *Member) rollForward(pending hostsplit.View) bool {
 	default:
 		return false
 	}
-	m.Node.opts.Logf("crawl: past the deadline of epoch %d, but change %s is %s in the control plane: committing, not rolling back", pending.Epoch, r.ID, r.Phase)
+	m.Node.opts.Logger.Info("crawl: past the change deadline, but the control plane has the change: committing, not rolling back", "epoch", pending.Epoch, "change", r.ID, "phase", r.Phase)
 	if err := m.commit(ctx, r.New, r.Lost); err != nil {
-		m.Node.opts.Logf("crawl: rolling change %s forward: %v", r.ID, err)
+		m.Node.opts.Logger.Warn("crawl: rolling a change forward failed", "change", r.ID, "err", err)
 		return true
 	}
 	if r.Phase != handoff.PhaseCommitting {
 		if err := m.resume(r.New); err != nil {
-			m.Node.opts.Logf("crawl: resuming after change %s: %v", r.ID, err)
+			m.Node.opts.Logger.Warn("crawl: resuming after a change failed", "change", r.ID, "err", err)
 		}
 	}
 	return true

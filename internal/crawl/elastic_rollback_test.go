@@ -8,15 +8,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sextant-crawler/sextant/hostsplit"
+	"github.com/sextant-crawler/sextant/internal/handoff"
+	"github.com/sextant-crawler/sextant/internal/logging"
+	"github.com/sextant-crawler/sextant/internal/tlsutil"
+	pb "github.com/sextant-crawler/sextant/proto"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/status"
-
-	"github.com/sextant-crawler/sextant/hostsplit"
-	"github.com/sextant-crawler/sextant/internal/handoff"
-	"github.com/sextant-crawler/sextant/internal/tlsutil"
-	pb "github.com/sextant-crawler/sextant/proto"
 )
 
 // closedAddr is a loopback address nothing listens on.
@@ -51,7 +51,7 @@ func TestFailedAddRollsBack(t *testing.T) {
 	cctx, ccancel := context.WithTimeout(ctx, timeout)
 	defer ccancel()
 	start := time.Now()
-	_, err := ChangeMembership(cctx, ChangeOptions{TLS: c.operator(), Old: v1, New: v2, Logf: t.Logf})
+	_, err := ChangeMembership(cctx, ChangeOptions{TLS: c.operator(), Old: v1, New: v2, Logger: logging.Test(t)})
 	took := time.Since(start)
 	if err == nil {
 		t.Fatal("a change to a node that does not answer succeeded")
@@ -140,7 +140,7 @@ func TestTransitionNeedsOperator(t *testing.T) {
 	v2 := hostsplit.View{Epoch: 2, Members: all[:1]}
 	// A member's certificate: refused (it was enough before the fix).
 	_, err = ChangeMembership(ctx, ChangeOptions{TLS: seats[1].TLS, Old: hostsplit.View{Epoch: 1, Members: all}, New: v2,
-		Timeout: 2 * time.Second, Logf: t.Logf})
+		Timeout: 2 * time.Second, Logger: logging.Test(t)})
 	if err == nil {
 		t.Fatal("a member's certificate changed the membership")
 	}

@@ -3,7 +3,7 @@ package crawl
 import (
 	"context"
 	"errors"
-	"fmt"
+	"log/slog"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -13,6 +13,7 @@ import (
 
 	"github.com/sextant-crawler/sextant/hostsplit"
 	"github.com/sextant-crawler/sextant/internal/handoff"
+	"github.com/sextant-crawler/sextant/internal/logging"
 )
 
 // idleMembers starts n members with empty frontiers (cheap: no crawl).
@@ -52,11 +53,11 @@ func TestChangeMembershipStoreFencesLost(t *testing.T) {
 	defer cancel()
 	start := time.Now()
 	_, err := ChangeMembership(ctx, ChangeOptions{TLS: operatorTLS(t, pki), Old: v1, New: v2, Lost: []hostsplit.NodeID{"node-2"},
-		Store: store, Logf: func(f string, a ...any) {
+		Store: store, Logger: logging.Lines(func(l string) {
 			mu.Lock()
 			defer mu.Unlock()
-			log = append(log, fmt.Sprintf(f, a...))
-		}})
+			log = append(log, l)
+		}, slog.LevelInfo)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +66,7 @@ func TestChangeMembershipStoreFencesLost(t *testing.T) {
 		t.Errorf("the change took %v, less than the fence TTL %v", took, store.FenceTTL)
 	}
 	joined := strings.Join(log, "\n")
-	if f, c := strings.Index(joined, "waiting 1.5s"), strings.Index(joined, "COMMIT"); f < 0 || c < 0 || f > c {
+	if f, c := strings.Index(joined, "leases to expire\" epoch=2 ttl=1.5s"), strings.Index(joined, "COMMIT"); f < 0 || c < 0 || f > c {
 		t.Errorf("fence wait not before the commit:\n%s", joined)
 	}
 	r, ok, _ := store.Current(ctx)
@@ -96,7 +97,7 @@ func TestChangeMembershipStoreBusy(t *testing.T) {
 	if _, err := store.Begin(ctx, handoff.Record{ID: "other", Old: v1, New: v2, Deadline: time.Now().Add(time.Hour)}); err != nil {
 		t.Fatal(err)
 	}
-	_, err := ChangeMembership(ctx, ChangeOptions{TLS: operatorTLS(t, pki), Old: v1, New: v2, Store: store, Logf: t.Logf})
+	_, err := ChangeMembership(ctx, ChangeOptions{TLS: operatorTLS(t, pki), Old: v1, New: v2, Store: store, Logger: logging.Test(t)})
 	if !errors.Is(err, handoff.ErrBusy) {
 		t.Fatalf("err %v, want ErrBusy", err)
 	}

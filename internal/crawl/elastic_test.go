@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/sextant-crawler/sextant/hostsplit"
+	"github.com/sextant-crawler/sextant/internal/logging"
 	"github.com/sextant-crawler/sextant/simweb"
 )
 
@@ -116,7 +117,7 @@ func (c *elasticCluster) waitFetches(n uint64) {
 
 func (c *elasticCluster) change(old, nw hostsplit.View) ChangeReport {
 	c.t.Helper()
-	rep, err := ChangeMembership(c.ctx, ChangeOptions{TLS: c.operator(), Old: old, New: nw, Logf: c.t.Logf})
+	rep, err := ChangeMembership(c.ctx, ChangeOptions{TLS: c.operator(), Old: old, New: nw, Logger: logging.Test(c.t)})
 	if err != nil {
 		c.t.Fatal(err)
 	}
@@ -207,37 +208,6 @@ func (c *elasticCluster) checkOwners(views ...hostsplit.View) {
 		perEpoch[e.Epoch]++
 	}
 	t.Logf("%d crawl-log lines by epoch %v: %d by a node not owning the host", len(all), perEpoch, len(foreign))
-}
-
-// lostNodeFetches reads the crawl logs: before are the URLs the lost
-// member fetched, after those the survivors fetched on its old hosts; a
-// fetch by a node not owning the host (v1, or v2 for the lost member's
-// hosts) fails the test.
-func (c *elasticCluster) lostNodeFetches(v1, v2 hostsplit.View, lost hostsplit.NodeID) (before map[string]bool, after []string) {
-	ring1, _ := hostsplit.NewRing(v1.IDs(), false)
-	ring2, _ := hostsplit.NewRing(v2.IDs(), false)
-	before = map[string]bool{}
-	for _, p := range c.logs {
-		es, err := ReadLogFile(p)
-		if err != nil {
-			c.t.Fatal(err)
-		}
-		for _, e := range es {
-			h, _ := hostsplit.Host(e.URL)
-			switch {
-			case e.Node == string(lost):
-				before[e.URL] = true
-			case ring1.Owner(h) == lost:
-				after = append(after, e.URL)
-				if string(ring2.Owner(h)) != e.Node {
-					c.t.Errorf("%s fetched %s owned by %s", e.Node, e.URL, ring2.Owner(h))
-				}
-			case string(ring1.Owner(h)) != e.Node:
-				c.t.Errorf("%s fetched %s owned by %s", e.Node, e.URL, ring1.Owner(h))
-			}
-		}
-	}
-	return before, after
 }
 
 // Issue 10: start 2 nodes, add a third mid-crawl, later remove one
@@ -357,7 +327,7 @@ func TestElasticLostNode(t *testing.T) {
 	if err := lost.Close(); err != nil {
 		t.Log(err)
 	}
-	rep, err := ChangeMembership(ctx, ChangeOptions{TLS: c.operator(), Old: v1, New: v2, Lost: []hostsplit.NodeID{"node-2"}, Logf: t.Logf})
+	rep, err := ChangeMembership(ctx, ChangeOptions{TLS: c.operator(), Old: v1, New: v2, Lost: []hostsplit.NodeID{"node-2"}, Logger: logging.Test(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -374,7 +344,50 @@ func TestElasticLostNode(t *testing.T) {
 	for _, m := range c.ms {
 		m.Close()
 	}
-	before, after := c.lostNodeFetches(v1, v2, "node-2")
+	before, after := lostNodeOwnership(t, c.logs, v1, v2)
+	oracle, recrawled, got, dups, perTrap := checkLostNodeRecrawl(t, c, before, after)
+	var resent uint64
+	for _, m := range c.ms {
+		resent += m.resent.Load()
+	}
+	t.Logf("node-2 fetched %d URLs before its loss; survivors re-sent %d URLs they had sent it, fetched %d URLs of its hosts after, %d of them again (re-crawled); %d URLs fetched twice cluster-wide; %d URLs fetched (oracle %d + traps %v)",
+		len(before), resent, len(after), recrawled, len(dups), len(got), oracle.Size(), perTrap)
+}
+
+// lostNodeOwnership reads the crawl logs: what node-2 fetched (before its
+// loss), and what the survivors fetched on its old hosts (after); every
+// line must be by its host's owner (v1's, v2's for node-2's old hosts).
+func lostNodeOwnership(t *testing.T, logs []string, v1, v2 hostsplit.View) (before map[string]bool, after []string) {
+	ring1, _ := hostsplit.NewRing(v1.IDs(), false)
+	ring2, _ := hostsplit.NewRing(v2.IDs(), false)
+	before = map[string]bool{}
+	for _, p := range logs {
+		es, err := ReadLogFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range es {
+			h, _ := hostsplit.Host(e.URL)
+			switch {
+			case e.Node == "node-2":
+				before[e.URL] = true
+			case ring1.Owner(h) == "node-2":
+				after = append(after, e.URL)
+				if string(ring2.Owner(h)) != e.Node {
+					t.Errorf("%s fetched %s owned by %s", e.Node, e.URL, ring2.Owner(h))
+				}
+			case string(ring1.Owner(h)) != e.Node:
+				t.Errorf("%s fetched %s owned by %s", e.Node, e.URL, ring1.Owner(h))
+			}
+		}
+	}
+	return before, after
+}
+
+// checkLostNodeRecrawl checks that everything node-2 had fetched was
+// crawled again and that those re-crawls are the only repeats, and the
+// union against the oracle (trap hosts aside, their budgets bounded).
+func checkLostNodeRecrawl(t *testing.T, c *elasticCluster, before map[string]bool, after []string) (oracle *simweb.OracleResult, recrawled int, got, dups []string, perTrap map[string]int) {
 	oracle, err := c.web.Oracle(c.web.Seeds(), simweb.Rules{BodyCap: 1 << 20, Sitemaps: true})
 	if err != nil {
 		t.Fatal(err)
@@ -396,7 +409,6 @@ func TestElasticLostNode(t *testing.T) {
 	for _, u := range after {
 		afterSet[u] = true
 	}
-	recrawled := 0
 	for u := range before {
 		switch {
 		case afterSet[u]:
@@ -405,14 +417,14 @@ func TestElasticLostNode(t *testing.T) {
 			t.Errorf("%s, fetched by node-2 before its loss, was not crawled again", u)
 		}
 	}
-	got, dups := fetchedURLs(t, c.logs...)
+	got, dups = fetchedURLs(t, c.logs...)
 	for _, u := range dups {
 		if !before[u] {
 			t.Errorf("%s fetched twice and not by node-2", u)
 		}
 	}
 	var rest []string
-	perTrap := map[string]int{}
+	perTrap = map[string]int{}
 	for _, u := range got {
 		if h := trapHost(u); h != "" {
 			perTrap[h]++
@@ -430,12 +442,7 @@ func TestElasticLostNode(t *testing.T) {
 			t.Errorf("trap host %s: %d pages fetched, budget %d (twice for a lost owner)", h, n, oracle.Rules.MaxPagesPerHost)
 		}
 	}
-	var resent uint64
-	for _, m := range c.ms {
-		resent += m.resent.Load()
-	}
-	t.Logf("node-2 fetched %d URLs before its loss; survivors re-sent %d URLs they had sent it, fetched %d URLs of its hosts after, %d of them again (re-crawled); %d URLs fetched twice cluster-wide; %d URLs fetched (oracle %d + traps %v)",
-		len(before), resent, len(after), recrawled, len(dups), len(got), oracle.Size(), perTrap)
+	return oracle, recrawled, got, dups, perTrap
 }
 
 // ForeignFetches flags a line fetched by a node that did not own the host

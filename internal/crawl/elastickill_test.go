@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -17,6 +16,8 @@ import (
 	"github.com/sextant-crawler/sextant/fetcher"
 	"github.com/sextant-crawler/sextant/frontier"
 	"github.com/sextant-crawler/sextant/hostsplit"
+	"github.com/sextant-crawler/sextant/internal/killtest"
+	"github.com/sextant-crawler/sextant/internal/logging"
 	"github.com/sextant-crawler/sextant/internal/tlsutil"
 	"github.com/sextant-crawler/sextant/simweb"
 )
@@ -169,41 +170,17 @@ func elasticKill(t *testing.T, crash0, crash2 string) {
 		t.Fatal(err)
 	}
 	addrs := freeAddrs(t, len(ids)) // for the children
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
 	crash := []string{crash0, "", crash2}
-	type child struct {
-		cmd  *exec.Cmd
-		done chan error
-		out  *strings.Builder
-	}
-	start := func(i int, joining bool) *child {
-		c := exec.Command(exe, "-test.run=^TestElasticKillChild$", "-test.count=1", "-test.timeout=5m")
+	start := func(i int, joining bool) *killtest.Child {
 		join := "0"
 		if joining {
 			join = "1"
 		}
-		c.Env = append(os.Environ(), ekRootEnv+"="+root, ekIndexEnv+"="+strconv.Itoa(i), ekAddrsEnv+"="+strings.Join(addrs, ","),
-			ekMembersEnv+"=2", ekJoinEnv+"="+join, ekWebEnv+"="+srv.Addr(), ekCrashEnv+"="+crash[i], caEnv(srv))
-		var out strings.Builder
-		c.Stdout, c.Stderr = &out, &out
-		if err := c.Start(); err != nil {
-			t.Fatal(err)
-		}
-		ch := &child{cmd: c, done: make(chan error, 1), out: &out}
-		go func() { ch.done <- c.Wait() }()
-		return ch
+		return killtest.Start(t, killtest.Options{Run: "TestElasticKillChild", Env: []string{ekRootEnv + "=" + root,
+			ekIndexEnv + "=" + strconv.Itoa(i), ekAddrsEnv + "=" + strings.Join(addrs, ","), ekMembersEnv + "=2",
+			ekJoinEnv + "=" + join, ekWebEnv + "=" + srv.Addr(), ekCrashEnv + "=" + crash[i], caEnv(srv)}})
 	}
-	kids := []*child{start(0, false), start(1, false), nil}
-	defer func() {
-		for _, k := range kids {
-			if k != nil {
-				k.cmd.Process.Kill()
-			}
-		}
-	}()
+	kids := []*killtest.Child{start(0, false), start(1, false), nil}
 	members := make([]hostsplit.Member, len(ids))
 	for i := range ids {
 		members[i] = hostsplit.Member{ID: hostsplit.NodeID(ids[i]), Addr: addrs[i]}
@@ -217,58 +194,12 @@ func elasticKill(t *testing.T, crash0, crash2 string) {
 	// Let the two nodes crawl 500 pages (node-0 then has hundreds of
 	// queued URLs of hosts that move: many hand-off chunks, so every kill
 	// point is reached), then add node-2.
-	for {
-		n := 0
-		for _, id := range ids[:2] {
-			b, _ := os.ReadFile(filepath.Join(root, id, "crawl.log"))
-			n += strings.Count(string(b), "\n")
-		}
-		if n >= 500 {
-			break
-		}
-		if ctx.Err() != nil {
-			t.Fatalf("no progress: %d crawl-log lines", n)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	waitCrawlLogs(t, ctx, root, ids[:2], 500)
 	kids[2] = start(2, true)
-	// The supervisor SIGKILLs a child that asks for it (it is blocked at
-	// its kill point) and restarts it on its data dir.
-	var kills []string
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-time.After(50 * time.Millisecond):
-			}
-			for i, id := range ids {
-				f := filepath.Join(root, id+ekKillMe)
-				step, err := os.ReadFile(f)
-				if err != nil {
-					continue
-				}
-				os.Remove(f)
-				k := kids[i]
-				if err := k.cmd.Process.Kill(); err != nil { // SIGKILL
-					t.Errorf("kill %s: %v", id, err)
-				}
-				err = <-k.done
-				kills = append(kills, fmt.Sprintf("%s at %s", id, step))
-				t.Logf("%s killed at hand-off step %q (%v); restarting it\n%.1500s", id, step, err, k.out.String())
-				time.Sleep(300 * time.Millisecond)
-				kids[i] = start(i, i == 2)
-			}
-		}
-	}()
+	stopSupervisor := superviseKills(t, root, ids, kids, start)
 	rep, err := ChangeMembership(ctx, ChangeOptions{TLS: tn, Old: hostsplit.View{Epoch: 1, Members: members[:2]},
-		New: hostsplit.View{Epoch: 2, Members: members}, Logf: t.Logf})
-	close(stop)
-	wg.Wait()
+		New: hostsplit.View{Epoch: 2, Members: members}, Logger: logging.Test(t)})
+	kills := stopSupervisor()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -285,20 +216,80 @@ func elasticKill(t *testing.T, crash0, crash2 string) {
 	}
 	t.Logf("join with kills %q: %d hosts, %d queued + %d fetched URLs handed over; total %v", kills,
 		rep.HandoffHosts, rep.HandoffQueued, rep.HandoffSeen, rep.Total)
-	deadline := time.After(3 * time.Minute)
+	deadline := time.Now().Add(3 * time.Minute)
 	for i, k := range kids {
-		select {
-		case err := <-k.done:
-			if err != nil {
-				t.Errorf("node-%d: %v\n%.3000s", i, err, k.out.String())
-			}
-		case <-deadline:
-			t.Fatalf("node-%d did not finish", i)
+		if err := k.Wait(time.Until(deadline)); err != nil {
+			t.Errorf("node-%d: %v\n%.3000s", i, err, k.Output())
 		}
 	}
-	kids = nil
-	// Every crawl-log line was fetched by the owner of its host under the
-	// view of its epoch, restarts included.
+	checkElasticKillLogs(t, web, srv, oracle, root, ids, members)
+}
+
+// waitCrawlLogs waits until the crawl logs of ids under root have n lines
+// in all.
+func waitCrawlLogs(t *testing.T, ctx context.Context, root string, ids []string, n int) {
+	for {
+		got := 0
+		for _, id := range ids {
+			b, _ := os.ReadFile(filepath.Join(root, id, "crawl.log"))
+			got += strings.Count(string(b), "\n")
+		}
+		if got >= n {
+			return
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("no progress: %d crawl-log lines", got)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// superviseKills starts the supervisor: it SIGKILLs a child that asks for
+// it (it is blocked at its kill point) and restarts it on its data dir,
+// replacing it in kids. The returned stop ends the supervisor and returns
+// the kills ("node-i at STEP").
+func superviseKills(t *testing.T, root string, ids []string, kids []*killtest.Child, start func(int, bool) *killtest.Child) (stop func() []string) {
+	var kills []string
+	stopc := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case <-stopc:
+				return
+			case <-time.After(50 * time.Millisecond):
+			}
+			for i, id := range ids {
+				f := filepath.Join(root, id+ekKillMe)
+				step, err := os.ReadFile(f)
+				if err != nil {
+					continue
+				}
+				os.Remove(f)
+				k := kids[i]
+				if !k.Kill() { // SIGKILL
+					t.Errorf("kill %s: it had exited (%v)", id, k.Err())
+				}
+				kills = append(kills, fmt.Sprintf("%s at %s", id, step))
+				t.Logf("%s killed at hand-off step %q (%v); restarting it\n%.1500s", id, step, k.Err(), k.Output())
+				time.Sleep(300 * time.Millisecond)
+				kids[i] = start(i, i == 2)
+			}
+		}
+	}()
+	return func() []string {
+		close(stopc)
+		wg.Wait()
+		return kills
+	}
+}
+
+// checkElasticKillLogs: every crawl-log line was fetched by the owner of
+// its host under the view of its epoch, restarts included; the fetched
+// set is the oracle's, with repeats bounded by the pause.
+func checkElasticKillLogs(t *testing.T, web *simweb.Web, srv *simweb.Server, oracle *simweb.OracleResult, root string, ids []string, members []hostsplit.Member) {
 	var es []LogEntry
 	for _, id := range ids {
 		e, err := ReadLogFile(filepath.Join(root, id, "crawl.log"))

@@ -140,7 +140,7 @@ func (r *CheckReport) checkFrontier(opts Options, ds dirState, fetched map[strin
 
 func (r *CheckReport) checkDUE(opts Options) {
 	path := filepath.Join(opts.DataDir, dueDir)
-	d, err := due.Open(path, due.Options{Sink: refuseSink{}, FlushInterval: -1, Logf: func(string, ...any) {}})
+	d, err := due.Open(path, due.Options{Sink: refuseSink{}, FlushInterval: -1})
 	if err != nil {
 		r.add("DUE", true, "DUE %s does not open: %v", path, err)
 		return
@@ -205,7 +205,7 @@ type RepairReport struct {
 // repair; a cluster member's damaged spool is rebuilt too (see
 // hostsplit.RebuildSpool) and the old one kept as spool.damaged. opts
 // should be the crawl's own (the host budget and the politeness key apply
-// to the rebuilt frontier). Counts go to opts.Logf.
+// to the rebuilt frontier). Counts go to opts.Logger.
 func Repair(opts Options) (RepairReport, error) {
 	opts.EnsureDefaults()
 	var rep RepairReport
@@ -234,7 +234,7 @@ func Repair(opts Options) (RepairReport, error) {
 			return nil
 		})
 		if err != nil {
-			opts.Logf("crawl: repair: old frontier read in part: %v", err)
+			opts.Logger.Warn("crawl: repair: old frontier read in part", "err", err)
 		}
 		fr.Close()
 	}
@@ -245,7 +245,7 @@ func Repair(opts Options) (RepairReport, error) {
 		}
 	}
 	if err != nil {
-		opts.Logf("crawl: repair: old DUE read in part: %v", err)
+		opts.Logger.Warn("crawl: repair: old DUE read in part", "err", err)
 	}
 	fetched, _, err := readFetched(filepath.Join(dir, crawlLogFile))
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -306,13 +306,13 @@ func Repair(opts Options) (RepairReport, error) {
 		}
 		rep.Spool = &sr
 		if sr.ReadErr != nil || sr.Skipped > 0 {
-			opts.Logf("crawl: repair: old spool read in part (%d entries skipped): %v", sr.Skipped, sr.ReadErr)
+			opts.Logger.Warn("crawl: repair: old spool read in part", "skipped", sr.Skipped, "err", sr.ReadErr)
 		}
-		opts.Logf("crawl: repair: rebuilt the spool of %s under a new epoch: %d batches (%d URLs) still to send, %d archived (%d URLs); the old one is %s.damaged",
-			dir, sr.PendingBatches, sr.PendingURLs, sr.ArchivedBatches, sr.ArchivedURLs, spoolDir)
+		opts.Logger.Warn("crawl: repair: rebuilt the spool under a new epoch", "dir", dir, "pending_batches", sr.PendingBatches,
+			"pending_urls", sr.PendingURLs, "archived_batches", sr.ArchivedBatches, "archived_urls", sr.ArchivedURLs, "old", spoolDir+".damaged")
 	}
-	opts.Logf("crawl: repair: rebuilt frontier and DUE of %s: %d URLs queued (%d from the old frontier, %d from the old DUE, %d fetched before per crawl.log, to be fetched again)",
-		dir, rep.Admitted, rep.FromFrontier, rep.FromDUE, rep.FromLog)
+	opts.Logger.Warn("crawl: repair: rebuilt frontier and DUE", "dir", dir, "queued", rep.Admitted,
+		"from_frontier", rep.FromFrontier, "from_due", rep.FromDUE, "refetch_from_log", rep.FromLog)
 	return rep, nil
 }
 
@@ -320,7 +320,7 @@ func Repair(opts Options) (RepairReport, error) {
 // delivers: the pending batches and the new URLs of its buffer.
 func drainDUE(dir string) ([]due.Entry, error) {
 	s := &collectSink{}
-	d, err := due.Open(dir, due.Options{Sink: s, FlushInterval: time.Hour, Logf: func(string, ...any) {}})
+	d, err := due.Open(dir, due.Options{Sink: s, FlushInterval: time.Hour})
 	if err != nil {
 		return nil, err
 	}

@@ -114,9 +114,67 @@ func TestCorruptionMatrixCluster(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	stopClusterMidway(t, ms, web, uint64(oracle.Size()/2))
+	victim, spooled := spoolVictim(t, base, len(ms))
+	baseCount := map[string]int{}
+	for i := range ms {
+		logURLsFrom(t, filepath.Join(base, fmt.Sprintf("node-%d", i), crawlLogFile), 0, baseCount)
+	}
+	t.Logf("base: %d of the oracle's %d URLs fetched in %v; %s's spool: %d batches (%d URLs) unacknowledged, %d archived",
+		len(baseCount), oracle.Size(), time.Since(start).Round(time.Millisecond), victim, spooled.PendingBatches, spooled.PendingURLs, spooled.ArchivedBatches)
+	if spooled.PendingBatches == 0 {
+		t.Fatalf("%s's spool holds no unacknowledged batch: the matrix would not test losing one", victim)
+	}
+	cm := clusterMatrix{base: base, victim: victim, srv: srv, web: web, oracle: oracle, baseCount: baseCount}
+	cases := clusterCorruptionMatrix()
+	results := make([]clusterCaseResult, len(cases))
+	sem := make(chan struct{}, len(cases)) // the crawls wait on politeness and the network mostly
+	var cwg sync.WaitGroup
+	for i, c := range cases {
+		cwg.Add(1)
+		go func() {
+			defer cwg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			r := &results[i]
+			r.c = c
+			t.Run(c.name(), func(t *testing.T) { cm.run(t, i, c, r) })
+		}()
+	}
+	cwg.Wait()
+	var b strings.Builder
+	refused, lost := 0, 0
+	fmt.Fprintf(&b, "%-20s %-8s %-7s %-8s %-8s %5s %6s  %s\n", "victim's case", "damage", "after", "refused", "repaired", "lost", "twice", "error")
+	for _, r := range results {
+		after := "stop"
+		if r.c.killed {
+			after = "kill"
+		}
+		fmt.Fprintf(&b, "%-20s %-8s %-7s %-8v %-8v %5d %6d  %.110s\n", r.c.path, r.c.kind, after, r.refused, r.repaired, r.lost, r.twice, r.err)
+		if r.refused {
+			refused++
+		}
+		lost += r.lost
+	}
+	fmt.Fprintf(&b, "%d cases: %d refused and repaired, %d resumed as they were; %d URLs lost in all", len(results), refused, len(results)-refused, lost)
+	t.Logf("cluster corruption matrix (base: %d fetched of %d in the 3 crawl logs; twice = fetched more than once over both runs):\n%s", len(baseCount), oracle.Size(), b.String())
+}
+
+// clusterCaseResult is what one case of the cluster matrix did.
+type clusterCaseResult struct {
+	c                 clusterCase
+	refused, repaired bool
+	lost, twice       int
+	err               string
+}
+
+// stopClusterMidway crawls web with ms until they have fetched stopAt
+// pages, then stops the splitters at once, as a kill would (the batches
+// spooled in the last wire-coalescing window, 500 ms, are not yet sent),
+// and closes the members.
+func stopClusterMidway(t *testing.T, ms []*Member, web *simweb.Web, stopAt uint64) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	stopAt := uint64(oracle.Size() / 2)
 	var wg sync.WaitGroup
 	for _, m := range ms {
 		if err := m.Seed(ctx, web.Seeds()); err != nil {
@@ -137,8 +195,6 @@ func TestCorruptionMatrixCluster(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	// Stop the splitters at once, as a kill would: the batches spooled in
-	// the last wire-coalescing window (500 ms) are not yet sent.
 	cancel()
 	wg.Wait()
 	for _, m := range ms {
@@ -151,10 +207,11 @@ func TestCorruptionMatrixCluster(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// The victim is the member whose spool holds the most unsent batches.
-	var victim string
-	var spooled hostsplit.SpoolReport
-	for i := range ms {
+}
+
+// spoolVictim returns the member whose spool holds the most unsent batches.
+func spoolVictim(t *testing.T, base string, n int) (victim string, spooled hostsplit.SpoolReport) {
+	for i := range n {
 		id := fmt.Sprintf("node-%d", i)
 		rep, err := hostsplit.InspectSpool(filepath.Join(base, id, spoolDir), hostsplit.Limits{}, true)
 		if err != nil || len(rep.Problems) > 0 {
@@ -164,116 +221,84 @@ func TestCorruptionMatrixCluster(t *testing.T) {
 			victim, spooled = id, rep
 		}
 	}
-	baseCount := map[string]int{}
-	for i := range ms {
-		logURLsFrom(t, filepath.Join(base, fmt.Sprintf("node-%d", i), crawlLogFile), 0, baseCount)
-	}
-	t.Logf("base: %d of the oracle's %d URLs fetched in %v; %s's spool: %d batches (%d URLs) unacknowledged, %d archived",
-		len(baseCount), oracle.Size(), time.Since(start).Round(time.Millisecond), victim, spooled.PendingBatches, spooled.PendingURLs, spooled.ArchivedBatches)
-	if spooled.PendingBatches == 0 {
-		t.Fatalf("%s's spool holds no unacknowledged batch: the matrix would not test losing one", victim)
-	}
+	return victim, spooled
+}
 
-	type result struct {
-		c                 clusterCase
-		refused, repaired bool
-		lost, twice       int
-		err               string
-	}
-	cases := clusterCorruptionMatrix()
-	results := make([]result, len(cases))
-	sem := make(chan struct{}, len(cases)) // the crawls wait on politeness and the network mostly
-	var cwg sync.WaitGroup
-	for i, c := range cases {
-		cwg.Add(1)
-		go func() {
-			defer cwg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			r := &results[i]
-			r.c = c
-			t.Run(c.name(), func(t *testing.T) {
-				root := t.TempDir()
-				offs := make([]int64, 3)
-				for j := range offs {
-					node := fmt.Sprintf("node-%d", j)
-					copyDir(t, filepath.Join(base, node), filepath.Join(root, node))
-					if fi, err := os.Stat(filepath.Join(root, node, crawlLogFile)); err == nil {
-						offs[j] = fi.Size()
-					}
-				}
-				dir0 := filepath.Join(root, victim)
-				target := filepath.Join(dir0, c.path)
-				if strings.Contains(c.path, "*") {
-					target = pickFile(t, dir0, c.path, c.pick)
-				}
-				if c.killed {
-					mark, ok, err := readSpoolMark(dir0)
-					if err != nil || !ok {
-						t.Fatalf("%s's spool mark: %v", victim, err)
-					}
-					mark.Clean, mark.Applied = false, nil
-					if err := writeSpoolMark(dir0, mark); err != nil {
-						t.Fatal(err)
-					}
-				}
-				damage(t, target, c.kind, rand.New(rand.NewPCG(uint64(i), 23)))
-				pki := filepath.Join(root, "pki")
-				ms, err := startCorruptionCluster(t, root, pki, srv, web)
-				if err == nil {
-					r.err = "started"
-					err = runCluster(t, ms, web.Seeds(), 90*time.Second)
-					if err != nil {
-						t.Fatalf("resume of a damaged cluster: %v", err)
-					}
-				} else {
-					r.refused, r.err = true, err.Error()
-					t.Logf("refused: %v", err)
-					if !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), c.store) || !strings.HasPrefix(err.Error(), victim) {
-						t.Fatalf("refusal is not the victim's ErrDamaged naming the spool: %v", err)
-					}
-					rep, rerr := Repair(corruptionOptions(t, dir0, srv, web))
-					if rerr != nil || !rep.Rebuilt || (rep.Spool == nil) == (c.store == "spool") {
-						t.Fatalf("repair after %v: %+v, %v", err, rep, rerr)
-					}
-					r.repaired = true
-					t.Logf("repair: %d URLs queued (%d from the old frontier, %d from crawl.log)", rep.Admitted, rep.FromFrontier, rep.FromLog)
-					if sp := rep.Spool; sp != nil {
-						t.Logf("spool rebuilt: opened %v, %d batches (%d URLs) to send, %d archived, %d skipped, %d applied marks restored; read error: %v",
-							sp.Opened, sp.PendingBatches, sp.PendingURLs, sp.ArchivedBatches, sp.Skipped, sp.Applied, sp.ReadErr)
-					}
-					if ms, err = startCorruptionCluster(t, root, pki, srv, web); err != nil {
-						t.Fatalf("start after repair: %v", err)
-					}
-					if err := runCluster(t, ms, web.Seeds(), 90*time.Second); err != nil {
-						t.Fatalf("resume after repair: %v", err)
-					}
-				}
-				count := maps2(baseCount)
-				for j, off := range offs {
-					logURLsFrom(t, filepath.Join(root, fmt.Sprintf("node-%d", j), crawlLogFile), off, count)
-				}
-				tallyCase(t, count, oracle, &r.lost, &r.twice)
-			})
-		}()
-	}
-	cwg.Wait()
-	var b strings.Builder
-	refused, lost := 0, 0
-	fmt.Fprintf(&b, "%-20s %-8s %-7s %-8s %-8s %5s %6s  %s\n", "victim's case", "damage", "after", "refused", "repaired", "lost", "twice", "error")
-	for _, r := range results {
-		after := "stop"
-		if r.c.killed {
-			after = "kill"
+// clusterMatrix is the stopped cluster every case copies and damages.
+type clusterMatrix struct {
+	base, victim string
+	srv          *simweb.Server
+	web          *simweb.Web
+	oracle       *simweb.OracleResult
+	baseCount    map[string]int
+}
+
+// run copies the base cluster, damages the victim's store as case c says,
+// restarts the cluster (repairing the victim if it refuses to start) and
+// tallies the URLs lost and fetched twice into r.
+func (cm clusterMatrix) run(t *testing.T, seed int, c clusterCase, r *clusterCaseResult) {
+	base, victim, srv, web, oracle, baseCount := cm.base, cm.victim, cm.srv, cm.web, cm.oracle, cm.baseCount
+	root := t.TempDir()
+	offs := make([]int64, 3)
+	for j := range offs {
+		node := fmt.Sprintf("node-%d", j)
+		copyDir(t, filepath.Join(base, node), filepath.Join(root, node))
+		if fi, err := os.Stat(filepath.Join(root, node, crawlLogFile)); err == nil {
+			offs[j] = fi.Size()
 		}
-		fmt.Fprintf(&b, "%-20s %-8s %-7s %-8v %-8v %5d %6d  %.110s\n", r.c.path, r.c.kind, after, r.refused, r.repaired, r.lost, r.twice, r.err)
-		if r.refused {
-			refused++
-		}
-		lost += r.lost
 	}
-	fmt.Fprintf(&b, "%d cases: %d refused and repaired, %d resumed as they were; %d URLs lost in all", len(results), refused, len(results)-refused, lost)
-	t.Logf("cluster corruption matrix (base: %d fetched of %d in the 3 crawl logs; twice = fetched more than once over both runs):\n%s", len(baseCount), oracle.Size(), b.String())
+	dir0 := filepath.Join(root, victim)
+	target := filepath.Join(dir0, c.path)
+	if strings.Contains(c.path, "*") {
+		target = pickFile(t, dir0, c.path, c.pick)
+	}
+	if c.killed {
+		mark, ok, err := readSpoolMark(dir0)
+		if err != nil || !ok {
+			t.Fatalf("%s's spool mark: %v", victim, err)
+		}
+		mark.Clean, mark.Applied = false, nil
+		if err := writeSpoolMark(dir0, mark); err != nil {
+			t.Fatal(err)
+		}
+	}
+	damage(t, target, c.kind, rand.New(rand.NewPCG(uint64(seed), 23)))
+	pki := filepath.Join(root, "pki")
+	ms, err := startCorruptionCluster(t, root, pki, srv, web)
+	if err == nil {
+		r.err = "started"
+		err = runCluster(t, ms, web.Seeds(), 90*time.Second)
+		if err != nil {
+			t.Fatalf("resume of a damaged cluster: %v", err)
+		}
+	} else {
+		r.refused, r.err = true, err.Error()
+		t.Logf("refused: %v", err)
+		if !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), c.store) || !strings.HasPrefix(err.Error(), victim) {
+			t.Fatalf("refusal is not the victim's ErrDamaged naming the spool: %v", err)
+		}
+		rep, rerr := Repair(corruptionOptions(t, dir0, srv, web))
+		if rerr != nil || !rep.Rebuilt || (rep.Spool == nil) == (c.store == "spool") {
+			t.Fatalf("repair after %v: %+v, %v", err, rep, rerr)
+		}
+		r.repaired = true
+		t.Logf("repair: %d URLs queued (%d from the old frontier, %d from crawl.log)", rep.Admitted, rep.FromFrontier, rep.FromLog)
+		if sp := rep.Spool; sp != nil {
+			t.Logf("spool rebuilt: opened %v, %d batches (%d URLs) to send, %d archived, %d skipped, %d applied marks restored; read error: %v",
+				sp.Opened, sp.PendingBatches, sp.PendingURLs, sp.ArchivedBatches, sp.Skipped, sp.Applied, sp.ReadErr)
+		}
+		if ms, err = startCorruptionCluster(t, root, pki, srv, web); err != nil {
+			t.Fatalf("start after repair: %v", err)
+		}
+		if err := runCluster(t, ms, web.Seeds(), 90*time.Second); err != nil {
+			t.Fatalf("resume after repair: %v", err)
+		}
+	}
+	count := maps2(baseCount)
+	for j, off := range offs {
+		logURLsFrom(t, filepath.Join(root, fmt.Sprintf("node-%d", j), crawlLogFile), off, count)
+	}
+	tallyCase(t, count, oracle, &r.lost, &r.twice)
 }
 
 // A running member refreshes spool.mark (markLoop), so that after a kill -9

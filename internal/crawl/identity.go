@@ -6,11 +6,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime/debug"
 	"slices"
 	"time"
+
+	"github.com/sextant-crawler/sextant/internal/logging"
 )
 
 // ErrIdentityMismatch is returned by Open for a data directory whose
@@ -62,9 +65,9 @@ func (id Identity) matches(o Identity) bool {
 
 // CheckIdentity compares want (Kind set) with dir/IDENTITY and writes want
 // there if the directory has none. A mismatch is ErrIdentityMismatch naming
-// both identities, unless force: then want replaces the file and warn is
-// called. A malformed file is a mismatch too.
-func CheckIdentity(dir string, want Identity, force bool, warn func(format string, args ...any)) error {
+// both identities, unless force: then want replaces the file and warn
+// (nil: discard) gets a warning. A malformed file is a mismatch too.
+func CheckIdentity(dir string, want Identity, force bool, warn *slog.Logger) error {
 	write, err := compareIdentity(dir, &want, force, warn)
 	if err == nil && write {
 		err = writeIdentity(filepath.Join(dir, IdentityFile), want)
@@ -76,7 +79,8 @@ func CheckIdentity(dir string, want Identity, force bool, warn func(format strin
 // format, time and software and says whether the file must be (re)written.
 // Open writes it only once the stores opened, so that a failed first Open
 // does not leave a directory that looks crawled in.
-func compareIdentity(dir string, want *Identity, force bool, warn func(format string, args ...any)) (write bool, err error) {
+func compareIdentity(dir string, want *Identity, force bool, warn *slog.Logger) (write bool, err error) {
+	warn = logging.OrDiscard(warn)
 	want.Format = identityFormat
 	want.Created = time.Now().UTC().Truncate(time.Second)
 	if bi, ok := debug.ReadBuildInfo(); ok {
@@ -95,7 +99,7 @@ func compareIdentity(dir string, want *Identity, force bool, warn func(format st
 		if !force {
 			return false, fmt.Errorf("%w: %s is not an identity file (%v); --force rewrites it", ErrIdentityMismatch, path, err)
 		}
-		warn("crawl: %s unreadable (%v): rewritten as %s (forced)", path, err, want)
+		warn.Warn("crawl: identity file unreadable: rewritten (forced)", "file", path, "err", err, "now", want.String())
 		return true, nil
 	}
 	if have.matches(*want) {
@@ -104,7 +108,7 @@ func compareIdentity(dir string, want *Identity, force bool, warn func(format st
 	if !force {
 		return false, fmt.Errorf("%w: %s was made by %s; this run is %s (use another --data, or --force to take the directory over)", ErrIdentityMismatch, path, have, want)
 	}
-	warn("crawl: %s was made by %s: taken over by %s (forced)", path, have, want)
+	warn.Warn("crawl: data directory taken over (forced)", "file", path, "made_by", have.String(), "taken_over_by", want.String())
 	return true, nil
 }
 

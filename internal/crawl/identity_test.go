@@ -2,10 +2,13 @@ package crawl
 
 import (
 	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/sextant-crawler/sextant/internal/logging"
 )
 
 // Issue 23, defect 4: Open writes DataDir/IDENTITY once the stores opened
@@ -17,7 +20,7 @@ func TestIdentityChecked(t *testing.T) {
 	open := func(id Identity, force bool, warns *[]string) error {
 		o := Options{DataDir: dir, Workers: 1, Identity: id, ForceIdentity: force}
 		if warns != nil {
-			o.Logf = func(format string, args ...any) { *warns = append(*warns, format) }
+			o.Logger = logging.Lines(func(l string) { *warns = append(*warns, l) }, slog.LevelWarn)
 		}
 		n, err := Open(o)
 		if err == nil {

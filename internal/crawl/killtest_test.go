@@ -4,7 +4,6 @@ import (
 	"context"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +11,7 @@ import (
 	"github.com/sextant-crawler/sextant/extract"
 	"github.com/sextant-crawler/sextant/fetcher"
 	"github.com/sextant-crawler/sextant/frontier"
+	"github.com/sextant-crawler/sextant/internal/killtest"
 	"github.com/sextant-crawler/sextant/simweb"
 )
 
@@ -84,15 +84,10 @@ func TestKillNineResumes(t *testing.T) {
 		trials = 6
 	}
 	web, srv, oracle := smallWeb(t, killBodyCap)
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
 	dir := t.TempDir()
-	child := func() *exec.Cmd {
-		c := exec.Command(exe, "-test.run=^TestKillChildNode$", "-test.count=1", "-test.timeout=5m")
-		c.Env = append(os.Environ(), killChildEnv+"="+dir, killAddrEnv+"="+srv.Addr(), caEnv(srv))
-		return c
+	child := func() *killtest.Child {
+		return killtest.Start(t, killtest.Options{Run: "TestKillChildNode",
+			Env: []string{killChildEnv + "=" + dir, killAddrEnv + "=" + srv.Addr(), caEnv(srv)}})
 	}
 	seed := uint64(time.Now().UnixNano())
 	rng := rand.New(rand.NewPCG(seed, 7))
@@ -101,34 +96,25 @@ func TestKillNineResumes(t *testing.T) {
 	for i := 0; i < trials; i++ {
 		before := srv.Requests().Requests
 		c := child()
-		var out strings.Builder
-		c.Stdout, c.Stderr = &out, &out
-		if err := c.Start(); err != nil {
-			t.Fatal(err)
-		}
 		delay := time.Duration(300+rng.IntN(3000)) * time.Millisecond
-		exited := make(chan error, 1)
-		go func() { exited <- c.Wait() }()
 		select {
-		case err := <-exited:
-			t.Logf("trial %d: child finished before its kill at %v (err %v)", i, delay, err)
-			if err != nil {
-				t.Fatalf("child failed: %v\n%s", err, out.String())
+		case <-c.Done():
+			t.Logf("trial %d: child finished before its kill at %v (err %v)", i, delay, c.Err())
+			if c.Err() != nil {
+				t.Fatalf("child failed: %v\n%s", c.Err(), c.Output())
 			}
 			continue
 		case <-time.After(delay):
 		}
-		if err := c.Process.Kill(); err != nil {
-			t.Fatal(err)
+		if !c.Kill() && c.Err() != nil {
+			t.Fatalf("child failed before its kill: %v\n%s", c.Err(), c.Output())
 		}
-		<-exited
 		kills++
 		t.Logf("trial %d: SIGKILL after %v, %d requests in this run", i, delay, srv.Requests().Requests-before)
 	}
-	c := child()
-	outb, err := c.CombinedOutput()
-	if err != nil {
-		t.Fatalf("final run: %v\n%s", err, outb)
+	final := child()
+	if err := final.Wait(5 * time.Minute); err != nil {
+		t.Fatalf("final run: %v\n%s", err, final.Output())
 	}
 
 	// What the server saw, robots.txt (and its redirect hops) excluded;

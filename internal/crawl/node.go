@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 	"os"
 	"path/filepath"
@@ -20,6 +21,7 @@ import (
 	"github.com/sextant-crawler/sextant/extract"
 	"github.com/sextant-crawler/sextant/fetcher"
 	"github.com/sextant-crawler/sextant/frontier"
+	"github.com/sextant-crawler/sextant/internal/logging"
 	"github.com/sextant-crawler/sextant/internal/termsafe"
 	"github.com/sextant-crawler/sextant/internal/urlnorm"
 	"github.com/sextant-crawler/sextant/internal/warc"
@@ -196,12 +198,14 @@ type Options struct {
 	// CrawlLog receives one line per fetch attempt; nil writes
 	// DataDir/crawl.log.
 	CrawlLog *CrawlLog
-	// Logf receives rare events. Default: discard.
-	Logf func(format string, args ...any)
+	// Logger receives rare events. The DUE, the WARC writer and (unless
+	// they have their own) the frontier and the fetcher log to it too.
+	// Default: discard (see internal/logging).
+	Logger *slog.Logger
 	// Identity, if its Kind is set, is compared with DataDir/IDENTITY
 	// (written at the first Open; Node is set to ID): a directory made by
 	// another kind of run, node or seeds is refused (ErrIdentityMismatch)
-	// unless ForceIdentity, which rewrites it with a warning through Logf.
+	// unless ForceIdentity, which rewrites it with a warning through Logger.
 	Identity      Identity
 	ForceIdentity bool
 	// SkipOpenCheck skips the part of Open's cross-check that reads every
@@ -262,9 +266,7 @@ func (o *Options) EnsureDefaults() {
 	if o.Frontier.Workers == 0 {
 		o.Frontier.Workers = o.Workers
 	}
-	if o.Logf == nil {
-		o.Logf = func(string, ...any) {}
-	}
+	o.Logger = logging.OrDiscard(o.Logger)
 }
 
 // Validate reports every invalid field.
@@ -362,7 +364,7 @@ func Open(opts Options) (*Node, error) {
 	if opts.Identity.Kind != "" {
 		opts.Identity.Node = opts.ID
 		var err error
-		if writeID, err = compareIdentity(opts.DataDir, &opts.Identity, opts.ForceIdentity, opts.Logf); err != nil {
+		if writeID, err = compareIdentity(opts.DataDir, &opts.Identity, opts.ForceIdentity, opts.Logger); err != nil {
 			return nil, err
 		}
 	}
@@ -400,7 +402,7 @@ func Open(opts Options) (*Node, error) {
 		Sync:          dueSyncMode(opts.DUEFsync),
 		FS:            opts.DUEFS,
 		Sink:          (*dueSink)(n),
-		Logf:          opts.Logf,
+		Logger:        opts.Logger,
 	})
 	if err != nil {
 		n.fr.Close()
@@ -412,6 +414,9 @@ func Open(opts Options) (*Node, error) {
 		return nil, err
 	}
 	fo := n.opts.Fetcher
+	if fo.Logger == nil {
+		fo.Logger = n.opts.Logger
+	}
 	if n.opts.WARC != nil {
 		fo.KeepWire = true
 		fo.OnRobotsResponse = n.archiveRobots
@@ -428,7 +433,7 @@ func Open(opts Options) (*Node, error) {
 	}
 	n.loadRobots()
 	if n.log = opts.CrawlLog; n.log == nil {
-		if n.log, err = OpenCrawlLog(filepath.Join(opts.DataDir, crawlLogFile)); err != nil {
+		if n.log, err = OpenCrawlLog(filepath.Join(opts.DataDir, crawlLogFile), opts.Logger); err != nil {
 			n.closeWARC()
 			n.due.Close()
 			n.fr.Close()
@@ -452,6 +457,9 @@ func Open(opts Options) (*Node, error) {
 // workers (a narrow crawl would be latency-bound by DUEFlushInterval).
 func (n *Node) frontierOptions() frontier.Options {
 	fo := n.opts.Frontier
+	if fo.Logger == nil {
+		fo.Logger = n.opts.Logger
+	}
 	user := fo.OnStarve
 	fo.OnStarve = func() {
 		if user != nil {
@@ -471,11 +479,11 @@ func (n *Node) Close() error {
 	// log then holds nothing that damage to it could lose unnoticed (a
 	// torn log tail is indistinguishable from a crash mid-write).
 	if err := n.due.Flush(); err != nil {
-		n.opts.Logf("crawl: DUE flush on close: %v", err)
+		n.opts.Logger.Warn("crawl: DUE flush on close failed", "err", err)
 	}
 	var errs []error
 	if err := n.saveRobots(); err != nil {
-		n.opts.Logf("%v", err) // costs robots.txt re-fetches after a restart, not URLs
+		n.opts.Logger.Warn("crawl: robots cache not saved", "err", err) // costs robots.txt re-fetches after a restart, not URLs
 	}
 	errs = append(errs, n.due.Close(), n.fr.Close(), n.closeWARC())
 	if n.own {

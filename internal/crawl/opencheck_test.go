@@ -46,7 +46,7 @@ func fillDataDir(tb testing.TB, o Options, n int) {
 }
 
 func openCheckOptions(dir string) Options {
-	o := Options{DataDir: dir, Workers: 1, MaxPagesPerHost: 1 << 30, Logf: func(string, ...any) {}}
+	o := Options{DataDir: dir, Workers: 1, MaxPagesPerHost: 1 << 30}
 	o.Frontier.MemTableSize = 64 << 10 // sstables, not only a WAL
 	return o
 }

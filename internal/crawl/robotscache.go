@@ -29,13 +29,13 @@ func (n *Node) loadRobots() {
 		return
 	}
 	if err != nil {
-		n.opts.Logf("crawl: robots cache %s: %v (robots.txt files are fetched again)", p, err)
+		n.opts.Logger.Warn("crawl: robots cache unreadable (robots.txt files are fetched again)", "file", p, "err", err)
 		return
 	}
 	defer f.Close()
 	loaded, bad, err := n.ft.LoadRobots(f)
 	if err != nil || bad > 0 {
-		n.opts.Logf("crawl: robots cache %s: %d entries restored, %d damaged lines skipped, %v (those hosts' robots.txt is fetched again)", p, loaded, bad, err)
+		n.opts.Logger.Warn("crawl: robots cache damaged (those hosts' robots.txt is fetched again)", "file", p, "restored", loaded, "skipped", bad, "err", err)
 	}
 }
 
@@ -75,7 +75,7 @@ func (n *Node) saveRobotsEvery(ctx context.Context) {
 			return
 		case <-t.C:
 			if err := n.saveRobots(); err != nil {
-				n.opts.Logf("%v", err)
+				n.opts.Logger.Warn("crawl: robots cache", "err", err)
 			}
 		}
 	}

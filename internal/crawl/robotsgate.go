@@ -42,7 +42,7 @@ func (g *robotsGate) Acquire(holding, target string) (func(time.Duration, bool),
 	}
 	return func(d time.Duration, failed bool) {
 		if err := n.fr.Return(b, frontier.Result{Duration: d, CrawlDelay: crawlDelay, Failed: failed}); err != nil {
-			n.opts.Logf("crawl: returning the politeness slot of %s: %v", key, err)
+			n.opts.Logger.Warn("crawl: returning a politeness slot failed", "host", key, "err", err)
 		}
 	}, time.Time{}, true, nil
 }

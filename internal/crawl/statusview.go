@@ -3,6 +3,7 @@ package crawl
 import (
 	"bytes"
 	"io"
+	"log/slog"
 	"net/url"
 	"os"
 	"sort"
@@ -122,8 +123,8 @@ type TalliedLog struct {
 
 // OpenTalliedLog opens (appending) the crawl log at path behind a HostTally,
 // cutting a torn last line first, as OpenCrawlLog does.
-func OpenTalliedLog(path string) (*TalliedLog, error) {
-	f, err := openLogAppend(path)
+func OpenTalliedLog(path string, logger *slog.Logger) (*TalliedLog, error) {
+	f, err := openLogAppend(path, logger)
 	if err != nil {
 		return nil, err
 	}

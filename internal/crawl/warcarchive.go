@@ -67,13 +67,13 @@ func (n *Node) openWARC() error {
 	}
 	w, err := warc.NewWriter(warc.Options{
 		Dir: a.Dir, Prefix: a.Prefix, NodeID: n.opts.ID, MaxSize: a.MaxSize,
-		Software: "sextant/" + Version(), Info: info,
+		Software: "sextant/" + Version(), Info: info, Logger: n.opts.Logger,
 	})
 	if err != nil {
 		return fmt.Errorf("crawl: warc: %w", err)
 	}
 	if st := w.Stats(); st.Repaired > 0 {
-		n.opts.Logf("crawl: warc: %d file(s) left open by a crash closed, %d torn bytes cut", st.Repaired, st.CutBytes)
+		n.opts.Logger.Warn("crawl: warc: files left open by a crash closed", "files", st.Repaired, "cut_bytes", st.CutBytes)
 	}
 	n.warcOwn = w
 	n.opts.WARC = w
@@ -137,7 +137,7 @@ type warcStarter interface {
 func (n *Node) archiveRobots(resp *fetcher.Response) {
 	_, err := n.opts.WARC.WriteFetch(warcFetch(resp.URL, time.Now().Add(-resp.Duration), resp))
 	if err := n.warcResult(resp.URL, err); err != nil {
-		n.opts.Logf("%v", err) // not fatal here: the fetcher has no way to stop the node
+		n.opts.Logger.Error("crawl: warc", "err", err) // not fatal here: the fetcher has no way to stop the node
 	}
 }
 
@@ -148,7 +148,7 @@ func (n *Node) warcResult(rawURL string, err error) error {
 		return nil
 	case errors.Is(err, warc.ErrBadFetch) || errors.Is(err, warc.ErrBadField):
 		n.metrics.WARCErrors.Add(1)
-		n.opts.Logf("crawl: warc: %s not archived: %v", rawURL, err)
+		n.opts.Logger.Warn("crawl: warc: not archived", "url", rawURL, "err", err)
 		return nil
 	}
 	n.metrics.WARCErrors.Add(1)

@@ -323,7 +323,7 @@ func (w *worker) fetch(ctx context.Context, l frontier.Lease, u *urlnorm.URL, ru
 		if e.Digest, derr = payloadDigest(resp.Body.NewReader()); derr != nil {
 			// The body's spill file failed to read back: the line goes
 			// without a digest rather than stop the node over it.
-			n.opts.Logf("crawl: digest of %s: %v", l.URL, derr)
+			n.opts.Logger.Warn("crawl: digest failed", "url", l.URL, "err", derr)
 		}
 	}
 	if err := w.logFetch(e, outcome, resp.Duration, resp.Bytes); err != nil {

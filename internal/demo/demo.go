@@ -11,15 +11,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials"
 
 	"github.com/sextant-crawler/sextant/extract"
 	"github.com/sextant-crawler/sextant/fetcher"
@@ -30,6 +28,8 @@ import (
 	"github.com/sextant-crawler/sextant/internal/status"
 	"github.com/sextant-crawler/sextant/internal/warc"
 	"github.com/sextant-crawler/sextant/simweb"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 )
 
 // ErrInvalidOptions wraps every problem Options.Validate finds.
@@ -85,6 +85,9 @@ type Options struct {
 	// StatusReady, if set, is called with the status page's URL once the
 	// crawl runs.
 	StatusReady func(url string)
+	// Logger receives warnings (a forced take-over of DataDir). Default:
+	// discard (see internal/logging).
+	Logger *slog.Logger
 }
 
 // EnsureDefaults fills zero fields.
@@ -175,7 +178,7 @@ func Run(ctx context.Context, o Options, out io.Writer) (*Report, error) {
 	}
 	// A kept data dir must be a demo's of this web and cluster size.
 	id := crawl.NewIdentity("demo", web.Seeds(), fmt.Sprintf("nodes=%d web=%+v", o.Nodes, o.Web))
-	if err := crawl.CheckIdentity(o.DataDir, id, o.Force, func(format string, args ...any) { fmt.Fprintf(out, "warning: "+format+"\n", args...) }); err != nil {
+	if err := crawl.CheckIdentity(o.DataDir, id, o.Force, o.Logger); err != nil {
 		return nil, err
 	}
 	oracle, err := web.Oracle(web.Seeds(), simweb.Rules{Sitemaps: true})
@@ -343,7 +346,7 @@ func startMembers(o Options, web *simweb.Web, srv *simweb.Server, traces *[]*tra
 		var tl *crawl.TalliedLog
 		if err == nil {
 			if err = os.MkdirAll(filepath.Join(o.DataDir, ids[i]), 0o755); err == nil {
-				tl, err = crawl.OpenTalliedLog(filepath.Join(o.DataDir, ids[i], "crawl.log"))
+				tl, err = crawl.OpenTalliedLog(filepath.Join(o.DataDir, ids[i], "crawl.log"), o.Logger)
 			}
 			if err == nil {
 				*logs = append(*logs, tl)

@@ -11,6 +11,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/signal"
 	"runtime"
@@ -57,7 +58,7 @@ func main() {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	o.Logf = func(format string, args ...any) { fmt.Printf(format+"\n", args...) }
+	o.Logger = slog.New(slog.NewTextHandler(os.Stdout, nil)) // one line per round
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	load, _ := os.ReadFile("/proc/loadavg")

@@ -18,9 +18,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
-	"net/netip"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -33,6 +33,7 @@ import (
 	"github.com/sextant-crawler/sextant/frontier"
 	"github.com/sextant-crawler/sextant/internal/crawl"
 	"github.com/sextant-crawler/sextant/internal/fixture"
+	"github.com/sextant-crawler/sextant/internal/logging"
 	"github.com/sextant-crawler/sextant/internal/realweb"
 )
 
@@ -75,8 +76,9 @@ type Options struct {
 	// is not a *net.TCPConn, so the fetcher's TCP_QUICKACK re-arming is
 	// off in such a run: a diagnostic, not the figure.
 	Spans bool
-	// Logf, if set, receives progress lines.
-	Logf func(format string, args ...any)
+	// Logger receives one progress record per round. Default: discard
+	// (see internal/logging).
+	Logger *slog.Logger
 }
 
 // EnsureDefaults sets the defaults documented on each field.
@@ -96,9 +98,7 @@ func (o *Options) EnsureDefaults() {
 	if o.DUEFlush == 0 {
 		o.DUEFlush = 500 * time.Millisecond
 	}
-	if o.Logf == nil {
-		o.Logf = func(string, ...any) {}
-	}
+	o.Logger = logging.OrDiscard(o.Logger)
 }
 
 // Round is one Sextant crawl and one loop over its URLs.
@@ -151,11 +151,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			return nil, err
 		}
 	}
-	nginxDir := filepath.Join(o.Work, "nginx")
-	if err := os.MkdirAll(nginxDir, 0o755); err != nil {
-		return nil, err
-	}
-	n, err := realweb.StartNginx(realweb.NginxOptions{Root: o.Root, Hosts: []string{o.Host}, Dir: nginxDir})
+	n, err := startNginx(o)
 	if err != nil {
 		return nil, err
 	}
@@ -178,125 +174,126 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		return nil, err
 	}
 	rep := &Report{Options: o, Reachable: len(want), Nginx: addr.String()}
-	rr := &rounds{o: o, n: n, addr: addr, seed: seed, schemes: schemes, want: want}
+	var urls []string
 	for i := range o.Rounds {
-		r, err := rr.run(ctx, i)
-		if err != nil {
-			return rep, err
+		r := Round{SextantFirst: i%2 == 0}
+		loop := func() error {
+			if urls == nil {
+				return nil // the first round's loop runs after its crawl
+			}
+			var sp *spans
+			if o.Spans {
+				sp = &spans{}
+			}
+			r.LoopPages, r.LoopSeconds, err = fetchLoop(ctx, urls, addr, n, sp)
+			if sp != nil {
+				s, c, _ := sp.result()
+				r.LoopServer, r.LoopClient = s.Seconds(), c.Seconds()
+			}
+			return err
 		}
-		rep.Rounds = append(rep.Rounds, r)
-	}
-	ratios := make([]float64, len(rep.Rounds))
-	for i, r := range rep.Rounds {
-		ratios[i] = r.Ratio
-	}
-	sort.Float64s(ratios)
-	rep.MedianRatio = ratios[len(ratios)/2]
-	if len(ratios)%2 == 0 {
-		rep.MedianRatio = (ratios[len(ratios)/2-1] + ratios[len(ratios)/2]) / 2
-	}
-	return rep, nil
-}
-
-// rounds carries what every round shares; urls is the first crawl's
-// fetched set, which every loop then fetches.
-type rounds struct {
-	o       Options
-	n       *realweb.Nginx
-	addr    netip.AddrPort
-	seed    string
-	schemes []string
-	want    map[string]bool
-	urls    []string
-}
-
-// run is round i: a crawl and a loop over the first crawl's URLs, in the
-// order that alternates between rounds, and with Options.CompareRelease a
-// crawl with ReleaseEarly flipped.
-func (rr *rounds) run(ctx context.Context, i int) (Round, error) {
-	o := rr.o
-	var err error
-	r := Round{SextantFirst: i%2 == 0}
-	loop := func() error {
-		if rr.urls == nil {
-			return nil // the first round's loop runs after its crawl
+		if !r.SextantFirst {
+			if err := loop(); err != nil {
+				return rep, err
+			}
 		}
 		var sp *spans
 		if o.Spans {
 			sp = &spans{}
 		}
-		r.LoopPages, r.LoopSeconds, err = fetchLoop(ctx, rr.urls, rr.addr, rr.n, sp)
+		got, secs, err := crawlOnce(ctx, o, n, addr, seed, schemes, filepath.Join(o.Work, fmt.Sprintf("crawl-%d", i)), sp)
+		if err != nil {
+			return rep, err
+		}
 		if sp != nil {
 			s, c, _ := sp.result()
-			r.LoopServer, r.LoopClient = s.Seconds(), c.Seconds()
+			r.SextantServer, r.SextantClient = s.Seconds(), c.Seconds()
+			r.SextantProcess, r.SextantHandover = sp.process.Seconds(), sp.handover.Seconds()
 		}
-		return err
-	}
-	if !r.SextantFirst {
-		if err := loop(); err != nil {
-			return r, err
+		if err := check(want, got); err != nil {
+			return rep, err
 		}
-	}
-	var sp *spans
-	if o.Spans {
-		sp = &spans{}
-	}
-	got, secs, err := crawlOnce(ctx, o, rr.n, rr.addr, rr.seed, rr.schemes, filepath.Join(o.Work, fmt.Sprintf("crawl-%d", i)), sp)
-	if err != nil {
-		return r, err
-	}
-	if sp != nil {
-		s, c, _ := sp.result()
-		r.SextantServer, r.SextantClient = s.Seconds(), c.Seconds()
-		r.SextantProcess, r.SextantHandover = sp.process.Seconds(), sp.handover.Seconds()
-	}
-	if err := check(rr.want, got); err != nil {
-		return r, err
-	}
-	r.SextantPages, r.SextantSeconds = len(got), secs
-	if rr.urls == nil {
-		rr.urls = got
-	}
-	var otherPages int
-	runOther := func() error {
-		if !o.CompareRelease {
-			return nil
+		r.SextantPages, r.SextantSeconds = len(got), secs
+		if urls == nil {
+			urls = got
 		}
-		oo := o
-		oo.ReleaseEarly = !o.ReleaseEarly
-		got, secs, err := crawlOnce(ctx, oo, rr.n, rr.addr, rr.seed, rr.schemes, filepath.Join(o.Work, fmt.Sprintf("crawl-%d-other", i)), nil)
-		if err == nil {
-			err = check(rr.want, got)
+		var otherPages int
+		runOther := func() error {
+			if !o.CompareRelease {
+				return nil
+			}
+			oo := o
+			oo.ReleaseEarly = !o.ReleaseEarly
+			got, secs, err := crawlOnce(ctx, oo, n, addr, seed, schemes, filepath.Join(o.Work, fmt.Sprintf("crawl-%d-other", i)), nil)
+			if err == nil {
+				err = check(want, got)
+			}
+			otherPages, r.OtherSeconds = len(got), secs
+			return err
 		}
-		otherPages, r.OtherSeconds = len(got), secs
-		return err
+		if r.SextantFirst {
+			if err := loop(); err != nil {
+				return rep, err
+			}
+			if err := runOther(); err != nil {
+				return rep, err
+			}
+		} else if err := runOther(); err != nil {
+			return rep, err
+		}
+		r.Ratio = (float64(r.SextantPages) / r.SextantSeconds) / (float64(r.LoopPages) / r.LoopSeconds)
+		if o.CompareRelease {
+			r.OtherRatio = (float64(otherPages) / r.OtherSeconds) / (float64(r.LoopPages) / r.LoopSeconds)
+		}
+		logRound(o, i, r, otherPages)
+		rep.Rounds = append(rep.Rounds, r)
 	}
-	if r.SextantFirst {
-		if err := loop(); err != nil {
-			return r, err
-		}
-		if err := runOther(); err != nil {
-			return r, err
-		}
-	} else if err := runOther(); err != nil {
-		return r, err
+	rep.MedianRatio = medianRatio(rep.Rounds)
+	return rep, nil
+}
+
+// startNginx serves o.Root for o.Host from nginx, its files in Work/nginx.
+func startNginx(o Options) (*realweb.Nginx, error) {
+	nginxDir := filepath.Join(o.Work, "nginx")
+	if err := os.MkdirAll(nginxDir, 0o755); err != nil {
+		return nil, err
 	}
-	r.Ratio = (float64(r.SextantPages) / r.SextantSeconds) / (float64(r.LoopPages) / r.LoopSeconds)
+	return realweb.StartNginx(realweb.NginxOptions{Root: o.Root, Hosts: []string{o.Host}, Dir: nginxDir})
+}
+
+// logRound logs round i's figures (and the other release mode's, and the
+// spans, if asked for).
+func logRound(o Options, i int, r Round, otherPages int) {
 	if o.CompareRelease {
-		r.OtherRatio = (float64(otherPages) / r.OtherSeconds) / (float64(r.LoopPages) / r.LoopSeconds)
-		o.Logf("round %d: with ReleaseEarly=%v: %d pages in %.2f s (%.0f pages/s): ratio %.2f",
-			i+1, !o.ReleaseEarly, otherPages, r.OtherSeconds, float64(otherPages)/r.OtherSeconds, r.OtherRatio)
+		o.Logger.Info("onehost: other release mode", "round", i+1, "release_early", !o.ReleaseEarly, "pages", otherPages,
+			"seconds", r.OtherSeconds, "pages_per_s", float64(otherPages)/r.OtherSeconds, "ratio", r.OtherRatio)
 	}
-	o.Logf("round %d: Sextant %d pages in %.2f s (%.0f pages/s), loop %d in %.2f s (%.0f pages/s): ratio %.2f",
-		i+1, r.SextantPages, r.SextantSeconds, float64(r.SextantPages)/r.SextantSeconds,
-		r.LoopPages, r.LoopSeconds, float64(r.LoopPages)/r.LoopSeconds, r.Ratio)
+	o.Logger.Info("onehost: round", "round", i+1, "sextant_pages", r.SextantPages, "sextant_seconds", r.SextantSeconds,
+		"sextant_pages_per_s", float64(r.SextantPages)/r.SextantSeconds, "loop_pages", r.LoopPages,
+		"loop_seconds", r.LoopSeconds, "loop_pages_per_s", float64(r.LoopPages)/r.LoopSeconds, "ratio", r.Ratio)
 	if o.Spans {
-		o.Logf("  spans: Sextant server %.2f s + client %.2f s (%.0f µs per page between a response and the next request); loop server %.2f s + client %.2f s (%.0f µs)",
-			r.SextantServer, r.SextantClient, 1e6*r.SextantClient/float64(r.SextantPages), r.LoopServer, r.LoopClient, 1e6*r.LoopClient/float64(r.LoopPages))
-		o.Logf("  Sextant's client part: processing %.0f µs per page (response end to its crawl log line), hand-over %.0f µs (log line to the next request)",
-			1e6*r.SextantProcess/float64(r.SextantPages), 1e6*r.SextantHandover/float64(r.SextantPages))
+		// client_us_per_page: between a response and the next request;
+		// process: response end to its crawl log line; handover: log
+		// line to the next request.
+		o.Logger.Info("onehost: spans", "round", i+1, "sextant_server_s", r.SextantServer, "sextant_client_s", r.SextantClient,
+			"sextant_client_us_per_page", 1e6*r.SextantClient/float64(r.SextantPages), "loop_server_s", r.LoopServer,
+			"loop_client_s", r.LoopClient, "loop_client_us_per_page", 1e6*r.LoopClient/float64(r.LoopPages),
+			"sextant_process_us_per_page", 1e6*r.SextantProcess/float64(r.SextantPages),
+			"sextant_handover_us_per_page", 1e6*r.SextantHandover/float64(r.SextantPages))
 	}
-	return r, nil
+}
+
+// medianRatio is the median of the rounds' ratios.
+func medianRatio(rounds []Round) float64 {
+	ratios := make([]float64, len(rounds))
+	for i, r := range rounds {
+		ratios[i] = r.Ratio
+	}
+	sort.Float64s(ratios)
+	if len(ratios)%2 == 0 {
+		return (ratios[len(ratios)/2-1] + ratios[len(ratios)/2]) / 2
+	}
+	return ratios[len(ratios)/2]
 }
 
 // unpackMirror unpacks testdata/sites' wiki mirror into dst.

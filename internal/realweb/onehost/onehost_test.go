@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/sextant-crawler/sextant/internal/logging"
 )
 
 // The quick version of bench/cmd/onehost: two rounds of a depth-2 crawl of
@@ -13,7 +15,7 @@ import (
 func TestRunQuick(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	rep, err := Run(ctx, Options{Work: t.TempDir(), Rounds: 2, MaxDepth: 2, DUEFlush: 50 * time.Millisecond, Logf: t.Logf})
+	rep, err := Run(ctx, Options{Work: t.TempDir(), Rounds: 2, MaxDepth: 2, DUEFlush: 50 * time.Millisecond, Logger: logging.Test(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
