@@ -237,7 +237,7 @@ func runNodeConfig(ctx context.Context, env *cmdEnv, cfg *nodeconfig.Config, exi
 	if mo.PeerCacheAlgo == "none" {
 		peerCache = 0
 	} else if peerCache == 0 {
-		peerCache = 4096 // crawl.MemberOptions' default
+		peerCache = crawl.DefaultMemberOptions().PeerCacheSize
 	}
 	cacheCfg := report.CacheConfig{Workers: workers, CachePerWorker: perWorker, CacheShared: shared, PeerCache: peerCache}
 	src.Store(&demo.StatusSource{Member: m, Curves: curves, Tally: tally, Cache: cacheCfg})

@@ -37,7 +37,7 @@ type MemberOptions struct {
 	// Members is listened on.
 	Listener net.Listener
 	// PeerCacheAlgo and PeerCacheSize size the per-peer front cache of the
-	// splitter (hits are not sent). Defaults "clock" and 4096; "none"
+	// splitter (hits are not sent). Defaults: DefaultMemberOptions; "none"
 	// disables it.
 	PeerCacheAlgo string
 	PeerCacheSize int
@@ -45,7 +45,7 @@ type MemberOptions struct {
 	// before it is spooled. Default 200 ms.
 	BatchMaxAge time.Duration
 	// FlushInterval is how long a worker's remote URLs may wait for a
-	// shared flush to the spool (group commit). Default 20 ms.
+	// shared flush to the spool (group commit). Default: DefaultMemberOptions.
 	FlushInterval time.Duration
 	// WireCoalesce is how long a spooled batch may wait for later ones to
 	// share its wire message (hostsplit.Options.CoalesceMaxAge): the
@@ -79,6 +79,53 @@ type MemberOptions struct {
 	Control Control
 
 	testHandoffHook func(step string) // tests: called at each hand-off step
+}
+
+// EnsureDefaults fills zero fields with DefaultMemberOptions' values, and
+// the node's (Node.ID becomes Self).
+func (o *MemberOptions) EnsureDefaults() {
+	d := DefaultMemberOptions()
+	if o.PeerCacheAlgo == "" {
+		o.PeerCacheAlgo = d.PeerCacheAlgo
+	}
+	if o.PeerCacheSize == 0 {
+		o.PeerCacheSize = d.PeerCacheSize
+	}
+	if o.FlushInterval == 0 {
+		o.FlushInterval = d.FlushInterval
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Self != "" {
+		o.Node.ID = o.Self
+	}
+	o.Node.EnsureDefaults()
+}
+
+// Validate reports every invalid field, the node's included.
+func (o *MemberOptions) Validate() error {
+	var errs []error
+	if o.TLS == nil {
+		errs = append(errs, fmt.Errorf("%w: TLS material is required", ErrInvalidOptions))
+	}
+	if o.Self == "" {
+		errs = append(errs, fmt.Errorf("%w: Self is required", ErrInvalidOptions))
+	} else if !slices.ContainsFunc(o.Members, func(m hostsplit.Member) bool { return string(m.ID) == o.Self }) {
+		errs = append(errs, fmt.Errorf("%w: Self %q is not in Members", ErrInvalidOptions, o.Self))
+	}
+	if o.PeerCacheAlgo != "none" {
+		if _, err := cache.New(o.PeerCacheAlgo, o.PeerCacheSize); err != nil {
+			errs = append(errs, fmt.Errorf("%w: peer cache: %v", ErrInvalidOptions, err))
+		}
+	}
+	if o.FlushInterval < 0 || o.BatchMaxAge < 0 {
+		errs = append(errs, fmt.Errorf("%w: FlushInterval %v or BatchMaxAge %v < 0", ErrInvalidOptions, o.FlushInterval, o.BatchMaxAge))
+	}
+	if err := o.Node.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
 }
 
 // Member is a running cluster node. Start it, Run it, Close it.
@@ -206,24 +253,13 @@ func (g *groupFlusher) close() {
 
 // StartMember opens the node and the splitter and starts serving gRPC.
 func StartMember(o MemberOptions) (*Member, error) {
-	if o.TLS == nil {
-		return nil, fmt.Errorf("%w: TLS material is required", ErrInvalidOptions)
-	}
-	if o.PeerCacheAlgo == "" {
-		o.PeerCacheAlgo = "clock"
-	}
-	if o.PeerCacheSize == 0 {
-		o.PeerCacheSize = 4096
-	}
-	if o.Logger == nil {
-		o.Logger = slog.New(slog.DiscardHandler)
+	o.EnsureDefaults()
+	if err := o.Validate(); err != nil {
+		return nil, err
 	}
 	ref := &sinkRef{}
 	var peerCache func() hostsplit.Cache
 	if o.PeerCacheAlgo != "none" {
-		if _, err := cache.New(o.PeerCacheAlgo, o.PeerCacheSize); err != nil {
-			return nil, fmt.Errorf("%w: peer cache: %v", ErrInvalidOptions, err)
-		}
 		peerCache = func() hostsplit.Cache {
 			c, _ := cache.New(o.PeerCacheAlgo, o.PeerCacheSize)
 			return c
@@ -269,10 +305,6 @@ func StartMember(o MemberOptions) (*Member, error) {
 	}
 	spRef.Store(sp)
 	m.Split = sp
-	o.Node.ID = o.Self
-	if o.FlushInterval == 0 {
-		o.FlushInterval = 20 * time.Millisecond
-	}
 	m.gf = newGroupFlusher(sp, o.FlushInterval)
 	o.Node.Splitter = splitAdapter{sp: sp, self: m.self, gf: m.gf}
 	if m.Node, err = Open(o.Node); err != nil {

@@ -67,11 +67,11 @@ type LinkFilter interface {
 
 // Options configure a Node.
 type Options struct {
-	// ID names the node in logs and reports. Default "n0".
+	// ID names the node in logs and reports. Defaults: DefaultOptions.
 	ID string
 	// DataDir holds the frontier, the DUE and the crawl log. Required.
 	DataDir string
-	// Workers is the number of fetching goroutines. Default 64.
+	// Workers is the number of fetching goroutines.
 	Workers int
 	// Fetcher, Frontier and Extract configure those parts. The node makes
 	// frontier completions durable (Frontier.SyncDone) unless LazyDone is
@@ -108,8 +108,8 @@ type Options struct {
 	// (a full disk) through it.
 	DUEFS vfs.FS
 	// CacheAlgo and CachePerWorker size each worker's front cache of URL
-	// fingerprints (consulted before the DUE). Defaults "clock" and 512
-	// (the caching study recommends 100–500 entries per thread); 0 entries
+	// fingerprints (consulted before the DUE). Defaults: DefaultOptions (the
+	// caching study recommends 100–500 entries per thread); 0 entries
 	// with CacheAlgo "none" disables it.
 	CacheAlgo      string
 	CachePerWorker int
@@ -129,10 +129,10 @@ type Options struct {
 	// with an empty set.
 	ContentSeenSize int
 	// MaxPagesPerHost bounds the URLs admitted to the frontier per host
-	// (trap defence); 0 means no bound; later URLs are dropped and counted
-	// (Stats.BudgetDropped). Beyond SoftPagesPerHost (0: none; the flag
-	// --soft-pages-per-host defaults to half of --max-pages-per-host) a
-	// host's URLs are admitted at low priority (Frontier.HostBudget.
+	// (trap defence; default 1000, -1 means no bound); later URLs are
+	// dropped and counted (Stats.BudgetDropped). Beyond SoftPagesPerHost
+	// (default half of MaxPagesPerHost, -1: none) a host's URLs are
+	// admitted at low priority (Frontier.HostBudget.
 	// LowPriority): fetched only once no URL of normal priority is queued,
 	// so a trap host is slowed before it is cut off (IRLbot's BEAST;
 	// Stats.Frontier.BudgetLowered counts them). They set Frontier.HostBudget,
@@ -221,44 +221,50 @@ type Options struct {
 	rebuilding bool // Repair: the stores are empty on purpose
 }
 
-// EnsureDefaults fills zero fields.
+// EnsureDefaults fills zero fields with DefaultOptions' values.
 func (o *Options) EnsureDefaults() {
+	d := DefaultOptions()
 	if o.ID == "" {
-		o.ID = "n0"
+		o.ID = d.ID
 	}
 	if o.PolitenessKey == "" {
-		o.PolitenessKey = PolitenessHost
+		o.PolitenessKey = d.PolitenessKey
 	}
 	if o.Sitemaps == "" {
-		o.Sitemaps = SitemapsOn
+		o.Sitemaps = d.Sitemaps
 	}
 	if o.Workers == 0 {
-		o.Workers = 64
+		o.Workers = d.Workers
 	}
 	if o.DUEBuffer == 0 {
-		o.DUEBuffer = 1 << 18
+		o.DUEBuffer = d.DUEBuffer
 	}
 	if o.DUEFlushInterval == 0 {
-		o.DUEFlushInterval = 500 * time.Millisecond
+		o.DUEFlushInterval = d.DUEFlushInterval
 	}
 	if o.CacheAlgo == "" {
-		o.CacheAlgo = "clock"
+		o.CacheAlgo = d.CacheAlgo
 	}
 	if o.CachePerWorker == 0 && o.CacheAlgo != "none" {
-		o.CachePerWorker = 512
+		o.CachePerWorker = d.CachePerWorker
 	}
 	if o.ContentSeenSize == 0 {
-		o.ContentSeenSize = DefaultContentSeenSize
+		o.ContentSeenSize = d.ContentSeenSize
 	}
 	if o.NoFollow == "" {
-		o.NoFollow = NoFollowObey
+		o.NoFollow = d.NoFollow
 	}
 	if !o.LazyDone {
 		o.Frontier.SyncDone = true
 	}
-	if o.MaxPagesPerHost > 0 || o.SoftPagesPerHost > 0 {
-		o.Frontier.HostBudget.Soft, o.Frontier.HostBudget.Hard = o.SoftPagesPerHost, o.MaxPagesPerHost
+	if o.MaxPagesPerHost == 0 {
+		o.MaxPagesPerHost = d.MaxPagesPerHost
 	}
+	if o.SoftPagesPerHost == 0 {
+		o.SoftPagesPerHost = max(o.MaxPagesPerHost, 0) / 2
+	}
+	// Negative means none; the frontier's 0 does.
+	o.Frontier.HostBudget.Soft, o.Frontier.HostBudget.Hard = max(o.SoftPagesPerHost, 0), max(o.MaxPagesPerHost, 0)
 	if o.Frontier.Workers == 0 {
 		o.Frontier.Workers = o.Workers
 	}
@@ -297,8 +303,8 @@ func (o *Options) Validate() error {
 			errs = append(errs, fmt.Errorf("%w: %v", ErrInvalidOptions, err))
 		}
 	}
-	if o.MaxPagesPerHost < 0 || o.SoftPagesPerHost < 0 {
-		errs = append(errs, fmt.Errorf("%w: MaxPagesPerHost %d or SoftPagesPerHost %d < 0", ErrInvalidOptions, o.MaxPagesPerHost, o.SoftPagesPerHost))
+	if o.MaxPagesPerHost < -1 || o.SoftPagesPerHost < -1 {
+		errs = append(errs, fmt.Errorf("%w: MaxPagesPerHost %d or SoftPagesPerHost %d < -1", ErrInvalidOptions, o.MaxPagesPerHost, o.SoftPagesPerHost))
 	}
 	if o.PolitenessKey != PolitenessHost && o.PolitenessKey != PolitenessIP {
 		errs = append(errs, fmt.Errorf("%w: PolitenessKey %q: want %q or %q", ErrInvalidOptions, o.PolitenessKey, PolitenessHost, PolitenessIP))

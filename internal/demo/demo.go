@@ -22,8 +22,7 @@ import (
 	"google.golang.org/grpc/credentials"
 
 	"github.com/sextant-crawler/sextant/extract"
-	"github.com/sextant-crawler/sextant/fetcher"
-	"github.com/sextant-crawler/sextant/frontier"
+	"github.com/sextant-crawler/sextant/hostsplit"
 	"github.com/sextant-crawler/sextant/internal/coord"
 	"github.com/sextant-crawler/sextant/internal/crawl"
 	"github.com/sextant-crawler/sextant/internal/report"
@@ -43,8 +42,8 @@ type Options struct {
 	Nodes int
 	// Workers per node; default 32.
 	Workers int
-	// CachePerWorker and PeerCache size the front caches; defaults 512
-	// and 4096 entries. PeerCache < 0 runs without per-peer caches.
+	// CachePerWorker and PeerCache size the front caches; defaults
+	// crawl.DefaultMemberOptions'. PeerCache < 0 runs without per-peer caches.
 	CachePerWorker, PeerCache int
 	// WireCoalesce is how long a batch spooled for a peer may wait for
 	// later ones to share its wire message (crawl.MemberOptions); default
@@ -98,11 +97,12 @@ func (o *Options) EnsureDefaults() {
 	if o.Workers == 0 {
 		o.Workers = 32
 	}
+	d := crawl.DefaultMemberOptions()
 	if o.CachePerWorker == 0 {
-		o.CachePerWorker = 512
+		o.CachePerWorker = d.Node.CachePerWorker
 	}
 	if o.PeerCache == 0 {
-		o.PeerCache = 4096
+		o.PeerCache = d.PeerCacheSize
 	}
 	if o.Progress == 0 {
 		o.Progress = time.Second
@@ -110,15 +110,6 @@ func (o *Options) EnsureDefaults() {
 	if o.StatusAddr == "" {
 		o.StatusAddr = "127.0.0.1:0"
 	}
-}
-
-// peerCacheAlgo is the member's per-peer cache algorithm: "none" for
-// PeerCache < 0, else the default.
-func (o *Options) peerCacheAlgo() string {
-	if o.PeerCache < 0 {
-		return "none"
-	}
-	return ""
 }
 
 // Validate reports every invalid field.
@@ -324,7 +315,6 @@ func startMembers(o Options, web *simweb.Web, srv *simweb.Server, traces *[]*tra
 	}
 	var out []*crawl.Member
 	for i := range ids {
-		tn := seats[i].TLS
 		var full, crossTrace func(uint64)
 		if err == nil && o.Traces {
 			full, crossTrace, err = openTraces(filepath.Join(o.DataDir, ids[i]), traces)
@@ -352,33 +342,7 @@ func startMembers(o Options, web *simweb.Web, srv *simweb.Server, traces *[]*tra
 		lazy := &lazySource{id: ids[i]}
 		if err == nil {
 			var m *crawl.Member
-			m, err = crawl.StartMember(crawl.MemberOptions{
-				Services:   func(s grpc.ServiceRegistrar) { status.Register(s, lazy) },
-				CrossTrace: crossTrace, // the full trace is the node's: it sees local links too
-				Node: crawl.Options{
-					DataDir:       filepath.Join(o.DataDir, ids[i]),
-					Identity:      crawl.NewIdentity("demo", web.Seeds()),
-					ForceIdentity: o.Force,
-					Workers:       o.Workers,
-					Fetcher:       fetcher.Options{AllowPrivate: true, DialContext: srv.DialContext, TLSConfig: srv.TLSClientConfig(), FetchTimeout: 5 * time.Second},
-					Frontier: frontier.Options{MinDelay: 0, MaxDelay: time.Second,
-						FailureBackoff: 50 * time.Millisecond, MaxFailureBackoff: time.Second},
-					DUEFlushInterval: 200 * time.Millisecond,
-					CachePerWorker:   o.CachePerWorker,
-					CacheShared:      o.CacheShared,
-					MaxPagesPerHost:  1000,
-					Filter:           crawl.Filter{F: filter},
-					FullTrace:        full,
-					WARC:             ww,
-					// the live curves, fed once per page
-					FrontObserverBatch:  cs[i].Front.ObserveBatch,
-					RemoteObserverBatch: cs[i].Cross.ObserveBatch,
-					CrawlLog:            tl.Log,
-				},
-				Self: ids[i], Members: members, TLS: tn, Listener: lis[i], PeerCacheSize: o.PeerCache,
-				PeerCacheAlgo: o.peerCacheAlgo(), WireCoalesce: o.WireCoalesce,
-				Control: (*cp).control(i),
-			})
+			m, err = crawl.StartMember(memberOptions(o, i, ids[i], web, srv, filter, members, seats[i], *cp, full, crossTrace, ww, tl, lazy, cs[i]))
 			if err == nil {
 				srcs[i] = &StatusSource{Member: m, Curves: cs[i], Tally: tl.Tally, Cache: o.cacheConfig()}
 				lazy.src.Store(srcs[i])
@@ -415,6 +379,37 @@ func startMembers(o Options, web *simweb.Web, srv *simweb.Server, traces *[]*tra
 		peers = append(peers, p)
 	}
 	return out, peers, nil
+}
+
+// memberOptions are node i's: crawl.DefaultMemberOptions with the demo's
+// web, politeness (fast: simweb is on loopback) and instruments.
+func memberOptions(o Options, i int, id string, web *simweb.Web, srv *simweb.Server, filter *extract.Filter,
+	members []hostsplit.Member, seat crawl.LoopbackSeat, cp *controlPlane, full, crossTrace func(uint64),
+	ww crawl.WARCWriter, tl *crawl.TalliedLog, lazy *lazySource, cs *Curves) crawl.MemberOptions {
+	mo := crawl.DefaultMemberOptions()
+	mo.Services = func(s grpc.ServiceRegistrar) { status.Register(s, lazy) }
+	mo.CrossTrace = crossTrace // the full trace is the node's: it sees local links too
+	mo.Self, mo.Members, mo.TLS, mo.Listener = id, members, seat.TLS, seat.Listener
+	mo.PeerCacheSize, mo.WireCoalesce, mo.Control = o.PeerCache, o.WireCoalesce, cp.control(i)
+	if o.PeerCache < 0 {
+		mo.PeerCacheAlgo = "none"
+	}
+	n := &mo.Node
+	n.DataDir = filepath.Join(o.DataDir, id)
+	n.Identity, n.ForceIdentity = crawl.NewIdentity("demo", web.Seeds()), o.Force
+	n.Workers = o.Workers
+	n.Fetcher.AllowPrivate, n.Fetcher.DialContext, n.Fetcher.TLSConfig = true, srv.DialContext, srv.TLSClientConfig()
+	n.Fetcher.FetchTimeout = 5 * time.Second
+	n.Frontier.MinDelay, n.Frontier.MaxDelay = 0, time.Second
+	n.Frontier.FailureBackoff, n.Frontier.MaxFailureBackoff = 50*time.Millisecond, time.Second
+	n.DUEFlushInterval = 200 * time.Millisecond
+	n.CachePerWorker, n.CacheShared = o.CachePerWorker, o.CacheShared
+	n.SoftPagesPerHost = -1 // no soft budget: the demo's report as before issue 26
+	n.Filter = crawl.Filter{F: filter}
+	n.FullTrace, n.WARC, n.CrawlLog = full, ww, tl.Log
+	// the live curves, fed once per page
+	n.FrontObserverBatch, n.RemoteObserverBatch = cs.Front.ObserveBatch, cs.Cross.ObserveBatch
+	return mo
 }
 
 // lazySource answers for a member not started yet.

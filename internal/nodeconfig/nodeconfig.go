@@ -36,8 +36,6 @@ import (
 	"golang.org/x/net/http/httpguts"
 
 	"github.com/sextant-crawler/sextant/extract"
-	"github.com/sextant-crawler/sextant/fetcher"
-	"github.com/sextant-crawler/sextant/frontier"
 	"github.com/sextant-crawler/sextant/hostsplit"
 	"github.com/sextant-crawler/sextant/internal/crawl"
 	"github.com/sextant-crawler/sextant/internal/termsafe"
@@ -125,15 +123,15 @@ type Config struct {
 	DataDir string `json:"data_dir"`
 	TLS     TLS    `json:"tls"`
 
-	// Workers is the number of fetching goroutines (default 64, at most
-	// crawl.MaxWorkers).
+	// Workers is the number of fetching goroutines (default
+	// crawl.DefaultOptions', at most crawl.MaxWorkers).
 	Workers int `json:"workers,omitempty"`
 	// CacheAlgo and CachePerWorker size each worker's front cache
-	// (defaults "clock", 512; 0 entries disables it).
+	// (defaults crawl.DefaultOptions'; 0 entries disables it).
 	CacheAlgo      string `json:"cache_algo,omitempty"`
 	CachePerWorker *int   `json:"cache_per_worker,omitempty"`
 	// PeerCacheAlgo and PeerCacheSize size the splitter's per-peer cache
-	// (defaults "clock", 4096; 0 entries disables it).
+	// (defaults crawl.DefaultMemberOptions'; 0 entries disables it).
 	PeerCacheAlgo string `json:"peer_cache_algo,omitempty"`
 	PeerCacheSize *int   `json:"peer_cache_size,omitempty"`
 	// WireCoalesce is how long a batch spooled for a peer may wait for
@@ -157,8 +155,9 @@ type Config struct {
 	// the domains in scope for suffixes.
 	Scope    string   `json:"scope,omitempty"`
 	Suffixes []string `json:"suffixes,omitempty"`
-	// MaxPagesPerHost bounds the URLs admitted per host (default 1000;
-	// -1: unbounded).
+	// MaxPagesPerHost bounds the URLs admitted per host (default
+	// crawl.DefaultOptions'; -1: unbounded). Beyond half of it a host's
+	// URLs are admitted at low priority (crawl.Options.SoftPagesPerHost).
 	MaxPagesPerHost int `json:"max_pages_per_host,omitempty"`
 	// MaxRepeatedSegments rejects paths repeating a segment more often
 	// (default 3; -1: no limit).
@@ -288,31 +287,32 @@ func (c *Config) EnsureDefaults() {
 			}
 		}
 	}
+	d, dm := crawl.DefaultOptions(), crawl.DefaultMemberOptions()
 	if c.Workers == 0 {
-		c.Workers = 64
+		c.Workers = d.Workers
 	}
 	if c.CacheAlgo == "" {
-		c.CacheAlgo = "clock"
+		c.CacheAlgo = d.CacheAlgo
 	}
 	if c.CachePerWorker == nil {
-		v := 512
+		v := d.CachePerWorker
 		c.CachePerWorker = &v
 	}
 	if c.PeerCacheAlgo == "" {
-		c.PeerCacheAlgo = "clock"
+		c.PeerCacheAlgo = dm.PeerCacheAlgo
 	}
 	if c.PeerCacheSize == nil {
-		v := 4096
+		v := dm.PeerCacheSize
 		c.PeerCacheSize = &v
 	}
 	if c.Scope == "" {
 		c.Scope = "any"
 	}
 	if c.MaxPagesPerHost == 0 {
-		c.MaxPagesPerHost = 1000
+		c.MaxPagesPerHost = d.MaxPagesPerHost
 	}
 	if c.MaxRepeatedSegments == 0 {
-		c.MaxRepeatedSegments = 3
+		c.MaxRepeatedSegments = crawl.DefaultFilterOptions().MaxRepeatedSegments
 	}
 	if c.MetricsListen == "" {
 		c.MetricsListen = DefaultMetricsListen
@@ -594,9 +594,8 @@ func (c *Config) MemberOptions(seeds []string, resolve map[string]string) (crawl
 	if _, err := crawl.TLSConfigWithCAFile(c.CAFile); err != nil {
 		return crawl.MemberOptions{}, fmt.Errorf("%w: ca_file: %w", ErrInvalid, err)
 	}
-	o := c.nodeOptions(lf, resolve)
-	o.EnsureDefaults()
-	if err := o.Validate(); err != nil {
+	o, err := c.NodeOptions(lf, resolve)
+	if err != nil {
 		return crawl.MemberOptions{}, err
 	}
 	members := make([]hostsplit.Member, len(c.Members))
@@ -607,19 +606,20 @@ func (c *Config) MemberOptions(seeds []string, resolve map[string]string) (crawl
 	if psize == 0 {
 		palgo = "none"
 	}
-	mo := crawl.MemberOptions{
-		Node: o, Self: c.ID, Members: members, TLS: tn,
-		PeerCacheAlgo: palgo, PeerCacheSize: psize,
-		Epoch: c.Epoch, Joining: c.Join,
-	}
+	mo := crawl.DefaultMemberOptions()
+	mo.Node, mo.Self, mo.Members, mo.TLS = o, c.ID, members, tn
+	mo.PeerCacheAlgo, mo.PeerCacheSize = palgo, psize
+	mo.Epoch, mo.Joining = c.Epoch, c.Join
 	mo.WireCoalesce = c.wireCoalesce()
 	return mo, nil
 }
 
-// nodeOptions is the node part of MemberOptions, before defaults.
+// nodeOptions is the node part of MemberOptions: crawl.DefaultOptions
+// with what the file sets.
 func (c *Config) nodeOptions(lf crawl.LinkFilter, resolve map[string]string) crawl.Options {
-	fr := frontier.DefaultOptions()
-	fr.Workers = c.Workers
+	o := crawl.DefaultOptions()
+	o.ID, o.DataDir, o.Workers = c.ID, c.DataDir, c.Workers
+	fr := &o.Frontier
 	if p := c.Politeness.MinDelay; p != nil {
 		fr.MinDelay = time.Duration(*p)
 	}
@@ -636,33 +636,48 @@ func (c *Config) nodeOptions(lf crawl.LinkFilter, resolve map[string]string) cra
 		fr.MaxFailureBackoff = time.Duration(*p)
 	}
 	tlsConf, _ := crawl.TLSConfigWithCAFile(c.CAFile) // MemberOptions reports its error
-	fo := fetcher.Options{UserAgent: c.UserAgent, AllowPrivate: c.AllowPrivate, Resolve: resolve, BodyCap: c.BodyCap, TLSConfig: tlsConf}
+	o.Fetcher.AllowPrivate, o.Fetcher.Resolve, o.Fetcher.TLSConfig = c.AllowPrivate, resolve, tlsConf
+	if c.UserAgent != "" {
+		o.Fetcher.UserAgent = c.UserAgent
+	}
+	if c.BodyCap != 0 {
+		o.Fetcher.BodyCap, o.Extract.MaxBytes = c.BodyCap, c.BodyCap
+	}
 	if c.FetchTimeout != nil {
-		fo.FetchTimeout = time.Duration(*c.FetchTimeout)
+		o.Fetcher.FetchTimeout = time.Duration(*c.FetchTimeout)
 	}
-	algo, size := c.CacheAlgo, *c.CachePerWorker
-	if size == 0 {
-		algo = "none"
+	o.CacheAlgo, o.CachePerWorker = c.CacheAlgo, *c.CachePerWorker
+	if o.CachePerWorker == 0 {
+		o.CacheAlgo = "none"
 	}
-	maxPages := c.MaxPagesPerHost
-	if maxPages < 0 {
-		maxPages = 0
+	o.MaxPagesPerHost = c.MaxPagesPerHost // -1 is unbounded in both
+	if c.NoFollow != "" {
+		o.NoFollow = c.NoFollow
 	}
-	o := crawl.Options{
-		ID: c.ID, DataDir: c.DataDir, Workers: c.Workers,
-		Fetcher: fo, Frontier: fr,
-		CacheAlgo: algo, CachePerWorker: size,
-		MaxPagesPerHost: maxPages,
-		NoFollow:        c.NoFollow,
-		Filter:          lf,
-		Extract:         extract.Options{MaxBytes: c.BodyCap},
-	}
+	o.Filter = lf
 	o.DUEFsync = c.DUEFsync
-	o.WARCArchive = crawl.WARCArchive{Dir: c.WARCDir, Prefix: c.WARCPrefix, MaxSize: c.WARCMaxSize, Metadata: c.WARCMetadata}
+	o.WARCArchive.Dir, o.WARCArchive.Metadata = c.WARCDir, c.WARCMetadata
+	if c.WARCPrefix != "" {
+		o.WARCArchive.Prefix = c.WARCPrefix
+	}
+	if c.WARCMaxSize != 0 {
+		o.WARCArchive.MaxSize = c.WARCMaxSize
+	}
 	if c.DUEFlush != nil {
 		o.DUEFlushInterval = time.Duration(*c.DUEFlush)
 	}
 	return o
+}
+
+// NodeOptions is the node part of MemberOptions, defaulted and validated.
+// lf is the link filter (nil: none); resolve is ResolveMap's result.
+func (c *Config) NodeOptions(lf crawl.LinkFilter, resolve map[string]string) (crawl.Options, error) {
+	o := c.nodeOptions(lf, resolve)
+	o.EnsureDefaults()
+	if err := o.Validate(); err != nil {
+		return crawl.Options{}, err
+	}
+	return o, nil
 }
 
 // wireCoalesce maps wire_coalesce to crawl.MemberOptions.WireCoalesce:
