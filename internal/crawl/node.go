@@ -193,6 +193,12 @@ type Options struct {
 	// fewer were begun, so exactly MaxFetches complete unless the crawl
 	// ends first or some are cut short (see FetchLimitReached).
 	MaxFetches uint64
+	// OnFetch, if set, is called with each completed fetch's crawl log
+	// line once it is written (robots.txt fetches excepted): the hook an
+	// embedding program (package crawl at the module root) gets pages
+	// through. It is called from many workers at once and holds up the
+	// calling worker while it runs.
+	OnFetch func(LogEntry)
 	// CrawlLog receives one line per fetch attempt; nil writes
 	// DataDir/crawl.log.
 	CrawlLog *CrawlLog

@@ -368,6 +368,9 @@ func (w *worker) logFetch(e LogEntry, outcome *atomic.Uint64, d time.Duration, b
 	if err := w.logLine(e); err != nil {
 		return err
 	}
+	if f := w.n.opts.OnFetch; f != nil {
+		f(e)
+	}
 	if w.sm != smPage {
 		w.n.sm.m.fetches.Add(1)
 	}
