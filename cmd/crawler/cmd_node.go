@@ -22,6 +22,7 @@ import (
 
 	"github.com/sextant-crawler/sextant/internal/crawl"
 	"github.com/sextant-crawler/sextant/internal/demo"
+	"github.com/sextant-crawler/sextant/internal/memberserve"
 	"github.com/sextant-crawler/sextant/internal/nodeconfig"
 	"github.com/sextant-crawler/sextant/internal/report"
 	"github.com/sextant-crawler/sextant/internal/status"
@@ -219,7 +220,7 @@ func runNodeConfig(ctx context.Context, env *cmdEnv, cfg *nodeconfig.Config, exi
 			return fmt.Errorf("health listen: %w", err)
 		}
 	}
-	m, err := crawl.StartMember(mo)
+	m, err := memberserve.Start(mo)
 	if err != nil {
 		lis.Close()
 		mlis.Close()

@@ -2,6 +2,7 @@ package crawl
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -33,8 +34,9 @@ type MemberOptions struct {
 	// TLS is this node's mTLS material (from `crawler certs`). Required:
 	// peers accept only members signed by the cluster CA.
 	TLS *tlsutil.Node
-	// Listener is the bound gRPC listener; if nil, Self's address in
-	// Members is listened on.
+	// Listener is the bound gRPC listener the caller serves the member on
+	// (internal/memberserve.Start listens on Self's address in Members if
+	// it is nil). The member itself serves nothing.
 	Listener net.Listener
 	// PeerCacheAlgo and PeerCacheSize size the per-peer front cache of the
 	// splitter (hits are not sent). Defaults: DefaultMemberOptions; "none"
@@ -132,11 +134,13 @@ func (o *MemberOptions) Validate() error {
 type Member struct {
 	Node  *Node
 	Split *hostsplit.Splitter
-	srv   *grpc.Server
-	lis   net.Listener
-	done  chan struct{} // closed when Serve returns
 	gf    *groupFlusher
 	self  hostsplit.NodeID
+	addr  string // Self's address in MemberOptions.Members
+
+	serverTLS *tls.Config                 // for ServerOptions
+	services  func(grpc.ServiceRegistrar) // MemberOptions.Services
+	onClose   []func()                    // OnClose
 
 	el       elastic
 	seeds    []string
@@ -251,8 +255,11 @@ func (g *groupFlusher) close() {
 	<-g.stopped
 }
 
-// StartMember opens the node and the splitter and starts serving gRPC.
-func StartMember(o MemberOptions) (*Member, error) {
+// NewMember opens the node and the splitter. It serves nothing: the caller
+// makes a gRPC server with ServerOptions, registers the member's services
+// on it with Register, serves it, and stops it before (or while, see
+// OnClose) the member closes — as internal/memberserve does.
+func NewMember(o MemberOptions) (*Member, error) {
 	o.EnsureDefaults()
 	if err := o.Validate(); err != nil {
 		return nil, err
@@ -265,7 +272,7 @@ func StartMember(o MemberOptions) (*Member, error) {
 			return c
 		}
 	}
-	m := &Member{self: hostsplit.NodeID(o.Self), done: make(chan struct{})}
+	m := &Member{self: hostsplit.NodeID(o.Self)}
 	// The members accepted over mTLS follow the membership view.
 	var spRef atomic.Pointer[hostsplit.Splitter]
 	known := func(id hostsplit.NodeID) bool {
@@ -330,36 +337,16 @@ func StartMember(o MemberOptions) (*Member, error) {
 	if err := m.resumeElastic(context.Background()); err != nil {
 		return fail(fmt.Errorf("crawl: resuming a membership change: %w", err))
 	}
-	m.lis = o.Listener
-	if m.lis == nil {
-		var addr string
-		for _, mm := range o.Members {
-			if mm.ID == m.self {
-				addr = mm.Addr
-			}
+	m.serverTLS, m.services = serverTLS, o.Services
+	for _, mm := range o.Members {
+		if mm.ID == m.self {
+			m.addr = mm.Addr
 		}
-		if m.lis, err = net.Listen("tcp", addr); err != nil {
-			m.Node.Close()
-			m.gf.close()
-			sp.Close()
-			return nil, fmt.Errorf("crawl: listen: %w", err)
-		}
-	}
-	m.srv = grpc.NewServer(append(append(hostsplit.ServerOptions(hostsplit.Limits{}),
-		grpc.Creds(credentials.NewTLS(serverTLS))), operatorGateOptions()...)...)
-	sp.Register(m.srv)
-	pb.RegisterMembershipServer(m.srv, &membershipServer{m: m})
-	if o.Services != nil {
-		o.Services(m.srv)
 	}
 	m.markStop, m.markDone = make(chan struct{}), make(chan struct{})
 	go m.markLoop()
 	m.deadlineStop, m.deadlineDone = make(chan struct{}), make(chan struct{})
 	go m.deadlineLoop(m.deadlineStop, m.deadlineDone)
-	go func() {
-		defer close(m.done)
-		_ = m.srv.Serve(m.lis)
-	}()
 	return m, nil
 }
 
@@ -566,8 +553,8 @@ func (m *Member) runWorkers(ctx context.Context, changed <-chan struct{}, t *tim
 	}
 }
 
-// Close stops serving (gracefully, with a bound) and closes the splitter
-// and the node. A second Close returns the first one's result.
+// Close runs the OnClose functions (stopping the caller's server) while it
+// ends the peers' streams, then closes the splitter and the node. A second Close returns the first one's result.
 func (m *Member) Close() error {
 	m.closeOnce.Do(func() { m.closeErr = m.close() })
 	return m.closeErr
@@ -575,16 +562,16 @@ func (m *Member) Close() error {
 
 func (m *Member) close() error {
 	stopped := make(chan struct{})
-	go func() { m.srv.GracefulStop(); close(stopped) }()
-	// Peers keep their batch streams to this node open: end them, or the
-	// graceful stop always waits for its whole bound.
+	go func() {
+		defer close(stopped)
+		for _, f := range m.onClose {
+			f()
+		}
+	}()
+	// Peers keep their batch streams to this node open: end them, or a
+	// graceful stop of the server always waits for its whole bound.
 	m.Split.StopReceiving()
-	select {
-	case <-stopped:
-	case <-time.After(5 * time.Second):
-		m.srv.Stop()
-	}
-	<-m.done
+	<-stopped
 	m.gf.close()
 	close(m.markStop)
 	<-m.markDone
@@ -635,5 +622,29 @@ func (m *Member) saveSpoolMark() error {
 	return writeSpoolMark(m.Node.opts.DataDir, mark)
 }
 
-// Addr is the gRPC listen address.
-func (m *Member) Addr() string { return m.lis.Addr().String() }
+// Addr is the member's gRPC address in MemberOptions.Members.
+func (m *Member) Addr() string { return m.addr }
+
+// ServerOptions are the options of the gRPC server the member must be
+// served on: mTLS accepting only the cluster's current members (and
+// operators, for the membership service), and the splitter's limits.
+func (m *Member) ServerOptions() []grpc.ServerOption {
+	return append(append(hostsplit.ServerOptions(hostsplit.Limits{}),
+		grpc.Creds(credentials.NewTLS(m.serverTLS))), operatorGateOptions()...)
+}
+
+// Register registers the member's services on s: the splitter's Peer
+// service, the membership service and MemberOptions.Services.
+func (m *Member) Register(s grpc.ServiceRegistrar) {
+	m.Split.Register(s)
+	pb.RegisterMembershipServer(s, &membershipServer{m: m})
+	if m.services != nil {
+		m.services(s)
+	}
+}
+
+// OnClose registers f to run when Close begins, concurrently with the end
+// of the peers' streams to this member: the place to stop the gRPC server
+// serving it (gracefully, with a bound), before the splitter and the node
+// close. Call it before Close.
+func (m *Member) OnClose(f func()) { m.onClose = append(m.onClose, f) }

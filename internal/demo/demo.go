@@ -25,6 +25,7 @@ import (
 	"github.com/sextant-crawler/sextant/hostsplit"
 	"github.com/sextant-crawler/sextant/internal/coord"
 	"github.com/sextant-crawler/sextant/internal/crawl"
+	"github.com/sextant-crawler/sextant/internal/memberserve"
 	"github.com/sextant-crawler/sextant/internal/report"
 	"github.com/sextant-crawler/sextant/internal/status"
 	"github.com/sextant-crawler/sextant/internal/warc"
@@ -342,7 +343,7 @@ func startMembers(o Options, web *simweb.Web, srv *simweb.Server, traces *[]*tra
 		lazy := &lazySource{id: ids[i]}
 		if err == nil {
 			var m *crawl.Member
-			m, err = crawl.StartMember(memberOptions(o, i, ids[i], web, srv, filter, members, seats[i], *cp, full, crossTrace, ww, tl, lazy, cs[i]))
+			m, err = memberserve.Start(memberOptions(o, i, ids[i], web, srv, filter, members, seats[i], *cp, full, crossTrace, ww, tl, lazy, cs[i]))
 			if err == nil {
 				srcs[i] = &StatusSource{Member: m, Curves: cs[i], Tally: tl.Tally, Cache: o.cacheConfig()}
 				lazy.src.Store(srcs[i])

@@ -572,7 +572,7 @@ func (c *Config) ReadSeeds() ([]string, error) {
 	return l.URLs, nil
 }
 
-// MemberOptions builds the options of crawl.StartMember. resolve is the
+// MemberOptions builds the options of crawl.NewMember (memberserve.Start). resolve is the
 // result of ResolveMap and seeds that of ReadSeeds (the scope may be
 // relative to them). It loads the TLS files. The Listener is left nil:
 // the caller binds Listen.

@@ -38,6 +38,7 @@ import (
 	"github.com/sextant-crawler/sextant/fetcher"
 	"github.com/sextant-crawler/sextant/frontier"
 	"github.com/sextant-crawler/sextant/internal/crawl"
+	"github.com/sextant-crawler/sextant/internal/memberserve"
 	"github.com/sextant-crawler/sextant/internal/warc"
 	"github.com/sextant-crawler/sextant/simweb"
 )
@@ -269,7 +270,7 @@ func run(ctx context.Context, oracle bool, budget, hosts, pages int, seed uint64
 			return err
 		}
 		tts = append(tts, tt)
-		m, err := crawl.StartMember(crawl.MemberOptions{
+		m, err := memberserve.Start(crawl.MemberOptions{
 			CrossTrace: func(fp uint64) { tt.add(tt.cross, fp) },
 			Node: crawl.Options{
 				DataDir: nd,
