@@ -43,16 +43,53 @@ func (m *Member) handoff(ctx context.Context, epoch uint64) error {
 			st = ps // resuming: keep counting
 		}
 	}
+	saveStats := func() error {
+		b, _ := json.Marshal(st)
+		return m.Split.SetMeta(metaHandoffStats, b)
+	}
+	fetched, hosts, err := m.movedFetched(ring, &st)
+	if err != nil {
+		return err
+	}
+	if err := m.spoolSeen(epoch, fetched, &st, saveStats); err != nil {
+		return err
+	}
+	if err := m.spoolQueued(notMine, fetched, hosts, &st, saveStats); err != nil {
+		return err
+	}
+	// The new owners hold the moved hosts' budget counts now (seen-only
+	// URLs are counted at the receiver, queued ones as they are queued).
+	if _, err := m.Node.fr.ForgetAdmitted(notMine); err != nil {
+		return fmt.Errorf("crawl: hand-off: %w", err)
+	}
+	st.Hosts = len(hosts)
+	st.Done = true
+	st.Duration += time.Since(start)
+	if err := saveStats(); err != nil {
+		return err
+	}
+	if err := m.Split.SetMeta(metaHandoffDone, u64b(epoch)); err != nil {
+		return err
+	}
+	m.el.mu.Lock()
+	m.el.handoff = st
+	m.el.mu.Unlock()
+	return nil
+}
+
+// movedFetched is step 1 of a hand-off: the URLs this node (or an earlier
+// owner that handed them here) fetched on hosts it no longer owns, and
+// those hosts.
+func (m *Member) movedFetched(ring *hostsplit.Ring, st *HandoffStats) (fetched, hosts map[string]bool, err error) {
 	// 1. Fetched URLs of moved hosts, as seen-only entries (idempotent at
 	// the receiver, so a resumed hand-off may resend them).
-	fetched := map[string]bool{}
-	hosts := map[string]bool{}
+	fetched, hosts = map[string]bool{}, map[string]bool{}
 	// Only hosts this node owned in the previous view: hosts it handed
 	// over in an earlier change are in its log too.
 	var prevRing *hostsplit.Ring
 	if prev := m.Split.PreviousMembers(); len(prev) > 0 {
 		if prevRing, err = hostsplit.NewRing(prev, false); err != nil {
-			return err
+			return nil, nil, err
 		}
 	}
 	moved := func(u string) {
@@ -66,7 +103,7 @@ func (m *Member) handoff(ctx context.Context, epoch uint64) error {
 		// fail the same way and wedge the membership change.
 		es, rs, err := ReadLog(m.el.logPath)
 		if err != nil && !errors.Is(err, os.ErrNotExist) {
-			return fmt.Errorf("crawl: hand-off: %w", err)
+			return nil, nil, fmt.Errorf("crawl: hand-off: %w", err)
 		}
 		if st.MalformedLogLines = rs.Malformed; rs.Malformed > 0 {
 			m.Node.opts.Logf("crawl: hand-off: skipped %d malformed lines of %s", rs.Malformed, m.el.logPath)
@@ -80,20 +117,22 @@ func (m *Member) handoff(ctx context.Context, epoch uint64) error {
 	// URLs fetched by earlier owners of the hosts, handed to this node.
 	in, err := readSeenIn(filepath.Join(m.Node.opts.DataDir, seenInLog))
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	for _, u := range in {
 		moved(u)
 	}
+	return fetched, hosts, nil
+}
+
+// spoolSeen spools the fetched URLs of moved hosts for their new owners
+// as seen-only entries, once per epoch.
+func (m *Member) spoolSeen(epoch uint64, fetched map[string]bool, st *HandoffStats, saveStats func() error) error {
 	seen := slices.Sorted(mapKeys(fetched))
 	if done, _, err := m.Split.Meta(metaHandoffSeen); err != nil {
 		return err
 	} else if u64(done) == epoch {
 		seen = nil // sent before a restart
-	}
-	saveStats := func() error {
-		b, _ := json.Marshal(st)
-		return m.Split.SetMeta(metaHandoffStats, b)
 	}
 	for len(seen) > 0 {
 		n := min(len(seen), 4096)
@@ -115,6 +154,11 @@ func (m *Member) handoff(ctx context.Context, epoch uint64) error {
 	if err := m.Split.SetMeta(metaHandoffSeen, u64b(epoch)); err != nil {
 		return err
 	}
+	return nil
+}
+
+// spoolQueued is step 2 of a hand-off: the queued URLs of moved hosts.
+func (m *Member) spoolQueued(notMine func(string) bool, fetched, hosts map[string]bool, st *HandoffStats, saveStats func() error) error {
 	// 2. Queued URLs: staged out of the frontier atomically, then spooled
 	// chunk by chunk with a resume mark.
 	if _, err := m.Node.fr.Stage(notMine); err != nil {
@@ -171,23 +215,6 @@ func (m *Member) handoff(ctx context.Context, epoch uint64) error {
 			m.el.transHook("chunk")
 		}
 	}
-	// The new owners hold the moved hosts' budget counts now (seen-only
-	// URLs are counted at the receiver, queued ones as they are queued).
-	if _, err := m.Node.fr.ForgetAdmitted(notMine); err != nil {
-		return fmt.Errorf("crawl: hand-off: %w", err)
-	}
-	st.Hosts = len(hosts)
-	st.Done = true
-	st.Duration += time.Since(start)
-	if err := saveStats(); err != nil {
-		return err
-	}
-	if err := m.Split.SetMeta(metaHandoffDone, u64b(epoch)); err != nil {
-		return err
-	}
-	m.el.mu.Lock()
-	m.el.handoff = st
-	m.el.mu.Unlock()
 	return nil
 }
 

@@ -185,11 +185,9 @@ func Run(ctx context.Context, o Options, out io.Writer) (*Report, error) {
 			w.Close()
 		}
 	}()
-	cs := make([]*Curves, o.Nodes)
-	for i := range cs {
-		if cs[i], err = NewCurves(); err != nil {
-			return nil, err
-		}
+	cs, err := newCurves(o.Nodes)
+	if err != nil {
+		return nil, err
 	}
 	var logs []*crawl.TalliedLog
 	defer func() {
@@ -232,25 +230,7 @@ func Run(ctx context.Context, o Options, out io.Writer) (*Report, error) {
 		fmt.Fprintf(out, "status pages with live miss-ratio curves: %s\n", statusURL)
 	}
 	start := time.Now()
-	for _, m := range members {
-		if err := m.Seed(ctx, web.Seeds()); err != nil {
-			return nil, err
-		}
-	}
-	var wg sync.WaitGroup
-	errs := make([]error, len(members))
-	for i, m := range members {
-		wg.Add(1)
-		go func() { defer wg.Done(); errs[i] = m.Run(ctx) }()
-	}
-	if o.StatusReady != nil && statusURL != "" {
-		o.StatusReady(statusURL) // the crawl is running; the callback must return promptly
-	}
-	finished := make(chan struct{})
-	go func() { wg.Wait(); close(finished) }()
-	progress(ctx, o, out, members, start, oracle.Size(), finished)
-	<-finished
-	if err := errors.Join(errs...); err != nil {
+	if err := crawlToEnd(ctx, o, out, members, web.Seeds(), oracle.Size(), statusURL, start); err != nil {
 		return nil, err
 	}
 	elapsed := time.Since(start)
@@ -277,6 +257,42 @@ func Run(ctx context.Context, o Options, out io.Writer) (*Report, error) {
 		}
 	}
 	return rep, nil
+}
+
+// newCurves returns n nodes' live curves.
+func newCurves(n int) ([]*Curves, error) {
+	cs := make([]*Curves, n)
+	for i := range cs {
+		var err error
+		if cs[i], err = NewCurves(); err != nil {
+			return nil, err
+		}
+	}
+	return cs, nil
+}
+
+// crawlToEnd seeds and runs the members until they end (or ctx is
+// cancelled), printing progress.
+func crawlToEnd(ctx context.Context, o Options, out io.Writer, members []*crawl.Member, seeds []string, expect int, statusURL string, start time.Time) error {
+	for _, m := range members {
+		if err := m.Seed(ctx, seeds); err != nil {
+			return err
+		}
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, len(members))
+	for i, m := range members {
+		wg.Add(1)
+		go func() { defer wg.Done(); errs[i] = m.Run(ctx) }()
+	}
+	if o.StatusReady != nil && statusURL != "" {
+		o.StatusReady(statusURL) // the crawl is running; the callback must return promptly
+	}
+	finished := make(chan struct{})
+	go func() { wg.Wait(); close(finished) }()
+	progress(ctx, o, out, members, start, expect, finished)
+	<-finished
+	return errors.Join(errs...)
 }
 
 func progress(ctx context.Context, o Options, out io.Writer, ms []*crawl.Member, start time.Time, expect int, finished <-chan struct{}) {

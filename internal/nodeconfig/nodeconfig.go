@@ -332,29 +332,7 @@ func (c *Config) Validate() error {
 	if !termsafe.Printable(c.ID) {
 		bad("id %q: control or non-printable characters", c.ID)
 	}
-	seen := map[string]bool{}
-	self := false
-	for i, m := range c.Members {
-		if m.ID == "" {
-			bad("members[%d]: id is required", i)
-		}
-		if !termsafe.Printable(m.ID) {
-			bad("members[%d]: id %q: control or non-printable characters", i, m.ID)
-		}
-		if seen[m.ID] {
-			bad("members[%d]: duplicate id %q", i, m.ID)
-		}
-		seen[m.ID] = true
-		if m.ID == c.ID {
-			self = true
-		}
-		if err := hostPort(m.Addr, true); err != nil {
-			bad("members[%d] (%s): addr %q: %v", i, m.ID, m.Addr, err)
-		}
-	}
-	if c.ID != "" && len(c.Members) > 0 && !self {
-		bad("id %q is not in members", c.ID)
-	}
+	c.validateMembers(bad)
 	if err := hostPort(c.Listen, false); err != nil {
 		bad("listen %q: %v", c.Listen, err)
 	}
@@ -381,24 +359,7 @@ func (c *Config) Validate() error {
 	if *c.PeerCacheSize < 0 {
 		bad("peer_cache_size %d < 0", *c.PeerCacheSize)
 	}
-	p := c.Politeness
-	if p.MinDelay != nil && *p.MinDelay < 0 {
-		bad("politeness.min_delay %v < 0", time.Duration(*p.MinDelay))
-	}
-	if p.MinDelay != nil && p.MaxDelay != nil && *p.MaxDelay < *p.MinDelay {
-		bad("politeness.max_delay %v < min_delay %v", time.Duration(*p.MaxDelay), time.Duration(*p.MinDelay))
-	}
-	for name, d := range map[string]*Duration{"politeness.max_delay": p.MaxDelay, "politeness.failure_backoff": p.FailureBackoff, "politeness.max_failure_backoff": p.MaxFailureBackoff, "fetch_timeout": c.FetchTimeout, "due_flush": c.DUEFlush} {
-		if d != nil && *d < 0 {
-			bad("%s %v < 0", name, time.Duration(*d))
-		}
-	}
-	if c.BodyCap < 0 {
-		bad("body_cap %d < 0", c.BodyCap)
-	}
-	if f := p.Factor; f != nil && (!(*f >= 0) || math.IsInf(*f, 1)) {
-		bad("politeness.factor %v: want a finite number ≥ 0", *f)
-	}
+	c.validatePoliteness(bad)
 	if !httpguts.ValidHeaderFieldValue(c.UserAgent) {
 		bad("user_agent %q: control characters are not allowed in a header", c.UserAgent)
 	}
@@ -451,6 +412,55 @@ func (c *Config) Validate() error {
 	}
 	c.validateEtcd(bad)
 	return errors.Join(errs...)
+}
+
+// validateMembers checks members and that id is one of them.
+func (c *Config) validateMembers(bad func(format string, args ...any)) {
+	seen := map[string]bool{}
+	self := false
+	for i, m := range c.Members {
+		if m.ID == "" {
+			bad("members[%d]: id is required", i)
+		}
+		if !termsafe.Printable(m.ID) {
+			bad("members[%d]: id %q: control or non-printable characters", i, m.ID)
+		}
+		if seen[m.ID] {
+			bad("members[%d]: duplicate id %q", i, m.ID)
+		}
+		seen[m.ID] = true
+		if m.ID == c.ID {
+			self = true
+		}
+		if err := hostPort(m.Addr, true); err != nil {
+			bad("members[%d] (%s): addr %q: %v", i, m.ID, m.Addr, err)
+		}
+	}
+	if c.ID != "" && len(c.Members) > 0 && !self {
+		bad("id %q is not in members", c.ID)
+	}
+}
+
+// validatePoliteness checks the politeness delays and the other durations.
+func (c *Config) validatePoliteness(bad func(format string, args ...any)) {
+	p := c.Politeness
+	if p.MinDelay != nil && *p.MinDelay < 0 {
+		bad("politeness.min_delay %v < 0", time.Duration(*p.MinDelay))
+	}
+	if p.MinDelay != nil && p.MaxDelay != nil && *p.MaxDelay < *p.MinDelay {
+		bad("politeness.max_delay %v < min_delay %v", time.Duration(*p.MaxDelay), time.Duration(*p.MinDelay))
+	}
+	for name, d := range map[string]*Duration{"politeness.max_delay": p.MaxDelay, "politeness.failure_backoff": p.FailureBackoff, "politeness.max_failure_backoff": p.MaxFailureBackoff, "fetch_timeout": c.FetchTimeout, "due_flush": c.DUEFlush} {
+		if d != nil && *d < 0 {
+			bad("%s %v < 0", name, time.Duration(*d))
+		}
+	}
+	if c.BodyCap < 0 {
+		bad("body_cap %d < 0", c.BodyCap)
+	}
+	if f := p.Factor; f != nil && (!(*f >= 0) || math.IsInf(*f, 1)) {
+		bad("politeness.factor %v: want a finite number ≥ 0", *f)
+	}
 }
 
 // hostPort checks "host:port"; the host may be empty unless needHost.
