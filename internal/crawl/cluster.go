@@ -25,7 +25,7 @@ type Member struct {
 	Split *hostsplit.Splitter
 	gf    *groupFlusher
 	self  hostsplit.NodeID
-	addr  string // Self's address in MemberOptions.Members
+	addr  string // MemberOptions.Listener's address, else Self's in Members
 
 	serverTLS *tls.Config                 // for ServerOptions
 	services  func(grpc.ServiceRegistrar) // MemberOptions.Services
@@ -158,6 +158,9 @@ func NewMember(o MemberOptions) (*Member, error) {
 		if mm.ID == m.self {
 			m.addr = mm.Addr
 		}
+	}
+	if o.Listener != nil {
+		m.addr = o.Listener.Addr().String() // the address actually served
 	}
 	m.markStop, m.markDone = make(chan struct{}), make(chan struct{})
 	go m.markLoop()
@@ -397,7 +400,8 @@ func (m *Member) saveSpoolMark() error {
 	return writeSpoolMark(m.Node.opts.DataDir, mark)
 }
 
-// Addr is the member's gRPC address in MemberOptions.Members.
+// Addr is the member's gRPC address: MemberOptions.Listener's if set, else
+// Self's in MemberOptions.Members.
 func (m *Member) Addr() string { return m.addr }
 
 // ServerOptions are the options of the gRPC server the member must be
