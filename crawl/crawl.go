@@ -22,9 +22,7 @@ var (
 	ErrClosed = engine.ErrClosed
 )
 
-// Options configure a Crawler. Start from DefaultOptions (or a zero
-// Options: zero fields take DefaultOptions' values, except MinDelay,
-// MaxDepth and the booleans, whose zero is a value).
+// Options configure a Crawler. Zero fields take DefaultOptions' values.
 type Options struct {
 	// DataDir holds the crawl's state (frontier, URL-seen store, crawl
 	// log). Required.
@@ -39,6 +37,8 @@ type Options struct {
 	// MinDelay and MaxDelay clamp the wait between two requests to one
 	// host, which is Factor times the duration of the host's last fetch
 	// (Mercator's rule); a robots.txt Crawl-delay may exceed MaxDelay.
+	// A negative MinDelay is none (for test servers: the default keeps a
+	// second between two requests to a host).
 	MinDelay, MaxDelay time.Duration
 	Factor             float64
 	// FailureBackoff is the wait after a host's first failure (a refused
@@ -54,8 +54,9 @@ type Options struct {
 	// limit.
 	MaxDepth int
 	// Domains, if set, are the only domains crawled (with their
-	// sub-domains); by default every host is.
-	Domains []string
+	// sub-domains); by default every host is. Exclude are domains never
+	// crawled (with their sub-domains), even within Domains.
+	Domains, Exclude []string
 	// AllowPrivate lets the crawler connect to loopback, private and
 	// link-local addresses (refused by default: a public page must not
 	// make the crawler reach into its own network).
@@ -83,10 +84,12 @@ func DefaultOptions() Options {
 	}
 }
 
-// EnsureDefaults fills zero fields with DefaultOptions' values (MinDelay,
-// MaxDepth and the booleans excepted: their zero is a value).
+// EnsureDefaults fills zero fields with DefaultOptions' values.
 func (o *Options) EnsureDefaults() {
 	d := DefaultOptions()
+	if o.MinDelay == 0 {
+		o.MinDelay = d.MinDelay
+	}
 	if o.ID == "" {
 		o.ID = d.ID
 	}
@@ -128,15 +131,18 @@ func (o *Options) engine() (engine.Options, error) {
 	e.ID, e.DataDir, e.Workers = o.ID, o.DataDir, o.Workers
 	e.Fetcher.UserAgent, e.Fetcher.FetchTimeout = o.UserAgent, o.FetchTimeout
 	e.Fetcher.AllowPrivate, e.Fetcher.DialContext, e.Fetcher.TLSConfig = o.AllowPrivate, o.DialContext, o.TLSConfig
-	e.Frontier.MinDelay, e.Frontier.MaxDelay, e.Frontier.Factor = o.MinDelay, o.MaxDelay, o.Factor
+	e.Frontier.MinDelay, e.Frontier.MaxDelay, e.Frontier.Factor = max(o.MinDelay, 0), o.MaxDelay, o.Factor
 	e.Frontier.FailureBackoff = o.FailureBackoff
 	e.MaxPagesPerHost, e.MaxDepth = o.MaxPagesPerHost, o.MaxDepth
-	if len(o.Domains) > 0 {
+	if len(o.Domains) > 0 || len(o.Exclude) > 0 {
 		fo := engine.DefaultFilterOptions()
-		fo.Scope, fo.Suffixes = extract.ScopeSuffixes, o.Domains
+		fo.Deny = o.Exclude
+		if len(o.Domains) > 0 {
+			fo.Scope, fo.Suffixes = extract.ScopeSuffixes, o.Domains
+		}
 		lf, err := engine.NewSeedFilter(fo, nil)
 		if err != nil {
-			return e, fmt.Errorf("%w: Domains: %v", ErrInvalidOptions, err)
+			return e, fmt.Errorf("%w: Domains or Exclude: %v", ErrInvalidOptions, err)
 		}
 		e.Filter = lf
 	}

@@ -41,8 +41,11 @@ func Example() {
 	o := crawl.DefaultOptions()
 	o.DataDir, o.Workers = dir, 4
 	// simweb is on loopback: no need to wait long between requests.
-	o.MinDelay, o.MaxDelay, o.FailureBackoff = 0, 10*time.Millisecond, 10*time.Millisecond
+	o.MinDelay, o.MaxDelay = -1, 10*time.Millisecond
 	o.Domains = []string{web.Domain()}
+	// A host simweb links to but does not serve: its robots.txt would be
+	// retried for seconds before its URLs are given up.
+	o.Exclude = []string{"nohost." + web.Domain()}
 	o.AllowPrivate, o.DialContext, o.TLSConfig = true, srv.DialContext, srv.TLSClientConfig()
 	o.OnFetch = func(p crawl.Page) {
 		mu.Lock()
