@@ -133,7 +133,9 @@ func (o *Options) engine() (engine.Options, error) {
 	e.Fetcher.AllowPrivate, e.Fetcher.DialContext, e.Fetcher.TLSConfig = o.AllowPrivate, o.DialContext, o.TLSConfig
 	e.Frontier.MinDelay, e.Frontier.MaxDelay, e.Frontier.Factor = max(o.MinDelay, 0), o.MaxDelay, o.Factor
 	e.Frontier.FailureBackoff = o.FailureBackoff
-	e.MaxPagesPerHost, e.MaxDepth = o.MaxPagesPerHost, o.MaxDepth
+	// Beyond half the budget a host's URLs wait behind every other
+	// host's (a trap host is slowed before it is cut off).
+	e.MaxPagesPerHost, e.SoftPagesPerHost, e.MaxDepth = o.MaxPagesPerHost, max(o.MaxPagesPerHost, 0)/2, o.MaxDepth
 	if len(o.Domains) > 0 || len(o.Exclude) > 0 {
 		fo := engine.DefaultFilterOptions()
 		fo.Deny = o.Exclude

@@ -102,10 +102,11 @@ type Options struct {
 	// with an empty set.
 	ContentSeenSize int
 	// MaxPagesPerHost bounds the URLs admitted to the frontier per host
-	// (trap defence; default 1000, -1 means no bound); later URLs are
-	// dropped and counted (Stats.BudgetDropped). Beyond SoftPagesPerHost
-	// (default half of MaxPagesPerHost, -1: none) a host's URLs are
-	// admitted at low priority (Frontier.HostBudget.
+	// (trap defence; -1 or 0 with SoftPagesPerHost set: no bound); later
+	// URLs are dropped and counted (Stats.BudgetDropped). Beyond
+	// SoftPagesPerHost (0 or -1: none) a host's URLs are admitted at low
+	// priority. With neither set, both take DefaultOptions' values (the
+	// flags' and the node config's: a hard budget, and half of it soft) (Frontier.HostBudget.
 	// LowPriority): fetched only once no URL of normal priority is queued,
 	// so a trap host is slowed before it is cut off (IRLbot's BEAST;
 	// Stats.Frontier.BudgetLowered counts them). They set Frontier.HostBudget,
@@ -236,11 +237,8 @@ func (o *Options) EnsureDefaults() {
 	if !o.LazyDone {
 		o.Frontier.SyncDone = true
 	}
-	if o.MaxPagesPerHost == 0 {
-		o.MaxPagesPerHost = d.MaxPagesPerHost
-	}
-	if o.SoftPagesPerHost == 0 {
-		o.SoftPagesPerHost = max(o.MaxPagesPerHost, 0) / 2
+	if o.MaxPagesPerHost == 0 && o.SoftPagesPerHost == 0 {
+		o.MaxPagesPerHost, o.SoftPagesPerHost = d.MaxPagesPerHost, d.SoftPagesPerHost
 	}
 	// Negative means none; the frontier's 0 does.
 	o.Frontier.HostBudget.Soft, o.Frontier.HostBudget.Hard = max(o.SoftPagesPerHost, 0), max(o.MaxPagesPerHost, 0)

@@ -170,7 +170,8 @@ func (c *Config) nodeOptions(lf crawl.LinkFilter, resolve map[string]string) cra
 	if o.CachePerWorker == 0 {
 		o.CacheAlgo = "none"
 	}
-	o.MaxPagesPerHost = c.MaxPagesPerHost // -1 is unbounded in both
+	// -1 is unbounded in both; the soft budget is half, as the flags'.
+	o.MaxPagesPerHost, o.SoftPagesPerHost = c.MaxPagesPerHost, max(c.MaxPagesPerHost, 0)/2
 	if c.NoFollow != "" {
 		o.NoFollow = c.NoFollow
 	}

@@ -92,3 +92,35 @@ func TestLibraryBudgetDefault(t *testing.T) {
 		t.Errorf("MaxPagesPerHost -1: budget %+v, want none", b)
 	}
 }
+
+// A hard budget set alone gets half of it as soft budget, from the flags
+// and from the node config alike (a config with max_pages_per_host 200
+// was refused: the default soft budget, 500, exceeded it).
+func TestBudgetSetAloneAgrees(t *testing.T) {
+	dir := t.TempDir()
+	fs := flag.NewFlagSet("t", flag.ContinueOnError)
+	nf := Add(fs)
+	if err := fs.Parse([]string{"--data", dir, "--max-pages-per-host", "200"}); err != nil {
+		t.Fatal(err)
+	}
+	fromFlags, err := nf.Options(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := nodeconfig.Parse(fmt.Appendf(nil, `{"id": "n0", "members": [{"id": "n0", "addr": "127.0.0.1:7000"}], "max_pages_per_host": 200,
+		"data_dir": %q, "tls": {"ca": "ca.pem", "cert": "n0.pem", "key": "n0-key.pem"}, "seeds": ["http://a.test/"]}`, dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	fromFile, err := cfg.NodeOptions(nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := frontier.Budget{Soft: 100, Hard: 200, LowPriority: 1}
+	if fromFlags.Frontier.HostBudget != want || fromFile.Frontier.HostBudget != want {
+		t.Errorf("budgets: flags %+v, node config %+v; want %+v", fromFlags.Frontier.HostBudget, fromFile.Frontier.HostBudget, want)
+	}
+}

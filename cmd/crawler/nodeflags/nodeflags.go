@@ -184,18 +184,15 @@ func (f *NodeFlags) Options(seeds []string) (crawl.Options, error) {
 }
 
 // budget maps the flags' per-host budgets to Options': the flags say 0
-// for none and -1 for half of the hard budget, Options -1 for none and 0
-// for the default.
+// for none and -1 (soft) for half of the hard budget, Options -1 (hard)
+// for none.
 func (f *NodeFlags) budget() (hard, soft int) {
 	hard, soft = f.maxPages, f.softPages
+	if soft == -1 {
+		soft = max(hard, 0) / 2
+	}
 	if hard == 0 {
 		hard = -1
-	}
-	switch soft {
-	case -1:
-		soft = 0
-	case 0:
-		soft = -1
 	}
 	return hard, soft
 }
