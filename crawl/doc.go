@@ -20,7 +20,7 @@
 //
 // What the caller must do:
 //   - give each node its own DataDir (a directory holds one crawl; reopening
-//     it resumes that crawl, and seeds of another crawl are refused);
+//     it resumes that crawl, seeds included);
 //   - Close the crawler after Run has returned, and Run it at most once at
 //     a time;
 //   - keep OnFetch quick: it is called from many workers at once, each
