@@ -23,6 +23,10 @@ import (
 // on any real crawl.
 const MaxWorkers = 4096
 
+// DefaultScope is the scope of a crawl that sets none (the flags', the
+// node config's): every host.
+const DefaultScope = "any"
+
 // ParseScope parses a --scope value: any, host, domain or suffixes.
 func ParseScope(s string) (extract.Scope, error) {
 	switch s {

@@ -302,7 +302,7 @@ func (c *Config) EnsureDefaults() {
 		c.PeerCacheSize = &v
 	}
 	if c.Scope == "" {
-		c.Scope = "any"
+		c.Scope = crawl.DefaultScope
 	}
 	if c.MaxPagesPerHost == 0 {
 		c.MaxPagesPerHost = d.MaxPagesPerHost

@@ -86,7 +86,7 @@ func Add(fs *flag.FlagSet) *NodeFlags {
 	fs.IntVar(&f.contentSeen, "content-seen-size", d.ContentSeenSize, "fingerprints of HTML bodies kept for the content-seen test (links of a body identical to a remembered one are not extracted; ~9 bytes each; a forgotten body's links are extracted again, never lost); 0 = no content-seen test")
 	fs.BoolVar(&f.cacheShared, "cache-shared", d.CacheShared, "one front cache of cache-per-worker × workers entries shared by all workers, instead of one per worker")
 	fs.StringVar(&f.cacheAlgo, "cache-algo", d.CacheAlgo, "front cache policy: clock, lru, random, infinite or none")
-	fs.StringVar(&f.scope, "scope", "any", "hosts a crawl may enter: any, host (the seeds' hosts), domain (the seeds' registered domains) or suffixes (see --suffix)")
+	fs.StringVar(&f.scope, "scope", crawl.DefaultScope, "hosts a crawl may enter: any, host (the seeds' hosts), domain (the seeds' registered domains) or suffixes (see --suffix)")
 	fs.Var(&f.suffixes, "suffix", "domain in scope for --scope suffixes (repeatable)")
 	fs.Var(&f.allow, "allow", "domain always in scope (repeatable)")
 	fs.Var(&f.deny, "deny", "domain never crawled (repeatable; beats --allow)")
