@@ -142,21 +142,7 @@ func runCluster(ctx context.Context, env *cmdEnv, args []string) error {
 		printStates(env, cur, all)
 		return err
 	case "abort":
-		rep, err := crawl.AbortChange(ctx, crawl.AbortOptions{TLS: tn, Members: cur.Members, Store: store})
-		switch {
-		case errors.Is(err, handoff.ErrCommitted):
-			return fmt.Errorf("cluster abort: %w", err)
-		case rep.Epoch == 0 && err == nil:
-			fmt.Fprintf(env.stdout, "cluster: no membership change in progress (view epoch %d); nothing to abort\n", cur.Epoch)
-			return nil
-		}
-		if len(rep.RolledBack) > 0 {
-			fmt.Fprintf(env.stdout, "cluster: the change to epoch %d is rolled back on %v; they fetch on epoch %d\n", rep.Epoch, rep.RolledBack, cur.Epoch)
-		}
-		if err != nil {
-			return fmt.Errorf("cluster abort: %w (members not reached roll back by themselves after the change's deadline)", err)
-		}
-		return nil
+		return clusterAbort(ctx, env, tn, cur, store)
 	case "add", "remove":
 	default:
 		return usagef("cluster: unknown subcommand %q (show, add, remove, abort, cert)", sub)
@@ -169,28 +155,11 @@ func runCluster(ctx context.Context, env *cmdEnv, args []string) error {
 	if sub == "add" && slices.Contains(removed, nid) {
 		return fmt.Errorf("cluster add: %s was removed from the cluster and may not come back under that id: %w; give the node a new id ('crawler cluster cert --id NEW-ID')", nid, handoff.ErrRemoved)
 	}
-	var old, nw hostsplit.View
-	var lostIDs []hostsplit.NodeID
-	switch {
-	case sub == "add" && !cur.Has(nid):
-		if *addr == "" {
-			return usagef("cluster add: --addr is required")
-		}
-		old = cur
-		nw = hostsplit.View{Epoch: cur.Epoch + 1, Members: append(slices.Clone(cur.Members), hostsplit.Member{ID: nid, Addr: *addr})}
-	case sub == "add": // a re-run: the peer has adopted the view already
-		nw = cur
-		old = hostsplit.View{Epoch: cur.Epoch - 1, Members: slices.DeleteFunc(slices.Clone(cur.Members), func(m hostsplit.Member) bool { return m.ID == nid })}
-	case cur.Has(nid):
-		old = cur
-		nw = hostsplit.View{Epoch: cur.Epoch + 1, Members: slices.DeleteFunc(slices.Clone(cur.Members), func(m hostsplit.Member) bool { return m.ID == nid })}
-	default: // remove, re-run
-		if *addr == "" && !*lost {
-			return usagef("cluster remove: %s is not in the view of %s (a re-run?): give its --addr, or --lost", nid, *peer)
-		}
-		nw = cur
-		old = hostsplit.View{Epoch: cur.Epoch - 1, Members: append(slices.Clone(cur.Members), hostsplit.Member{ID: nid, Addr: *addr})}
+	old, nw, err := changeViews(sub, cur, nid, *addr, *lost, *peer)
+	if err != nil {
+		return err
 	}
+	var lostIDs []hostsplit.NodeID
 	if sub == "remove" && *lost {
 		lostIDs = []hostsplit.NodeID{nid}
 	}
@@ -205,6 +174,57 @@ func runCluster(ctx context.Context, env *cmdEnv, args []string) error {
 	case err != nil:
 		return fmt.Errorf("cluster %s: %w (run the command again to finish the change)", sub, err)
 	}
+	printChange(env, rep, sub, nid, len(lostIDs) > 0)
+	return nil
+}
+
+// clusterAbort rolls back the membership change in progress, if any.
+func clusterAbort(ctx context.Context, env *cmdEnv, tn *tlsutil.Node, cur hostsplit.View, store handoff.Store) error {
+	rep, err := crawl.AbortChange(ctx, crawl.AbortOptions{TLS: tn, Members: cur.Members, Store: store})
+	switch {
+	case errors.Is(err, handoff.ErrCommitted):
+		return fmt.Errorf("cluster abort: %w", err)
+	case rep.Epoch == 0 && err == nil:
+		fmt.Fprintf(env.stdout, "cluster: no membership change in progress (view epoch %d); nothing to abort\n", cur.Epoch)
+		return nil
+	}
+	if len(rep.RolledBack) > 0 {
+		fmt.Fprintf(env.stdout, "cluster: the change to epoch %d is rolled back on %v; they fetch on epoch %d\n", rep.Epoch, rep.RolledBack, cur.Epoch)
+	}
+	if err != nil {
+		return fmt.Errorf("cluster abort: %w (members not reached roll back by themselves after the change's deadline)", err)
+	}
+	return nil
+}
+
+// changeViews is the old and the new view of a change adding or removing
+// nid, given the current view of the peer asked (a re-run finds it adopted).
+func changeViews(sub string, cur hostsplit.View, nid hostsplit.NodeID, addr string, lost bool, peer string) (old, nw hostsplit.View, err error) {
+	switch {
+	case sub == "add" && !cur.Has(nid):
+		if addr == "" {
+			return old, nw, usagef("cluster add: --addr is required")
+		}
+		old = cur
+		nw = hostsplit.View{Epoch: cur.Epoch + 1, Members: append(slices.Clone(cur.Members), hostsplit.Member{ID: nid, Addr: addr})}
+	case sub == "add": // a re-run: the peer has adopted the view already
+		nw = cur
+		old = hostsplit.View{Epoch: cur.Epoch - 1, Members: slices.DeleteFunc(slices.Clone(cur.Members), func(m hostsplit.Member) bool { return m.ID == nid })}
+	case cur.Has(nid):
+		old = cur
+		nw = hostsplit.View{Epoch: cur.Epoch + 1, Members: slices.DeleteFunc(slices.Clone(cur.Members), func(m hostsplit.Member) bool { return m.ID == nid })}
+	default: // remove, re-run
+		if addr == "" && !lost {
+			return old, nw, usagef("cluster remove: %s is not in the view of %s (a re-run?): give its --addr, or --lost", nid, peer)
+		}
+		nw = cur
+		old = hostsplit.View{Epoch: cur.Epoch - 1, Members: append(slices.Clone(cur.Members), hostsplit.Member{ID: nid, Addr: addr})}
+	}
+	return old, nw, nil
+}
+
+// printChange reports a committed membership change.
+func printChange(env *cmdEnv, rep crawl.ChangeReport, sub string, nid hostsplit.NodeID, lost bool) {
 	moved := rep.HandoffQueued + rep.HandoffSeen
 	fmt.Fprintf(env.stdout, "cluster: epoch %d adopted by %d nodes in %v (drain %v, commit and hand-off %v, slowest hand-off %v)\n",
 		rep.Epoch, rep.ParticipatingNodes, rep.Total.Round(time.Millisecond), rep.Prepare.Round(time.Millisecond),
@@ -212,13 +232,12 @@ func runCluster(ctx context.Context, env *cmdEnv, args []string) error {
 	fmt.Fprintf(env.stdout, "cluster: handed over %d hosts: %d queued URLs, %d fetched URLs (seen-only), %d batches, %d wire bytes (%.1f bytes per moved URL, %.0f%% of raw)\n",
 		rep.HandoffHosts, rep.HandoffQueued, rep.HandoffSeen, rep.HandoffBatches, rep.HandoffWireBytes,
 		float64(rep.HandoffWireBytes)/float64(max(1, moved)), 100*float64(rep.HandoffWireBytes)/float64(max(1, rep.HandoffRawBytes)))
-	if len(lostIDs) > 0 {
+	if lost {
 		fmt.Fprintf(env.stdout, "cluster: %s was lost: its hosts are crawled again from the seeds by their new owners (pages it fetched are fetched again; links to its hosts found only on pages of other hosts that were already crawled are not rediscovered)\n", nid)
 	}
-	if sub == "remove" && !*lost {
+	if sub == "remove" && !lost {
 		fmt.Fprintf(env.stdout, "cluster: %s has handed everything over and stays stopped; shut it down\n", nid)
 	}
-	return nil
 }
 
 func printStates(env *cmdEnv, v hostsplit.View, states []*pb.MemberState) {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/sextant-crawler/sextant/hostsplit"
 	"github.com/sextant-crawler/sextant/internal/crawl"
+	"github.com/sextant-crawler/sextant/internal/memberserve"
 	"github.com/sextant-crawler/sextant/internal/tlsutil"
 	pb "github.com/sextant-crawler/sextant/proto"
 )
@@ -32,7 +33,7 @@ func idleCluster(t *testing.T, n int) (pki string, all []hostsplit.Member, ms []
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	for _, s := range seats {
-		m, err := crawl.StartMember(crawl.MemberOptions{Node: crawl.Options{DataDir: filepath.Join(root, s.ID), Workers: 1},
+		m, err := memberserve.Start(crawl.MemberOptions{Node: crawl.Options{DataDir: filepath.Join(root, s.ID), Workers: 1},
 			Self: s.ID, Members: all, TLS: s.TLS, Listener: s.Listener})
 		if err != nil {
 			t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/sextant-crawler/sextant/hostsplit"
 	"github.com/sextant-crawler/sextant/internal/crawl"
+	"github.com/sextant-crawler/sextant/internal/memberserve"
 	"github.com/sextant-crawler/sextant/internal/tlsutil"
 )
 
@@ -34,7 +35,7 @@ func TestClusterAddRemove(t *testing.T) {
 		t.Fatal(err)
 	}
 	start := func(i int, members []hostsplit.Member, joining bool) *crawl.Member {
-		m, err := crawl.StartMember(crawl.MemberOptions{
+		m, err := memberserve.Start(crawl.MemberOptions{
 			Node: crawl.Options{DataDir: filepath.Join(root, seats[i].ID), Workers: 1},
 			Self: seats[i].ID, Members: members, TLS: seats[i].TLS, Listener: seats[i].Listener, Joining: joining,
 		})

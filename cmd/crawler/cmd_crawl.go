@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sextant-crawler/sextant/cmd/crawler/nodeflags"
 	"github.com/sextant-crawler/sextant/internal/crawl"
 	"github.com/sextant-crawler/sextant/internal/mrc"
 	"github.com/sextant-crawler/sextant/internal/report"
@@ -50,7 +51,7 @@ embedded synthetic web on loopback and crawls it from its seeds (it implies
 URLs fetched over all its runs (DIR/crawl.log) against the web's oracle and
 exits with status 1 if they differ. To crawl a separately started 'crawler
 simweb', use --resolve 'sim.test=127.0.0.1:PORT' --allow-private --min-delay 0.`)
-	nf := crawl.AddNodeFlags(f.FlagSet)
+	nf := nodeflags.Add(f.FlagSet)
 	seedsFile := f.String("seeds", "", "file of seed URLs, one per line")
 	sim := f.String("simweb", "", "crawl an embedded synthetic web: small or default")
 	maxFetches := f.Uint64("max-fetches", 0, "stop after this many fetches (0 = no limit)")

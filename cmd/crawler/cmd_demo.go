@@ -5,6 +5,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/sextant-crawler/sextant/internal/crawl"
 	"github.com/sextant-crawler/sextant/internal/demo"
 	"github.com/sextant-crawler/sextant/simweb"
 )
@@ -31,9 +32,9 @@ Run 'crawler simweb' to only serve the web.`)
 	seed := f.Uint64("seed", 0, "seed of the synthetic web")
 	noPath := f.Bool("no-pathologies", false, "build the web without pathological hosts")
 	plain := f.Bool("plain", false, "serve every host over plain HTTP (by default most hosts are HTTPS, some HTTP/2, as on the web)")
-	cacheW := f.Int("cache-per-worker", 512, "front cache entries per worker (CLOCK)")
+	cacheW := f.Int("cache-per-worker", crawl.DefaultOptions().CachePerWorker, "front cache entries per worker (CLOCK)")
 	cacheShared := f.Bool("cache-shared", false, "one front cache per node of cache-per-worker × workers entries, shared by its workers")
-	peerCache := f.Int("peer-cache", 4096, "per-peer splitter cache entries (CLOCK; 0: no per-peer cache)")
+	peerCache := f.Int("peer-cache", crawl.DefaultMemberOptions().PeerCacheSize, "per-peer splitter cache entries (CLOCK; 0: no per-peer cache)")
 	coalesce := f.Duration("wire-coalesce", 500*time.Millisecond, "how long a batch spooled for a peer may wait for later ones to share its wire message (0: each batch alone)")
 	data := f.String("data", "", "data directory to keep (default: a temporary one, removed at the end)")
 	report := f.String("report-json", "", "also write the final report as JSON to this file")

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/sextant-crawler/sextant/cmd/crawler/nodeflags"
 	"github.com/sextant-crawler/sextant/internal/crawl"
 )
 
@@ -45,7 +46,7 @@ those tails cannot be told from a write the kill cut short, and is cut
 off without a word. --due-fsync makes the DUE's log
 durable at each batch; after a disk error, a restore from backup or a
 crawl with --skip-check, run fsck before resuming.`)
-	nf := crawl.AddNodeFlags(f.FlagSet)
+	nf := nodeflags.Add(f.FlagSet)
 	repair := f.Bool("repair", false, "rebuild the frontier and the DUE if a check fails")
 	if err := f.parse(args); err != nil {
 		return err

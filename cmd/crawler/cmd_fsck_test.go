@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/sextant-crawler/sextant/internal/crawl"
+	"github.com/sextant-crawler/sextant/internal/memberserve"
 )
 
 // Issue 23, defect 4: a --data made by a crawl of another web is refused
@@ -80,7 +81,7 @@ func TestFsckMemberSpoolCLI(t *testing.T) {
 		t.Fatal(err)
 	}
 	node := filepath.Join(root, seats[0].ID)
-	m, err := crawl.StartMember(crawl.MemberOptions{Node: crawl.Options{DataDir: node, Workers: 1},
+	m, err := memberserve.Start(crawl.MemberOptions{Node: crawl.Options{DataDir: node, Workers: 1},
 		Self: seats[0].ID, Members: members, TLS: seats[0].TLS, Listener: seats[0].Listener})
 	if err != nil {
 		t.Fatal(err)

@@ -19,8 +19,10 @@ import (
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
+	"github.com/sextant-crawler/sextant/internal/coord"
 	"github.com/sextant-crawler/sextant/internal/crawl"
 	"github.com/sextant-crawler/sextant/internal/demo"
+	"github.com/sextant-crawler/sextant/internal/memberserve"
 	"github.com/sextant-crawler/sextant/internal/nodeconfig"
 	"github.com/sextant-crawler/sextant/internal/report"
 	"github.com/sextant-crawler/sextant/internal/status"
@@ -177,47 +179,20 @@ func runNodeConfig(ctx context.Context, env *cmdEnv, cfg *nodeconfig.Config, exi
 	}
 	mo.Node.FrontObserverBatch = curves.Front.ObserveBatch // once per page
 	mo.Node.RemoteObserverBatch = curves.Cross.ObserveBatch
-	var tally *crawl.HostTally
-	if mo.Node.CrawlLog == nil {
-		if err := os.MkdirAll(mo.Node.DataDir, 0o755); err != nil {
-			return err
-		}
-		tl, err := crawl.OpenTalliedLog(filepath.Join(mo.Node.DataDir, "crawl.log"), mo.Logger)
-		if err != nil {
-			return err
-		}
-		defer tl.Close() // after m.Close (deferred later, so run earlier)
-		mo.Node.CrawlLog, tally = tl.Log, tl.Tally
-		// A hand-off reads it for the fetched URLs of moved hosts.
-		mo.CrawlLogPath = filepath.Join(mo.Node.DataDir, "crawl.log")
-	}
-	var src atomic.Pointer[demo.StatusSource]
-	self := status.SourceFunc(func() status.Snapshot {
-		if s := src.Load(); s != nil {
-			return s.Snapshot()
-		}
-		return status.Snapshot{Node: cfg.ID, Error: "starting"}
-	})
-	mo.Services = func(s grpc.ServiceRegistrar) { status.Register(s, self) }
-	lis, err := net.Listen("tcp", cfg.Listen)
+	tally, closeLog, err := openNodeLog(&mo)
 	if err != nil {
-		return fmt.Errorf("grpc listen: %w", err)
+		return err
+	}
+	defer closeLog() // after m.Close (deferred later, so run earlier)
+	var src atomic.Pointer[demo.StatusSource]
+	self := lazyStatus(cfg.ID, &src)
+	mo.Services = func(s grpc.ServiceRegistrar) { status.Register(s, self) }
+	lis, mlis, hlis, err := listenNode(cfg)
+	if err != nil {
+		return err
 	}
 	mo.Listener = lis
-	mlis, err := net.Listen("tcp", cfg.MetricsListen)
-	if err != nil {
-		lis.Close()
-		return fmt.Errorf("metrics listen: %w", err)
-	}
-	var hlis net.Listener
-	if cfg.HealthListen != "" {
-		if hlis, err = net.Listen("tcp", cfg.HealthListen); err != nil {
-			lis.Close()
-			mlis.Close()
-			return fmt.Errorf("health listen: %w", err)
-		}
-	}
-	m, err := crawl.StartMember(mo)
+	m, err := memberserve.Start(mo)
 	if err != nil {
 		lis.Close()
 		mlis.Close()
@@ -230,14 +205,7 @@ func runNodeConfig(ctx context.Context, env *cmdEnv, cfg *nodeconfig.Config, exi
 		return err
 	}
 
-	workers, perWorker, shared := m.Node.CacheSizes()
-	peerCache := mo.PeerCacheSize
-	if mo.PeerCacheAlgo == "none" {
-		peerCache = 0
-	} else if peerCache == 0 {
-		peerCache = 4096 // crawl.MemberOptions' default
-	}
-	cacheCfg := report.CacheConfig{Workers: workers, CachePerWorker: perWorker, CacheShared: shared, PeerCache: peerCache}
+	cacheCfg := nodeCacheConfig(m, mo)
 	src.Store(&demo.StatusSource{Member: m, Curves: curves, Tally: tally, Cache: cacheCfg})
 
 	var done atomic.Bool
@@ -252,40 +220,8 @@ func runNodeConfig(ctx context.Context, env *cmdEnv, cfg *nodeconfig.Config, exi
 		defer stop()
 		fmt.Fprintf(env.stdout, "node %s: status page %s (cluster view over gRPC)\n", cfg.ID, url)
 	}
-	// Plaintext health-only gRPC server for probes (Kubernetes' grpc probe
-	// cannot present a client certificate to the mTLS port).
-	hs := health.NewServer()
-	if hlis != nil {
-		gs := grpc.NewServer()
-		healthpb.RegisterHealthServer(gs, hs)
-		wg.Add(1)
-		go func() { defer wg.Done(); _ = gs.Serve(hlis) }()
-		defer gs.Stop()
-	}
-	defer hs.Shutdown()
-	coll := &statsCollector{node: m.Node.Stats, split: m.Split.Stats, done: done.Load}
-	reg := newMetricsRegistry(coll)
-	mux := http.NewServeMux()
-	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
-	mux.HandleFunc("/status", func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		st, sp := m.Node.Stats(), m.Split.Stats()
-		_ = json.NewEncoder(w).Encode(struct {
-			Done  bool `json:"terminated"`
-			Node  any  `json:"node"`
-			Split any  `json:"splitter"`
-		}{done.Load(), st, sp})
-	})
-	hsrv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	wg.Add(1)
-	go func() { defer wg.Done(); _ = hsrv.Serve(mlis) }()
-	defer func() {
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = hsrv.Shutdown(sctx)
-	}()
-
+	hs, stopServing := serveNodeHealthMetrics(m, hlis, mlis, &done, &wg)
+	defer stopServing()
 	closed := false
 	defer func() {
 		if !closed {
@@ -305,6 +241,136 @@ func runNodeConfig(ctx context.Context, env *cmdEnv, cfg *nodeconfig.Config, exi
 	prog := startProgressLog(mo.Logger, env.progress, m.Node.Stats, m.Split.Stats)
 	runErr := m.Run(ctx)
 	prog.Close()
+	if err := nodeReport(ctx, env, cfg, m, sess, runErr, start, &done, curves, cacheCfg, reportJSON); err != nil {
+		return err
+	}
+	if runErr != nil && ctx.Err() == nil {
+		return runErr
+	}
+	if !exitDone && ctx.Err() == nil {
+		fmt.Fprintf(env.stdout, "node %s: serving metrics until SIGTERM\n", cfg.ID)
+		<-ctx.Done()
+	} else if ctx.Err() == nil {
+		// The peers confirm termination by asking this node's status:
+		// keep serving a few of their rounds, or they wait for it forever.
+		select {
+		case <-ctx.Done():
+		case <-time.After(exitGrace):
+		}
+	}
+	hs.Shutdown()
+	closed = true
+	return m.Close()
+}
+
+// listenNode binds the node's gRPC, metrics and (if configured) health
+// listeners, closing those bound if one fails.
+func listenNode(cfg *nodeconfig.Config) (lis, mlis, hlis net.Listener, err error) {
+	if lis, err = net.Listen("tcp", cfg.Listen); err != nil {
+		return nil, nil, nil, fmt.Errorf("grpc listen: %w", err)
+	}
+	mlis, err = net.Listen("tcp", cfg.MetricsListen)
+	if err != nil {
+		lis.Close()
+		return nil, nil, nil, fmt.Errorf("metrics listen: %w", err)
+	}
+	if cfg.HealthListen != "" {
+		if hlis, err = net.Listen("tcp", cfg.HealthListen); err != nil {
+			lis.Close()
+			mlis.Close()
+			return nil, nil, nil, fmt.Errorf("health listen: %w", err)
+		}
+	}
+	return lis, mlis, hlis, nil
+}
+
+// openNodeLog opens the node's crawl log with a tally of its busiest hosts
+// unless mo already has a crawl log; closeLog closes it.
+func openNodeLog(mo *crawl.MemberOptions) (tally *crawl.HostTally, closeLog func(), err error) {
+	closeLog = func() {}
+	if mo.Node.CrawlLog == nil {
+		if err := os.MkdirAll(mo.Node.DataDir, 0o755); err != nil {
+			return nil, closeLog, err
+		}
+		tl, err := crawl.OpenTalliedLog(filepath.Join(mo.Node.DataDir, "crawl.log"), mo.Logger)
+		if err != nil {
+			return nil, closeLog, err
+		}
+		closeLog = func() { tl.Close() }
+		mo.Node.CrawlLog, tally = tl.Log, tl.Tally
+		// A hand-off reads it for the fetched URLs of moved hosts.
+		mo.CrawlLogPath = filepath.Join(mo.Node.DataDir, "crawl.log")
+	}
+	return tally, closeLog, nil
+}
+
+// lazyStatus answers for the member once src is set, "starting" before.
+func lazyStatus(id string, src *atomic.Pointer[demo.StatusSource]) status.SourceFunc {
+	return func() status.Snapshot {
+		if s := src.Load(); s != nil {
+			return s.Snapshot()
+		}
+		return status.Snapshot{Node: id, Error: "starting"}
+	}
+}
+
+// nodeCacheConfig is the member's cache sizes, for the reports.
+func nodeCacheConfig(m *crawl.Member, mo crawl.MemberOptions) report.CacheConfig {
+	workers, perWorker, shared := m.Node.CacheSizes()
+	peerCache := mo.PeerCacheSize
+	if mo.PeerCacheAlgo == "none" {
+		peerCache = 0
+	} else if peerCache == 0 {
+		peerCache = crawl.DefaultMemberOptions().PeerCacheSize
+	}
+	return report.CacheConfig{Workers: workers, CachePerWorker: perWorker, CacheShared: shared, PeerCache: peerCache}
+}
+
+// serveNodeHealthMetrics serves the plaintext health service (if hlis is
+// set) and /metrics, /healthz and /status on mlis; stop stops them.
+func serveNodeHealthMetrics(m *crawl.Member, hlis, mlis net.Listener, done *atomic.Bool, wg *sync.WaitGroup) (hs *health.Server, stop func()) {
+	// Plaintext health-only gRPC server for probes (Kubernetes' grpc probe
+	// cannot present a client certificate to the mTLS port).
+	hs = health.NewServer()
+	var gs *grpc.Server
+	if hlis != nil {
+		gs = grpc.NewServer()
+		healthpb.RegisterHealthServer(gs, hs)
+		wg.Add(1)
+		go func() { defer wg.Done(); _ = gs.Serve(hlis) }()
+	}
+	coll := &statsCollector{node: m.Node.Stats, split: m.Split.Stats, done: done.Load}
+	reg := newMetricsRegistry(coll)
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
+	mux.HandleFunc("/status", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		st, sp := m.Node.Stats(), m.Split.Stats()
+		_ = json.NewEncoder(w).Encode(struct {
+			Done  bool `json:"terminated"`
+			Node  any  `json:"node"`
+			Split any  `json:"splitter"`
+		}{done.Load(), st, sp})
+	})
+	hsrv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	wg.Add(1)
+	go func() { defer wg.Done(); _ = hsrv.Serve(mlis) }()
+	return hs, func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = hsrv.Shutdown(sctx)
+		hs.Shutdown()
+		if gs != nil {
+			gs.Stop()
+		}
+	}
+}
+
+// nodeReport prints how the node's run ended and its report (and writes
+// it as JSON to reportJSON if set).
+func nodeReport(ctx context.Context, env *cmdEnv, cfg *nodeconfig.Config, m *crawl.Member, sess *coord.Session, runErr error,
+	start time.Time, done *atomic.Bool, curves *demo.Curves, cacheCfg report.CacheConfig, reportJSON string) error {
 	st, sp := m.Node.Stats(), m.Split.Stats()
 	if ctx.Err() != nil {
 		fmt.Fprintf(env.stdout, "node %s: interrupted after %s; the state is in %s (restart to resume)\n", cfg.ID, time.Since(start).Round(time.Millisecond), cfg.DataDir)
@@ -326,23 +392,7 @@ func runNodeConfig(ctx context.Context, env *cmdEnv, cfg *nodeconfig.Config, exi
 			return errors.Join(runErr, err)
 		}
 	}
-	if runErr != nil && ctx.Err() == nil {
-		return runErr
-	}
-	if !exitDone && ctx.Err() == nil {
-		fmt.Fprintf(env.stdout, "node %s: serving metrics until SIGTERM\n", cfg.ID)
-		<-ctx.Done()
-	} else if ctx.Err() == nil {
-		// The peers confirm termination by asking this node's status:
-		// keep serving a few of their rounds, or they wait for it forever.
-		select {
-		case <-ctx.Done():
-		case <-time.After(exitGrace):
-		}
-	}
-	hs.Shutdown()
-	closed = true
-	return m.Close()
+	return nil
 }
 
 // serveNodeStatus serves the status page of self on addr, its cluster view

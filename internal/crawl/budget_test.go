@@ -1,8 +1,6 @@
 package crawl
 
 import (
-	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -17,53 +15,6 @@ import (
 	"github.com/sextant-crawler/sextant/frontier"
 	"github.com/sextant-crawler/sextant/simweb"
 )
-
-// --soft-pages-per-host defaults to half of --max-pages-per-host, 0 turns
-// it off, and a soft budget over the hard one is refused;
-// --content-seen-size 0 turns the content-seen test off.
-func TestBudgetAndContentSeenFlags(t *testing.T) {
-	for _, tc := range []struct {
-		args             []string
-		soft, hard, seen int
-	}{
-		{nil, 500, 1000, DefaultContentSeenSize},
-		{[]string{"--max-pages-per-host", "7"}, 3, 7, DefaultContentSeenSize},
-		{[]string{"--max-pages-per-host", "7", "--soft-pages-per-host", "0"}, 0, 7, DefaultContentSeenSize},
-		{[]string{"--max-pages-per-host", "0"}, 0, 0, DefaultContentSeenSize},
-		{[]string{"--max-pages-per-host", "0", "--soft-pages-per-host", "9"}, 9, 0, DefaultContentSeenSize},
-		{[]string{"--soft-pages-per-host", "1000", "--content-seen-size", "0"}, 1000, 1000, -1},
-		{[]string{"--content-seen-size", "64"}, 500, 1000, 64},
-	} {
-		fs := flag.NewFlagSet("t", flag.ContinueOnError)
-		nf := AddNodeFlags(fs)
-		if err := fs.Parse(append([]string{"--data", t.TempDir()}, tc.args...)); err != nil {
-			t.Fatal(err)
-		}
-		o, err := nf.Options(nil)
-		if err != nil {
-			t.Errorf("%v: %v", tc.args, err)
-			continue
-		}
-		if b := o.Frontier.HostBudget; b.Soft != tc.soft || b.Hard != tc.hard || o.ContentSeenSize != tc.seen {
-			t.Errorf("%v: frontier budget %+v, content-seen size %d; want soft %d, hard %d, size %d", tc.args, b, o.ContentSeenSize, tc.soft, tc.hard, tc.seen)
-		}
-	}
-	for _, bad := range [][]string{
-		{"--soft-pages-per-host", "1001"},
-		{"--soft-pages-per-host", "-2"},
-		{"--max-pages-per-host", "-1"},
-		{"--content-seen-size", "-1"},
-	} {
-		fs := flag.NewFlagSet("t", flag.ContinueOnError)
-		nf := AddNodeFlags(fs)
-		if err := fs.Parse(append([]string{"--data", t.TempDir()}, bad...)); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := nf.Options(nil); !errors.Is(err, ErrInvalidOptions) {
-			t.Errorf("%v: %v, want ErrInvalidOptions", bad, err)
-		}
-	}
-}
 
 // Trap budget end to end (IRLbot's BEAST: slow a trap host before dropping
 // it). One hub page links first to 60 pages of a trap host, then to pages

@@ -2,94 +2,34 @@ package crawl
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
-	"log/slog"
-	"net"
 	"path/filepath"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/sextant-crawler/sextant/cache"
-	"github.com/sextant-crawler/sextant/hostsplit"
-	"github.com/sextant-crawler/sextant/internal/logging"
-	"github.com/sextant-crawler/sextant/internal/tlsutil"
-	pb "github.com/sextant-crawler/sextant/proto"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
+
+	"github.com/sextant-crawler/sextant/cache"
+	"github.com/sextant-crawler/sextant/hostsplit"
+	pb "github.com/sextant-crawler/sextant/proto"
 )
-
-// MemberOptions configure one node of a cluster: a Node plus its host
-// splitter and gRPC server.
-type MemberOptions struct {
-	// Node configures the crawling node; its Splitter is set by the member.
-	Node Options
-	// Self is this node's id; Members lists every node (Self included)
-	// with its gRPC address.
-	Self    string
-	Members []hostsplit.Member
-	// TLS is this node's mTLS material (from `crawler certs`). Required:
-	// peers accept only members signed by the cluster CA.
-	TLS *tlsutil.Node
-	// Listener is the bound gRPC listener; if nil, Self's address in
-	// Members is listened on.
-	Listener net.Listener
-	// PeerCacheAlgo and PeerCacheSize size the per-peer front cache of the
-	// splitter (hits are not sent). Defaults "clock" and 4096; "none"
-	// disables it.
-	PeerCacheAlgo string
-	PeerCacheSize int
-	// BatchMaxAge bounds how long a remote URL waits in a batch buffer
-	// before it is spooled. Default 200 ms.
-	BatchMaxAge time.Duration
-	// FlushInterval is how long a worker's remote URLs may wait for a
-	// shared flush to the spool (group commit). Default 20 ms.
-	FlushInterval time.Duration
-	// WireCoalesce is how long a spooled batch may wait for later ones to
-	// share its wire message (hostsplit.Options.CoalesceMaxAge): the
-	// small batches of frequent group commits then travel front-coded and
-	// compressed together. Default 500 ms; < 0 sends each batch alone.
-	WireCoalesce time.Duration
-	// FullTrace and CrossTrace receive the fingerprint of every URL
-	// entering the splitter and of every URL bound for a peer (for
-	// `crawler cachesim`). Optional.
-	FullTrace, CrossTrace func(fp uint64)
-	// Logger for the splitter. Default: Node.Logger.
-	Logger *slog.Logger
-	// Services, if set, registers more services (e.g. the status page's
-	// read-only NodeStatus) on the member's mTLS gRPC server before it
-	// serves; they get the same peer authentication as the Peer service.
-	Services func(grpc.ServiceRegistrar)
-	// Epoch numbers the membership Members (default 1); a newer view the
-	// node adopted in a membership change (see elastic.go) is persisted
-	// and wins on restart. Joining starts a node added to a running
-	// cluster: Members is the view it joins; it does not seed and does not
-	// fetch until `crawler cluster add` commits that view.
-	Epoch   uint64
-	Joining bool
-	// CrawlLogPath is read in a hand-off for the URLs this node fetched
-	// (they become seen-only entries at the hosts' new owner). Default
-	// Node.DataDir/crawl.log when Node.CrawlLog is nil; with a custom
-	// CrawlLog and no path, hand-offs carry queued URLs only.
-	CrawlLogPath string
-	// Control, if set, fences the member: it fetches only while Control
-	// holds (fence.go). Nil: no fencing (as before issue 25).
-	Control Control
-
-	testHandoffHook func(step string) // tests: called at each hand-off step
-}
 
 // Member is a running cluster node. Start it, Run it, Close it.
 type Member struct {
 	Node  *Node
 	Split *hostsplit.Splitter
-	srv   *grpc.Server
-	lis   net.Listener
-	done  chan struct{} // closed when Serve returns
 	gf    *groupFlusher
 	self  hostsplit.NodeID
+	addr  string // MemberOptions.Listener's address, else Self's in Members
+
+	serverTLS *tls.Config                 // for ServerOptions
+	services  func(grpc.ServiceRegistrar) // MemberOptions.Services
+	onClose   []func()                    // OnClose
 
 	el       elastic
 	seeds    []string
@@ -131,105 +71,24 @@ func (a splitAdapter) Route(ctx context.Context, urls []string) error {
 	return a.gf.wait(ctx)
 }
 
-// groupFlusher flushes the splitter at most once per interval on behalf of
-// every worker waiting for durability.
-type groupFlusher struct {
-	sp       *hostsplit.Splitter
-	interval time.Duration
-
-	mu      sync.Mutex
-	next    *flushRound // the round new waiters join
-	kick    chan struct{}
-	stop    chan struct{}
-	stopped chan struct{}
-}
-
-type flushRound struct {
-	done chan struct{}
-	err  error
-}
-
-func newGroupFlusher(sp *hostsplit.Splitter, interval time.Duration) *groupFlusher {
-	g := &groupFlusher{sp: sp, interval: interval, next: &flushRound{done: make(chan struct{})},
-		kick: make(chan struct{}, 1), stop: make(chan struct{}), stopped: make(chan struct{})}
-	go g.loop()
-	return g
-}
-
-func (g *groupFlusher) wait(ctx context.Context) error {
-	g.mu.Lock()
-	r := g.next
-	g.mu.Unlock()
-	select {
-	case g.kick <- struct{}{}:
-	default:
-	}
-	select {
-	case <-r.done:
-		return r.err
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-g.stopped:
-		return ErrClosed
-	}
-}
-
-func (g *groupFlusher) loop() {
-	defer close(g.stopped)
-	for {
-		select {
-		case <-g.stop:
-			return
-		case <-g.kick:
-		}
-		// Let more workers join this round.
-		select {
-		case <-g.stop:
-			return
-		case <-time.After(g.interval):
-		}
-		g.mu.Lock()
-		r := g.next
-		g.next = &flushRound{done: make(chan struct{})}
-		g.mu.Unlock()
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		r.err = g.sp.Flush(ctx)
-		cancel()
-		close(r.done)
-	}
-}
-
-func (g *groupFlusher) close() {
-	close(g.stop)
-	<-g.stopped
-}
-
-// StartMember opens the node and the splitter and starts serving gRPC.
-func StartMember(o MemberOptions) (*Member, error) {
-	if o.TLS == nil {
-		return nil, fmt.Errorf("%w: TLS material is required", ErrInvalidOptions)
-	}
-	if o.PeerCacheAlgo == "" {
-		o.PeerCacheAlgo = "clock"
-	}
-	if o.PeerCacheSize == 0 {
-		o.PeerCacheSize = 4096
-	}
-	if o.Logger == nil {
-		o.Logger = logging.OrDiscard(o.Node.Logger)
+// NewMember opens the node and the splitter. It serves nothing: the caller
+// makes a gRPC server with ServerOptions, registers the member's services
+// on it with Register, serves it, and stops it before (or while, see
+// OnClose) the member closes — as internal/memberserve does.
+func NewMember(o MemberOptions) (*Member, error) {
+	o.EnsureDefaults()
+	if err := o.Validate(); err != nil {
+		return nil, err
 	}
 	ref := &sinkRef{}
 	var peerCache func() hostsplit.Cache
 	if o.PeerCacheAlgo != "none" {
-		if _, err := cache.New(o.PeerCacheAlgo, o.PeerCacheSize); err != nil {
-			return nil, fmt.Errorf("%w: peer cache: %v", ErrInvalidOptions, err)
-		}
 		peerCache = func() hostsplit.Cache {
 			c, _ := cache.New(o.PeerCacheAlgo, o.PeerCacheSize)
 			return c
 		}
 	}
-	m := &Member{self: hostsplit.NodeID(o.Self), done: make(chan struct{})}
+	m := &Member{self: hostsplit.NodeID(o.Self)}
 	// The members accepted over mTLS follow the membership view.
 	var spRef atomic.Pointer[hostsplit.Splitter]
 	known := func(id hostsplit.NodeID) bool {
@@ -269,10 +128,6 @@ func StartMember(o MemberOptions) (*Member, error) {
 	}
 	spRef.Store(sp)
 	m.Split = sp
-	o.Node.ID = o.Self
-	if o.FlushInterval == 0 {
-		o.FlushInterval = 20 * time.Millisecond
-	}
 	m.gf = newGroupFlusher(sp, o.FlushInterval)
 	o.Node.Splitter = splitAdapter{sp: sp, self: m.self, gf: m.gf}
 	if m.Node, err = Open(o.Node); err != nil {
@@ -298,36 +153,19 @@ func StartMember(o MemberOptions) (*Member, error) {
 	if err := m.resumeElastic(context.Background()); err != nil {
 		return fail(fmt.Errorf("crawl: resuming a membership change: %w", err))
 	}
-	m.lis = o.Listener
-	if m.lis == nil {
-		var addr string
-		for _, mm := range o.Members {
-			if mm.ID == m.self {
-				addr = mm.Addr
-			}
-		}
-		if m.lis, err = net.Listen("tcp", addr); err != nil {
-			m.Node.Close()
-			m.gf.close()
-			sp.Close()
-			return nil, fmt.Errorf("crawl: listen: %w", err)
+	m.serverTLS, m.services = serverTLS, o.Services
+	for _, mm := range o.Members {
+		if mm.ID == m.self {
+			m.addr = mm.Addr
 		}
 	}
-	m.srv = grpc.NewServer(append(append(hostsplit.ServerOptions(hostsplit.Limits{}),
-		grpc.Creds(credentials.NewTLS(serverTLS))), operatorGateOptions()...)...)
-	sp.Transport().Register(m.srv)
-	pb.RegisterMembershipServer(m.srv, &membershipServer{m: m})
-	if o.Services != nil {
-		o.Services(m.srv)
+	if o.Listener != nil {
+		m.addr = o.Listener.Addr().String() // the address actually served
 	}
 	m.markStop, m.markDone = make(chan struct{}), make(chan struct{})
 	go m.markLoop()
 	m.deadlineStop, m.deadlineDone = make(chan struct{}), make(chan struct{})
 	go m.deadlineLoop(m.deadlineStop, m.deadlineDone)
-	go func() {
-		defer close(m.done)
-		_ = m.srv.Serve(m.lis)
-	}()
 	return m, nil
 }
 
@@ -432,47 +270,6 @@ func (m *Member) waitRemoved(ctx context.Context, changed <-chan struct{}, t *ti
 	}
 }
 
-// termProbe runs the cluster's termination check (two status rounds over
-// every member) in a goroutine it owns, one check at a time. A status call
-// to an unreachable peer can hang for hostsplit's RPCTimeout (5 s, e.g. a
-// black-holed peer): the loop that supervises the workers must not, or a
-// pause, a failed worker or a stop would wait for it (issue 25, defect 5).
-type termProbe struct {
-	sp      *hostsplit.Splitter
-	ctx     context.Context
-	cancel  context.CancelFunc
-	result  chan bool // capacity 1: the outcome of the check started last
-	running bool      // a check is running; the caller clears it when it takes the result
-	wg      sync.WaitGroup
-}
-
-func newTermProbe(ctx context.Context, sp *hostsplit.Splitter) *termProbe {
-	p := &termProbe{sp: sp, result: make(chan bool, 1)}
-	p.ctx, p.cancel = context.WithCancel(ctx)
-	return p
-}
-
-// start begins a check unless one is running; its outcome arrives on
-// result (true: terminated; false: not proven, e.g. a peer unreachable).
-func (p *termProbe) start() {
-	if p.running {
-		return
-	}
-	p.running = true
-	p.wg.Add(1)
-	go func() {
-		defer p.wg.Done()
-		done, err := p.sp.Transport().Terminated(p.ctx)
-		p.result <- err == nil && done
-	}()
-}
-
-// close cancels a running check and waits for it.
-func (p *termProbe) close() {
-	p.cancel()
-	p.wg.Wait()
-}
-
 // runWorkers runs the node's workers until the cluster terminates (true),
 // the membership phase changes, ctx ends or the node fails.
 func (m *Member) runWorkers(ctx context.Context, changed <-chan struct{}, t *time.Ticker) (bool, error) {
@@ -534,8 +331,8 @@ func (m *Member) runWorkers(ctx context.Context, changed <-chan struct{}, t *tim
 	}
 }
 
-// Close stops serving (gracefully, with a bound) and closes the splitter
-// and the node. A second Close returns the first one's result.
+// Close runs the OnClose functions (stopping the caller's server) while it
+// ends the peers' streams, then closes the splitter and the node. A second Close returns the first one's result.
 func (m *Member) Close() error {
 	m.closeOnce.Do(func() { m.closeErr = m.close() })
 	return m.closeErr
@@ -543,16 +340,16 @@ func (m *Member) Close() error {
 
 func (m *Member) close() error {
 	stopped := make(chan struct{})
-	go func() { m.srv.GracefulStop(); close(stopped) }()
-	// Peers keep their batch streams to this node open: end them, or the
-	// graceful stop always waits for its whole bound.
+	go func() {
+		defer close(stopped)
+		for _, f := range m.onClose {
+			f()
+		}
+	}()
+	// Peers keep their batch streams to this node open: end them, or a
+	// graceful stop of the server always waits for its whole bound.
 	m.Split.Transport().StopReceiving()
-	select {
-	case <-stopped:
-	case <-time.After(5 * time.Second):
-		m.srv.Stop()
-	}
-	<-m.done
+	<-stopped
 	m.gf.close()
 	close(m.markStop)
 	<-m.markDone
@@ -603,5 +400,30 @@ func (m *Member) saveSpoolMark() error {
 	return writeSpoolMark(m.Node.opts.DataDir, mark)
 }
 
-// Addr is the gRPC listen address.
-func (m *Member) Addr() string { return m.lis.Addr().String() }
+// Addr is the member's gRPC address: MemberOptions.Listener's if set, else
+// Self's in MemberOptions.Members.
+func (m *Member) Addr() string { return m.addr }
+
+// ServerOptions are the options of the gRPC server the member must be
+// served on: mTLS accepting only the cluster's current members (and
+// operators, for the membership service), and the splitter's limits.
+func (m *Member) ServerOptions() []grpc.ServerOption {
+	return append(append(hostsplit.ServerOptions(hostsplit.Limits{}),
+		grpc.Creds(credentials.NewTLS(m.serverTLS))), operatorGateOptions()...)
+}
+
+// Register registers the member's services on s: the splitter's Peer
+// service, the membership service and MemberOptions.Services.
+func (m *Member) Register(s grpc.ServiceRegistrar) {
+	m.Split.Transport().Register(s)
+	pb.RegisterMembershipServer(s, &membershipServer{m: m})
+	if m.services != nil {
+		m.services(s)
+	}
+}
+
+// OnClose registers f to run when Close begins, concurrently with the end
+// of the peers' streams to this member: the place to stop the gRPC server
+// serving it (gracefully, with a bound), before the splitter and the node
+// close. Call it before Close.
+func (m *Member) OnClose(f func()) { m.onClose = append(m.onClose, f) }

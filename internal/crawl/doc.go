@@ -43,7 +43,7 @@
 // them (then archived, for a peer lost with its disk). A spool that lost
 // writes keeps its epoch with its sequence numbers behind, and the peers
 // then take its next batches for resends (dropped) or gaps (refused for
-// ever): the cluster loses URLs or wedges. StartMember checks the spool
+// ever): the cluster loses URLs or wedges. NewMember checks the spool
 // before the splitter opens it (check.go) and refuses one that is missing
 // from a crawled-in directory, does not open, holds entries that do not
 // decode, or is below spool.mark: the spool's epoch and last sequence

@@ -56,7 +56,7 @@ func (n *Node) openWARC() error {
 		"body-cap":               strconv.FormatInt(fo.BodyCap, 10),
 		"workers":                strconv.Itoa(n.opts.Workers),
 		"max-depth":              strconv.Itoa(n.opts.MaxDepth),
-		"max-pages-per-host":     strconv.Itoa(n.opts.MaxPagesPerHost),
+		"max-pages-per-host":     strconv.Itoa(n.opts.Frontier.HostBudget.Hard),
 		"min-delay":              n.opts.Frontier.MinDelay.String(),
 		"max-delay":              n.opts.Frontier.MaxDelay.String(),
 		"nofollow":               n.opts.NoFollow,

@@ -12,24 +12,16 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"os"
 	"path/filepath"
 	"sync"
-	"sync/atomic"
 	"time"
 
-	"github.com/sextant-crawler/sextant/extract"
-	"github.com/sextant-crawler/sextant/fetcher"
-	"github.com/sextant-crawler/sextant/frontier"
 	"github.com/sextant-crawler/sextant/internal/coord"
 	"github.com/sextant-crawler/sextant/internal/crawl"
 	"github.com/sextant-crawler/sextant/internal/report"
-	"github.com/sextant-crawler/sextant/internal/status"
 	"github.com/sextant-crawler/sextant/internal/warc"
 	"github.com/sextant-crawler/sextant/simweb"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials"
 )
 
 // ErrInvalidOptions wraps every problem Options.Validate finds.
@@ -43,8 +35,8 @@ type Options struct {
 	Nodes int
 	// Workers per node; default 32.
 	Workers int
-	// CachePerWorker and PeerCache size the front caches; defaults 512
-	// and 4096 entries. PeerCache < 0 runs without per-peer caches.
+	// CachePerWorker and PeerCache size the front caches; defaults
+	// crawl.DefaultMemberOptions'. PeerCache < 0 runs without per-peer caches.
 	CachePerWorker, PeerCache int
 	// WireCoalesce is how long a batch spooled for a peer may wait for
 	// later ones to share its wire message (crawl.MemberOptions); default
@@ -101,11 +93,12 @@ func (o *Options) EnsureDefaults() {
 	if o.Workers == 0 {
 		o.Workers = 32
 	}
+	d := crawl.DefaultMemberOptions()
 	if o.CachePerWorker == 0 {
-		o.CachePerWorker = 512
+		o.CachePerWorker = d.Node.CachePerWorker
 	}
 	if o.PeerCache == 0 {
-		o.PeerCache = 4096
+		o.PeerCache = d.PeerCacheSize
 	}
 	if o.Progress == 0 {
 		o.Progress = time.Second
@@ -113,15 +106,6 @@ func (o *Options) EnsureDefaults() {
 	if o.StatusAddr == "" {
 		o.StatusAddr = "127.0.0.1:0"
 	}
-}
-
-// peerCacheAlgo is the member's per-peer cache algorithm: "none" for
-// PeerCache < 0, else the default.
-func (o *Options) peerCacheAlgo() string {
-	if o.PeerCache < 0 {
-		return "none"
-	}
-	return ""
 }
 
 // Validate reports every invalid field.
@@ -205,11 +189,9 @@ func Run(ctx context.Context, o Options, out io.Writer) (*Report, error) {
 			w.Close()
 		}
 	}()
-	cs := make([]*Curves, o.Nodes)
-	for i := range cs {
-		if cs[i], err = NewCurves(); err != nil {
-			return nil, err
-		}
+	cs, err := newCurves(o.Nodes)
+	if err != nil {
+		return nil, err
 	}
 	var logs []*crawl.TalliedLog
 	defer func() {
@@ -252,25 +234,7 @@ func Run(ctx context.Context, o Options, out io.Writer) (*Report, error) {
 		fmt.Fprintf(out, "status pages with live miss-ratio curves: %s\n", statusURL)
 	}
 	start := time.Now()
-	for _, m := range members {
-		if err := m.Seed(ctx, web.Seeds()); err != nil {
-			return nil, err
-		}
-	}
-	var wg sync.WaitGroup
-	errs := make([]error, len(members))
-	for i, m := range members {
-		wg.Add(1)
-		go func() { defer wg.Done(); errs[i] = m.Run(ctx) }()
-	}
-	if o.StatusReady != nil && statusURL != "" {
-		o.StatusReady(statusURL) // the crawl is running; the callback must return promptly
-	}
-	finished := make(chan struct{})
-	go func() { wg.Wait(); close(finished) }()
-	progress(ctx, o, out, members, start, oracle.Size(), finished)
-	<-finished
-	if err := errors.Join(errs...); err != nil {
+	if err := crawlToEnd(ctx, o, out, members, web.Seeds(), oracle.Size(), statusURL, start); err != nil {
 		return nil, err
 	}
 	elapsed := time.Since(start)
@@ -299,159 +263,40 @@ func Run(ctx context.Context, o Options, out io.Writer) (*Report, error) {
 	return rep, nil
 }
 
-// startMembers starts the nodes, each with its live curves, a tallied crawl
-// log (busiest hosts) and the NodeStatus service (srcs[i] is set once
-// member i runs), and returns each node's client to the others' NodeStatus.
-func startMembers(o Options, web *simweb.Web, srv *simweb.Server, traces *[]*traceFile, warcs *[]*warc.Writer,
-	logs *[]*crawl.TalliedLog, cs []*Curves, srcs []*StatusSource, cp **controlPlane) ([]*crawl.Member, []*status.Peers, error) {
-	members, seats, err := crawl.LoopbackCluster(filepath.Join(o.DataDir, "pki"), o.Nodes)
-	if err != nil {
-		return nil, nil, err
-	}
-	if !o.NoEtcd {
-		if *cp, err = startControl(o.DataDir, members, seats); err != nil {
-			for _, s := range seats {
-				s.Listener.Close()
-			}
-			return nil, nil, err
+// newCurves returns n nodes' live curves.
+func newCurves(n int) ([]*Curves, error) {
+	cs := make([]*Curves, n)
+	for i := range cs {
+		var err error
+		if cs[i], err = NewCurves(); err != nil {
+			return nil, err
 		}
 	}
-	lis := make([]net.Listener, len(seats))
-	ids := make([]string, len(seats))
-	for i, s := range seats {
-		lis[i], ids[i] = s.Listener, s.ID
-	}
-	filter, err := extract.NewFilter(extract.FilterOptions{Scope: extract.ScopeSuffixes, Suffixes: []string{web.Domain()}, MaxRepeatedSegments: -1})
-	if err != nil {
-		return nil, nil, err
-	}
-	var out []*crawl.Member
-	for i := range ids {
-		tn := seats[i].TLS
-		var full, crossTrace func(uint64)
-		if err == nil && o.Traces {
-			full, crossTrace, err = openTraces(filepath.Join(o.DataDir, ids[i]), traces)
-		}
-		var ww crawl.WARCWriter
-		if err == nil && o.WARCDir != "" {
-			var w *warc.Writer
-			if err = os.MkdirAll(o.WARCDir, 0o755); err == nil {
-				w, err = warc.NewWriter(warc.Options{Dir: o.WARCDir, NodeID: ids[i], Software: "sextant/" + crawl.Version()})
-			}
-			if err == nil {
-				*warcs = append(*warcs, w)
-				ww = w
-			}
-		}
-		var tl *crawl.TalliedLog
-		if err == nil {
-			if err = os.MkdirAll(filepath.Join(o.DataDir, ids[i]), 0o755); err == nil {
-				tl, err = crawl.OpenTalliedLog(filepath.Join(o.DataDir, ids[i], "crawl.log"), o.Logger)
-			}
-			if err == nil {
-				*logs = append(*logs, tl)
-			}
-		}
-		lazy := &lazySource{id: ids[i]}
-		if err == nil {
-			var m *crawl.Member
-			m, err = crawl.StartMember(crawl.MemberOptions{
-				Services:   func(s grpc.ServiceRegistrar) { status.Register(s, lazy) },
-				CrossTrace: crossTrace, // the full trace is the node's: it sees local links too
-				Node: crawl.Options{
-					DataDir:       filepath.Join(o.DataDir, ids[i]),
-					Identity:      crawl.NewIdentity("demo", web.Seeds()),
-					ForceIdentity: o.Force,
-					Workers:       o.Workers,
-					Fetcher:       fetcher.Options{AllowPrivate: true, DialContext: srv.DialContext, TLSConfig: srv.TLSClientConfig(), FetchTimeout: 5 * time.Second},
-					Frontier: frontier.Options{MinDelay: 0, MaxDelay: time.Second,
-						FailureBackoff: 50 * time.Millisecond, MaxFailureBackoff: time.Second},
-					DUEFlushInterval: 200 * time.Millisecond,
-					CachePerWorker:   o.CachePerWorker,
-					CacheShared:      o.CacheShared,
-					MaxPagesPerHost:  1000,
-					Filter:           crawl.Filter{F: filter},
-					FullTrace:        full,
-					WARC:             ww,
-					// the live curves, fed once per page
-					FrontObserverBatch:  cs[i].Front.ObserveBatch,
-					RemoteObserverBatch: cs[i].Cross.ObserveBatch,
-					CrawlLog:            tl.Log,
-				},
-				Self: ids[i], Members: members, TLS: tn, Listener: lis[i], PeerCacheSize: o.PeerCache,
-				PeerCacheAlgo: o.peerCacheAlgo(), WireCoalesce: o.WireCoalesce,
-				Control: (*cp).control(i),
-			})
-			if err == nil {
-				srcs[i] = &StatusSource{Member: m, Curves: cs[i], Tally: tl.Tally, Cache: o.cacheConfig()}
-				lazy.src.Store(srcs[i])
-				out = append(out, m)
-				continue
-			}
-		}
-		for _, m := range out {
-			m.Close()
-		}
-		for _, l := range lis[i:] {
-			l.Close()
-		}
-		return nil, nil, err
-	}
-	var peers []*status.Peers
-	for i := range out {
-		var pa []status.PeerAddr
-		for j := range out {
-			if j != i {
-				pa = append(pa, status.PeerAddr{ID: ids[j], Addr: out[j].Addr()})
-			}
-		}
-		p, err := status.DialPeers(pa, credentials.NewTLS(seats[i].TLS.ClientConfig(ids)), 2*time.Second)
-		if err != nil {
-			for _, p := range peers {
-				p.Close()
-			}
-			for _, m := range out {
-				m.Close()
-			}
-			return nil, nil, err
-		}
-		peers = append(peers, p)
-	}
-	return out, peers, nil
+	return cs, nil
 }
 
-// lazySource answers for a member not started yet.
-type lazySource struct {
-	id  string
-	src atomic.Pointer[StatusSource]
-}
-
-func (l *lazySource) Snapshot() status.Snapshot {
-	if s := l.src.Load(); s != nil {
-		return s.Snapshot()
+// crawlToEnd seeds and runs the members until they end (or ctx is
+// cancelled), printing progress.
+func crawlToEnd(ctx context.Context, o Options, out io.Writer, members []*crawl.Member, seeds []string, expect int, statusURL string, start time.Time) error {
+	for _, m := range members {
+		if err := m.Seed(ctx, seeds); err != nil {
+			return err
+		}
 	}
-	return status.Snapshot{Node: l.id, Error: "starting"}
-}
-
-func (o Options) cacheConfig() CacheConfig {
-	return CacheConfig{Workers: o.Workers, CachePerWorker: o.CachePerWorker, CacheShared: o.CacheShared, PeerCache: max(o.PeerCache, 0)}
-}
-
-func openTraces(dir string, traces *[]*traceFile) (full, cross func(uint64), err error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, nil, err
+	var wg sync.WaitGroup
+	errs := make([]error, len(members))
+	for i, m := range members {
+		wg.Add(1)
+		go func() { defer wg.Done(); errs[i] = m.Run(ctx) }()
 	}
-	ft, err := createTrace(filepath.Join(dir, "full.trace"))
-	if err != nil {
-		return nil, nil, err
+	if o.StatusReady != nil && statusURL != "" {
+		o.StatusReady(statusURL) // the crawl is running; the callback must return promptly
 	}
-	*traces = append(*traces, ft)
-	ct, err := createTrace(filepath.Join(dir, "cross.trace"))
-	if err != nil {
-		return nil, nil, err
-	}
-	*traces = append(*traces, ct)
-	return ft.add, ct.add, nil
+	finished := make(chan struct{})
+	go func() { wg.Wait(); close(finished) }()
+	progress(ctx, o, out, members, start, expect, finished)
+	<-finished
+	return errors.Join(errs...)
 }
 
 func progress(ctx context.Context, o Options, out io.Writer, ms []*crawl.Member, start time.Time, expect int, finished <-chan struct{}) {

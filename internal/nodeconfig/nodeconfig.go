@@ -21,11 +21,9 @@ package nodeconfig
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"net"
 	"net/netip"
 	"os"
@@ -36,12 +34,8 @@ import (
 	"golang.org/x/net/http/httpguts"
 
 	"github.com/sextant-crawler/sextant/extract"
-	"github.com/sextant-crawler/sextant/fetcher"
-	"github.com/sextant-crawler/sextant/frontier"
-	"github.com/sextant-crawler/sextant/hostsplit"
 	"github.com/sextant-crawler/sextant/internal/crawl"
 	"github.com/sextant-crawler/sextant/internal/termsafe"
-	"github.com/sextant-crawler/sextant/internal/tlsutil"
 )
 
 // ErrInvalid wraps every problem Validate finds.
@@ -125,15 +119,15 @@ type Config struct {
 	DataDir string `json:"data_dir"`
 	TLS     TLS    `json:"tls"`
 
-	// Workers is the number of fetching goroutines (default 64, at most
-	// crawl.MaxWorkers).
+	// Workers is the number of fetching goroutines (default
+	// crawl.DefaultOptions', at most crawl.MaxWorkers).
 	Workers int `json:"workers,omitempty"`
 	// CacheAlgo and CachePerWorker size each worker's front cache
-	// (defaults "clock", 512; 0 entries disables it).
+	// (defaults crawl.DefaultOptions'; 0 entries disables it).
 	CacheAlgo      string `json:"cache_algo,omitempty"`
 	CachePerWorker *int   `json:"cache_per_worker,omitempty"`
 	// PeerCacheAlgo and PeerCacheSize size the splitter's per-peer cache
-	// (defaults "clock", 4096; 0 entries disables it).
+	// (defaults crawl.DefaultMemberOptions'; 0 entries disables it).
 	PeerCacheAlgo string `json:"peer_cache_algo,omitempty"`
 	PeerCacheSize *int   `json:"peer_cache_size,omitempty"`
 	// WireCoalesce is how long a batch spooled for a peer may wait for
@@ -157,8 +151,9 @@ type Config struct {
 	// the domains in scope for suffixes.
 	Scope    string   `json:"scope,omitempty"`
 	Suffixes []string `json:"suffixes,omitempty"`
-	// MaxPagesPerHost bounds the URLs admitted per host (default 1000;
-	// -1: unbounded).
+	// MaxPagesPerHost bounds the URLs admitted per host (default
+	// crawl.DefaultOptions'; -1: unbounded). Beyond half of it a host's
+	// URLs are admitted at low priority (crawl.Options.SoftPagesPerHost).
 	MaxPagesPerHost int `json:"max_pages_per_host,omitempty"`
 	// MaxRepeatedSegments rejects paths repeating a segment more often
 	// (default 3; -1: no limit).
@@ -288,31 +283,32 @@ func (c *Config) EnsureDefaults() {
 			}
 		}
 	}
+	d, dm := crawl.DefaultOptions(), crawl.DefaultMemberOptions()
 	if c.Workers == 0 {
-		c.Workers = 64
+		c.Workers = d.Workers
 	}
 	if c.CacheAlgo == "" {
-		c.CacheAlgo = "clock"
+		c.CacheAlgo = d.CacheAlgo
 	}
 	if c.CachePerWorker == nil {
-		v := 512
+		v := d.CachePerWorker
 		c.CachePerWorker = &v
 	}
 	if c.PeerCacheAlgo == "" {
-		c.PeerCacheAlgo = "clock"
+		c.PeerCacheAlgo = dm.PeerCacheAlgo
 	}
 	if c.PeerCacheSize == nil {
-		v := 4096
+		v := dm.PeerCacheSize
 		c.PeerCacheSize = &v
 	}
 	if c.Scope == "" {
-		c.Scope = "any"
+		c.Scope = crawl.DefaultScope
 	}
 	if c.MaxPagesPerHost == 0 {
-		c.MaxPagesPerHost = 1000
+		c.MaxPagesPerHost = d.MaxPagesPerHost
 	}
 	if c.MaxRepeatedSegments == 0 {
-		c.MaxRepeatedSegments = 3
+		c.MaxRepeatedSegments = crawl.DefaultFilterOptions().MaxRepeatedSegments
 	}
 	if c.MetricsListen == "" {
 		c.MetricsListen = DefaultMetricsListen
@@ -335,29 +331,7 @@ func (c *Config) Validate() error {
 	if !termsafe.Printable(c.ID) {
 		bad("id %q: control or non-printable characters", c.ID)
 	}
-	seen := map[string]bool{}
-	self := false
-	for i, m := range c.Members {
-		if m.ID == "" {
-			bad("members[%d]: id is required", i)
-		}
-		if !termsafe.Printable(m.ID) {
-			bad("members[%d]: id %q: control or non-printable characters", i, m.ID)
-		}
-		if seen[m.ID] {
-			bad("members[%d]: duplicate id %q", i, m.ID)
-		}
-		seen[m.ID] = true
-		if m.ID == c.ID {
-			self = true
-		}
-		if err := hostPort(m.Addr, true); err != nil {
-			bad("members[%d] (%s): addr %q: %v", i, m.ID, m.Addr, err)
-		}
-	}
-	if c.ID != "" && len(c.Members) > 0 && !self {
-		bad("id %q is not in members", c.ID)
-	}
+	c.validateMembers(bad)
 	if err := hostPort(c.Listen, false); err != nil {
 		bad("listen %q: %v", c.Listen, err)
 	}
@@ -384,24 +358,7 @@ func (c *Config) Validate() error {
 	if *c.PeerCacheSize < 0 {
 		bad("peer_cache_size %d < 0", *c.PeerCacheSize)
 	}
-	p := c.Politeness
-	if p.MinDelay != nil && *p.MinDelay < 0 {
-		bad("politeness.min_delay %v < 0", time.Duration(*p.MinDelay))
-	}
-	if p.MinDelay != nil && p.MaxDelay != nil && *p.MaxDelay < *p.MinDelay {
-		bad("politeness.max_delay %v < min_delay %v", time.Duration(*p.MaxDelay), time.Duration(*p.MinDelay))
-	}
-	for name, d := range map[string]*Duration{"politeness.max_delay": p.MaxDelay, "politeness.failure_backoff": p.FailureBackoff, "politeness.max_failure_backoff": p.MaxFailureBackoff, "fetch_timeout": c.FetchTimeout, "due_flush": c.DUEFlush} {
-		if d != nil && *d < 0 {
-			bad("%s %v < 0", name, time.Duration(*d))
-		}
-	}
-	if c.BodyCap < 0 {
-		bad("body_cap %d < 0", c.BodyCap)
-	}
-	if f := p.Factor; f != nil && (!(*f >= 0) || math.IsInf(*f, 1)) {
-		bad("politeness.factor %v: want a finite number ≥ 0", *f)
-	}
+	c.validatePoliteness(bad)
 	if !httpguts.ValidHeaderFieldValue(c.UserAgent) {
 		bad("user_agent %q: control characters are not allowed in a header", c.UserAgent)
 	}
@@ -454,226 +411,4 @@ func (c *Config) Validate() error {
 	}
 	c.validateEtcd(bad)
 	return errors.Join(errs...)
-}
-
-// hostPort checks "host:port"; the host may be empty unless needHost.
-func hostPort(s string, needHost bool) error {
-	h, port, err := net.SplitHostPort(s)
-	if err != nil {
-		return errors.New("want host:port")
-	}
-	if needHost && h == "" {
-		return errors.New("host is empty")
-	}
-	if h != "" && !validHostName(h) {
-		if _, err := netip.ParseAddr(h); err != nil {
-			return fmt.Errorf("bad host %q", h)
-		}
-	}
-	var n int
-	if _, err := fmt.Sscanf(port, "%d", &n); err != nil || n < 0 || n > 65535 || fmt.Sprint(n) != port {
-		return fmt.Errorf("bad port %q", port)
-	}
-	return nil
-}
-
-func validHostName(h string) bool {
-	if h == "" || len(h) > 253 {
-		return false
-	}
-	for _, label := range strings.Split(h, ".") {
-		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
-			return false
-		}
-		for _, r := range label {
-			if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
-				return false
-			}
-		}
-	}
-	return true
-}
-
-// LookupFunc resolves a host name (net.DefaultResolver.LookupNetIP with
-// network "ip" fits).
-type LookupFunc func(ctx context.Context, network, host string) ([]netip.Addr, error)
-
-// ResolveMap returns Resolve in fetcher.Options.Resolve form ("ip" or
-// "ip:port"), looking up every host name with lookup (once: a restarted
-// container gets a fresh address on its next start). IP literals never
-// reach lookup.
-func (c *Config) ResolveMap(ctx context.Context, lookup LookupFunc) (map[string]string, error) {
-	if len(c.Resolve) == 0 {
-		return nil, nil
-	}
-	out := make(map[string]string, len(c.Resolve))
-	for dom, target := range c.Resolve {
-		host, port, err := net.SplitHostPort(target)
-		if err != nil {
-			host, port = target, ""
-		}
-		ip, err := netip.ParseAddr(host)
-		if err != nil {
-			if lookup == nil {
-				return nil, fmt.Errorf("nodeconfig: resolve[%q]: %q is not an IP and no lookup is available", dom, host)
-			}
-			ips, lerr := lookup(ctx, "ip", host)
-			if lerr != nil {
-				return nil, fmt.Errorf("nodeconfig: resolve[%q]: look up %q: %w", dom, host, lerr)
-			}
-			if len(ips) == 0 {
-				return nil, fmt.Errorf("nodeconfig: resolve[%q]: %q has no address", dom, host)
-			}
-			ip = ips[0]
-			for _, a := range ips { // prefer IPv4: compose networks are v4
-				if a.Unmap().Is4() {
-					ip = a.Unmap()
-					break
-				}
-			}
-		}
-		if port != "" {
-			out[strings.ToLower(strings.TrimSuffix(dom, "."))] = net.JoinHostPort(ip.String(), port)
-		} else {
-			out[strings.ToLower(strings.TrimSuffix(dom, "."))] = ip.String()
-		}
-	}
-	return out, nil
-}
-
-// SeedList returns Seeds followed by the URLs of SeedsFile (one per line,
-// '#' starts a comment, blank lines skipped), checked: bad seeds are
-// skipped and counted, with examples ("seeds[1]", "seeds_file line 7") for
-// the caller to report. No valid seed at all is an ErrInvalid.
-func (c *Config) SeedList() (*crawl.SeedList, error) {
-	l := &crawl.SeedList{}
-	for i, s := range c.Seeds {
-		l.Add(fmt.Sprintf("seeds[%d]", i), s)
-	}
-	if c.SeedsFile != "" {
-		more, err := crawl.ReadSeedList(c.SeedsFile, 0)
-		if err != nil {
-			return nil, fmt.Errorf("nodeconfig: seeds_file: %w", err)
-		}
-		l.Merge("seeds_file", more)
-	}
-	if err := l.Err(); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
-	}
-	return l, nil
-}
-
-// ReadSeeds is SeedList's valid URLs (use SeedList to report the others).
-func (c *Config) ReadSeeds() ([]string, error) {
-	l, err := c.SeedList()
-	if err != nil {
-		return nil, err
-	}
-	return l.URLs, nil
-}
-
-// MemberOptions builds the options of crawl.StartMember. resolve is the
-// result of ResolveMap and seeds that of ReadSeeds (the scope may be
-// relative to them). It loads the TLS files. The Listener is left nil:
-// the caller binds Listen.
-func (c *Config) MemberOptions(seeds []string, resolve map[string]string) (crawl.MemberOptions, error) {
-	scope, err := crawl.ParseScope(c.Scope)
-	if err != nil {
-		return crawl.MemberOptions{}, err
-	}
-	lf, err := crawl.NewSeedFilter(extract.FilterOptions{
-		MaxRepeatedSegments: c.MaxRepeatedSegments, Scope: scope, Suffixes: c.Suffixes,
-	}, seeds)
-	if err != nil {
-		return crawl.MemberOptions{}, fmt.Errorf("%w: %v", ErrInvalid, err)
-	}
-	tn, err := tlsutil.Load(c.TLS.CA, c.TLS.Cert, c.TLS.Key)
-	if err != nil {
-		return crawl.MemberOptions{}, fmt.Errorf("nodeconfig: tls: %w", err)
-	}
-	if _, err := crawl.TLSConfigWithCAFile(c.CAFile); err != nil {
-		return crawl.MemberOptions{}, fmt.Errorf("%w: ca_file: %w", ErrInvalid, err)
-	}
-	o := c.nodeOptions(lf, resolve)
-	o.EnsureDefaults()
-	if err := o.Validate(); err != nil {
-		return crawl.MemberOptions{}, err
-	}
-	members := make([]hostsplit.Member, len(c.Members))
-	for i, m := range c.Members {
-		members[i] = hostsplit.Member{ID: hostsplit.NodeID(m.ID), Addr: m.Addr}
-	}
-	palgo, psize := c.PeerCacheAlgo, *c.PeerCacheSize
-	if psize == 0 {
-		palgo = "none"
-	}
-	mo := crawl.MemberOptions{
-		Node: o, Self: c.ID, Members: members, TLS: tn,
-		PeerCacheAlgo: palgo, PeerCacheSize: psize,
-		Epoch: c.Epoch, Joining: c.Join,
-	}
-	mo.WireCoalesce = c.wireCoalesce()
-	return mo, nil
-}
-
-// nodeOptions is the node part of MemberOptions, before defaults.
-func (c *Config) nodeOptions(lf crawl.LinkFilter, resolve map[string]string) crawl.Options {
-	fr := frontier.DefaultOptions()
-	fr.Workers = c.Workers
-	if p := c.Politeness.MinDelay; p != nil {
-		fr.MinDelay = time.Duration(*p)
-	}
-	if p := c.Politeness.MaxDelay; p != nil {
-		fr.MaxDelay = time.Duration(*p)
-	}
-	if p := c.Politeness.Factor; p != nil {
-		fr.Factor = *p
-	}
-	if p := c.Politeness.FailureBackoff; p != nil {
-		fr.FailureBackoff = time.Duration(*p)
-	}
-	if p := c.Politeness.MaxFailureBackoff; p != nil {
-		fr.MaxFailureBackoff = time.Duration(*p)
-	}
-	tlsConf, _ := crawl.TLSConfigWithCAFile(c.CAFile) // MemberOptions reports its error
-	fo := fetcher.Options{UserAgent: c.UserAgent, AllowPrivate: c.AllowPrivate, Resolve: resolve, BodyCap: c.BodyCap, TLSConfig: tlsConf}
-	if c.FetchTimeout != nil {
-		fo.FetchTimeout = time.Duration(*c.FetchTimeout)
-	}
-	algo, size := c.CacheAlgo, *c.CachePerWorker
-	if size == 0 {
-		algo = "none"
-	}
-	maxPages := c.MaxPagesPerHost
-	if maxPages < 0 {
-		maxPages = 0
-	}
-	o := crawl.Options{
-		ID: c.ID, DataDir: c.DataDir, Workers: c.Workers,
-		Fetcher: fo, Frontier: fr,
-		CacheAlgo: algo, CachePerWorker: size,
-		MaxPagesPerHost: maxPages,
-		NoFollow:        c.NoFollow,
-		Filter:          lf,
-		Extract:         extract.Options{MaxBytes: c.BodyCap},
-	}
-	o.DUEFsync = c.DUEFsync
-	o.WARCArchive = crawl.WARCArchive{Dir: c.WARCDir, Prefix: c.WARCPrefix, MaxSize: c.WARCMaxSize, Metadata: c.WARCMetadata}
-	if c.DUEFlush != nil {
-		o.DUEFlushInterval = time.Duration(*c.DUEFlush)
-	}
-	return o
-}
-
-// wireCoalesce maps wire_coalesce to crawl.MemberOptions.WireCoalesce:
-// unset takes the default (0 there), 0 or negative here sends every
-// batch alone (negative there).
-func (c *Config) wireCoalesce() time.Duration {
-	switch {
-	case c.WireCoalesce == nil:
-		return 0
-	case *c.WireCoalesce <= 0:
-		return -1
-	}
-	return time.Duration(*c.WireCoalesce)
 }

@@ -39,6 +39,7 @@ import (
 	"github.com/sextant-crawler/sextant/fetcher"
 	"github.com/sextant-crawler/sextant/frontier"
 	"github.com/sextant-crawler/sextant/internal/crawl"
+	"github.com/sextant-crawler/sextant/internal/memberserve"
 	"github.com/sextant-crawler/sextant/internal/warc"
 	"github.com/sextant-crawler/sextant/simweb"
 )
@@ -306,7 +307,7 @@ func startMembers(data string, nodes, workers, cacheW, budget int, shared bool, 
 			return ms, tts, err
 		}
 		tts = append(tts, tt)
-		m, err := crawl.StartMember(crawl.MemberOptions{
+		m, err := memberserve.Start(crawl.MemberOptions{
 			CrossTrace: func(fp uint64) { tt.add(tt.cross, fp) },
 			Node: crawl.Options{
 				DataDir: nd,

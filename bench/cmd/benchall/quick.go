@@ -155,7 +155,7 @@ type profile struct {
 // profileSextant crawls the benchmark's web once more with the single-node
 // settings under a CPU profiler. `crawler crawl` has no --cpuprofile and the
 // harness adds nothing to the product, so bench/cmd/sextantprof runs the
-// same crawl.Node with the same flags (crawl.AddNodeFlags) and profiles it.
+// same crawl.Node with the same flags (nodeflags.Add in cmd/crawler) and profiles it.
 func profileSextant(ctx context.Context, o options, e *env) *profile {
 	dir, err := runDir(o, "profile", 1)
 	if err != nil {

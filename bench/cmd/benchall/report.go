@@ -401,7 +401,7 @@ func (rp *report) writeCitedAndProfile(b *bytes.Buffer) {
 	}
 	if p := rp.Profile; p != nil {
 		w("\n### CPU profile of a Sextant crawl of this web\n\n")
-		w("`crawler crawl` has no profiling flag and the harness adds none to the product: bench/cmd/sextantprof runs the same crawl.Node with the same flags (crawl.AddNodeFlags) under pprof, against the same simweb, after the timed runs (%.0f s wall, %.0f s CPU, with the profiler on). Command: `%s`.\n\n", p.Wall, p.CPU, p.Command)
+		w("`crawler crawl` has no profiling flag and the harness adds none to the product: bench/cmd/sextantprof runs the same crawl.Node with the same flags (nodeflags.Add in cmd/crawler) under pprof, against the same simweb, after the timed runs (%.0f s wall, %.0f s CPU, with the profiler on). Command: `%s`.\n\n", p.Wall, p.CPU, p.Command)
 		if p.Err != "" {
 			w("Failed: `%s`\n", strings.ReplaceAll(p.Err, "\n", " "))
 		} else {

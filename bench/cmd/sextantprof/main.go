@@ -1,5 +1,5 @@
 // Command sextantprof is `crawler crawl` with a CPU profile: the same flags
-// (crawl.AddNodeFlags, the code `crawler crawl` uses), the same crawl.Node,
+// (nodeflags.Add, the code `crawler crawl` uses), the same crawl.Node,
 // plus --seeds and --cpuprofile. It exists so that the benchmark can
 // profile exactly the crawl it measures without adding a profiling flag to
 // the product. The profile covers Seed and Run, not Open and Close.
@@ -15,12 +15,13 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/sextant-crawler/sextant/cmd/crawler/nodeflags"
 	"github.com/sextant-crawler/sextant/internal/crawl"
 )
 
 func main() {
 	fs := flag.NewFlagSet("sextantprof", flag.ExitOnError)
-	nf := crawl.AddNodeFlags(fs)
+	nf := nodeflags.Add(fs)
 	seedsFile := fs.String("seeds", "", "file of seed URLs, one per line (required)")
 	prof := fs.String("cpuprofile", "", "write a CPU profile here (required)")
 	_ = fs.Parse(os.Args[1:])
@@ -34,7 +35,7 @@ func main() {
 	}
 }
 
-func run(nf *crawl.NodeFlags, seedsFile, prof string) error {
+func run(nf *nodeflags.NodeFlags, seedsFile, prof string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	seeds, err := crawl.ReadSeedsFile(seedsFile)

@@ -1,14 +1,14 @@
-package crawl
+package nodeflags
 
 import (
 	"errors"
 	"flag"
 	"io"
-	"math"
 	"net/url"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/sextant-crawler/sextant/internal/crawl"
 )
 
 // Flag values that used to be accepted (or silently replaced by a default)
@@ -50,12 +50,12 @@ func TestNodeFlagsRefuse(t *testing.T) {
 	} {
 		fs := flag.NewFlagSet("t", flag.ContinueOnError)
 		fs.SetOutput(io.Discard)
-		nf := AddNodeFlags(fs)
+		nf := Add(fs)
 		err := fs.Parse(append([]string{"--data", t.TempDir()}, tc.args...))
 		if err == nil {
 			_, err = nf.Options(nil)
-			if err != nil && !errors.Is(err, ErrInvalidOptions) {
-				t.Errorf("%q: %v does not wrap ErrInvalidOptions", tc.args, err)
+			if err != nil && !errors.Is(err, crawl.ErrInvalidOptions) {
+				t.Errorf("%q: %v does not wrap crawl.ErrInvalidOptions", tc.args, err)
 			}
 		}
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -65,49 +65,13 @@ func TestNodeFlagsRefuse(t *testing.T) {
 	// The bounds themselves are accepted.
 	for _, args := range [][]string{{"--workers", "1"}, {"--workers", "4096"}, {"--max-url-length", "1"}, {"--factor", "0.5"}, {"--min-delay", "0"}} {
 		fs := flag.NewFlagSet("t", flag.ContinueOnError)
-		nf := AddNodeFlags(fs)
+		nf := Add(fs)
 		if err := fs.Parse(append([]string{"--data", t.TempDir()}, args...)); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := nf.Options(nil); err != nil {
 			t.Errorf("%q: %v", args, err)
 		}
-	}
-}
-
-// The library refuses the same values, whatever path built the Options
-// (the node's JSON config, the demo, a program).
-func TestOptionsValidateRefuses(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		set  func(o *Options)
-	}{
-		{"Workers", func(o *Options) { o.Workers = MaxWorkers + 1 }},
-		{"Workers", func(o *Options) { o.Workers = 100_000 }},
-		{"DUEFlushInterval", func(o *Options) { o.DUEFlushInterval = -time.Second }},
-		{"DUEBuffer", func(o *Options) { o.DUEBuffer = -1 }},
-		{"ID", func(o *Options) { o.ID = "n\x1b[31m" }},
-		{"Factor", func(o *Options) { o.Frontier.Factor = math.NaN() }},
-		{"Factor", func(o *Options) { o.Frontier.Factor = math.Inf(1) }},
-		{"MinDelay", func(o *Options) { o.Frontier.MinDelay = -time.Second }},
-		{"FetchTimeout", func(o *Options) { o.Fetcher.FetchTimeout = -time.Second }},
-		{"UserAgent", func(o *Options) { o.Fetcher.UserAgent = "x\x1b" }},
-	} {
-		o := Options{DataDir: t.TempDir()}
-		tc.set(&o)
-		o.EnsureDefaults()
-		err := o.Validate()
-		if !errors.Is(err, ErrInvalidOptions) || !strings.Contains(err.Error(), tc.name) {
-			t.Errorf("%s: Validate = %v, want ErrInvalidOptions naming it", tc.name, err)
-		}
-		if _, err := Open(o); !errors.Is(err, ErrInvalidOptions) {
-			t.Errorf("%s: Open = %v, want ErrInvalidOptions", tc.name, err)
-		}
-	}
-	o := Options{DataDir: t.TempDir(), Workers: MaxWorkers}
-	o.EnsureDefaults()
-	if err := o.Validate(); err != nil {
-		t.Errorf("Workers = MaxWorkers: %v", err)
 	}
 }
 
@@ -125,7 +89,7 @@ func TestProxyFlag(t *testing.T) {
 		{[]string{"--proxy", "http://127.0.0.1:8888"}, "127.0.0.1:8888"},
 	} {
 		fs := flag.NewFlagSet("t", flag.ContinueOnError)
-		nf := AddNodeFlags(fs)
+		nf := Add(fs)
 		if err := fs.Parse(append([]string{"--data", t.TempDir()}, tc.args...)); err != nil {
 			t.Fatal(err)
 		}
@@ -151,9 +115,9 @@ func TestProxyFlag(t *testing.T) {
 
 // --nofollow reaches Options.NoFollow (obey by default).
 func TestNoFollowFlag(t *testing.T) {
-	for args, want := range map[string]string{"": NoFollowObey, "obey": NoFollowObey, "ignore": NoFollowIgnore} {
+	for args, want := range map[string]string{"": crawl.NoFollowObey, "obey": crawl.NoFollowObey, "ignore": crawl.NoFollowIgnore} {
 		fs := flag.NewFlagSet("t", flag.ContinueOnError)
-		nf := AddNodeFlags(fs)
+		nf := Add(fs)
 		a := []string{"--data", t.TempDir()}
 		if args != "" {
 			a = append(a, "--nofollow", args)
