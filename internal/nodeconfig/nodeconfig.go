@@ -187,6 +187,11 @@ type Config struct {
 	// MetricsListen serves /metrics, /healthz and /status (default
 	// DefaultMetricsListen).
 	MetricsListen string `json:"metrics_listen,omitempty"`
+	// StatusListen serves the read-only HTML status page and its cluster
+	// view (crawler node --status-listen, which overrides it); empty: a
+	// loopback port, "off": none. A container publishes it with a
+	// non-loopback address such as ":9180".
+	StatusListen string `json:"status_listen,omitempty"`
 
 	// Etcd, if set, fences the node on etcd (etcd.go).
 	Etcd *Etcd `json:"etcd,omitempty"`
@@ -368,6 +373,11 @@ func (c *Config) Validate() error {
 	}
 	if err := hostPort(c.MetricsListen, false); err != nil {
 		bad("metrics_listen %q: %v", c.MetricsListen, err)
+	}
+	if c.StatusListen != "" && c.StatusListen != "off" {
+		if err := hostPort(c.StatusListen, false); err != nil {
+			bad("status_listen %q: %v", c.StatusListen, err)
+		}
 	}
 	if c.DataDir == "" {
 		bad("data_dir is required")
