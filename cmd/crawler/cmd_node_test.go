@@ -221,6 +221,9 @@ func TestNodeClusterMetrics(t *testing.T) {
 			time.Sleep(200 * time.Millisecond)
 		}
 	}
+	for i := range ids {
+		checkPromtool(t, metricsAddr[i]) // metrics_promtool_test.go
+	}
 	// Each node's status page shows its live curves and busiest hosts, and
 	// the other node as asked over the NodeStatus gRPC service (mTLS).
 	for i, id := range ids {
