@@ -96,15 +96,26 @@ data dir resumes.`)
 	if *warcDir != "" {
 		cfg.WARCDir = *warcDir
 	}
-	status := firstNonEmpty(*statusListen, *statusAddr, cfg.StatusListen, "127.0.0.1:0")
-	if status != "off" {
-		if _, _, err := net.SplitHostPort(status); err != nil {
-			return usagef("--status-listen %q: %v", status, err)
-		}
+	status, err := nodeStatusListen(*statusListen, *statusAddr, cfg.StatusListen)
+	if err != nil {
+		return err
 	}
 	fenv := *env
 	fenv.forceIdentity, fenv.skipCheck = *force, *skipCheck
 	return runNodeConfig(ctx, &fenv, cfg, *exitDone, status, *reportJSON, nil)
+}
+
+// nodeStatusListen is where a node serves its status page: --status-listen,
+// else the old --status, else the config's status_listen, else a loopback
+// port; "off" for none.
+func nodeStatusListen(flagListen, flagOld, config string) (string, error) {
+	addr := firstNonEmpty(flagListen, flagOld, config, "127.0.0.1:0")
+	if addr != "off" {
+		if _, _, err := net.SplitHostPort(addr); err != nil {
+			return "", usagef("--status-listen %q: %v", addr, err)
+		}
+	}
+	return addr, nil
 }
 
 func firstNonEmpty(s ...string) string {
