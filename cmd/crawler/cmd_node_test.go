@@ -204,114 +204,15 @@ func TestNodeClusterMetrics(t *testing.T) {
 	}
 	defer func() { cancel(); wg.Wait() }()
 
-	// Wait until both nodes report the cluster's termination on /metrics.
-	for i := range ids {
-		for {
-			if ctx.Err() != nil {
-				t.Fatalf("%s: no termination before the deadline; output:\n%s", ids[i], outs[i])
-			}
-			resp, err := http.Get("http://" + metricsAddr[i] + "/metrics")
-			if err == nil {
-				b, _ := io.ReadAll(resp.Body)
-				resp.Body.Close()
-				if strings.Contains(string(b), fmt.Sprintf("sextant_crawl_terminated{node=%q} 1", ids[i])) {
-					break
-				}
-			}
-			time.Sleep(200 * time.Millisecond)
-		}
-	}
+	waitNodesTerminated(ctx, t, ids, metricsAddr, outs)
 	for i := range ids {
 		checkPromtool(t, metricsAddr[i]) // metrics_promtool_test.go
 	}
-	// Each node's status page shows its live curves and busiest hosts, and
-	// the other node as asked over the NodeStatus gRPC service (mTLS).
-	for i, id := range ids {
-		resp, err := http.Get("http://" + statusAddr[i] + "/status.json?cluster=1")
-		if err != nil {
-			t.Fatal(err)
-		}
-		var sj struct {
-			Node    status.Snapshot   `json:"node"`
-			Cluster []status.Snapshot `json:"cluster"`
-		}
-		err = json.NewDecoder(resp.Body).Decode(&sj)
-		resp.Body.Close()
-		if err != nil {
-			t.Fatalf("%s status.json: %v", id, err)
-		}
-		if sj.Node.Node != id || len(sj.Node.Caches) != 2 || len(sj.Node.Caches[0].Curves["clock"]) == 0 ||
-			len(sj.Node.Caches[1].Curves["lru"]) == 0 || sj.Node.Caches[0].Advice == nil || len(sj.Node.Busiest) == 0 {
-			t.Errorf("%s status: %+v", id, sj.Node)
-		}
-		if len(sj.Cluster) != 2 || sj.Cluster[1].Node != ids[1-i] || sj.Cluster[1].Error != "" || sj.Cluster[1].Pages == 0 {
-			t.Errorf("%s cluster view: %+v", id, sj.Cluster)
-		}
-	}
+	checkNodeStatusPages(t, ids, statusAddr)
 	count := map[string]int{}
 	logs := map[string][]crawl.LogEntry{}
 	for i, id := range ids {
-		fams := scrape(t, metricsAddr[i])
-		es, err := crawl.ReadLogFile(filepath.Join(root, id, "crawl.log"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		logs[id] = es
-		var pages int
-		for _, e := range es {
-			if e.Outcome == crawl.OutcomeRobots {
-				continue
-			}
-			pages++
-			if onWeb(web, e.URL) {
-				count[e.URL]++
-			}
-		}
-		var fetched float64
-		for _, oc := range []string{"ok", "redirect", "http_error", "error"} {
-			v, ok := sum(fams, "sextant_fetches_total", map[string]string{"node": id, "outcome": oc})
-			if !ok {
-				t.Fatalf("%s: no sextant_fetches_total", id)
-			}
-			fetched += v
-		}
-		robots, _ := sum(fams, "sextant_robots_disallowed_total", map[string]string{"node": id})
-		if fetched+robots != float64(len(es)) && fetched != float64(pages) {
-			t.Errorf("%s: sextant_fetches_total sums to %v (+%v robots-disallowed) but crawl.log has %d lines (%d fetches)", id, fetched, robots, len(es), pages)
-		}
-		if fetched == 0 {
-			t.Errorf("%s fetched nothing", id)
-		}
-		peer := ids[1-i]
-		disc, ok1 := sum(fams, "sextant_splitter_urls_discovered_total", map[string]string{"peer": peer})
-		supp, ok2 := sum(fams, "sextant_splitter_urls_suppressed_total", map[string]string{"peer": peer})
-		sent, ok3 := sum(fams, "sextant_splitter_urls_sent_total", map[string]string{"peer": peer})
-		if !ok1 || !ok2 || !ok3 || disc == 0 || sent == 0 || sent > disc-supp {
-			t.Errorf("%s: splitter metrics for peer %s: discovered %v suppressed %v sent %v", id, peer, disc, supp, sent)
-		}
-		if v, _ := sum(fams, "sextant_spool_urls", nil); v != 0 {
-			t.Errorf("%s: spool not drained at termination: %v URLs", id, v)
-		}
-		if v, _ := sum(fams, "sextant_frontier_urls", nil); v != 0 {
-			t.Errorf("%s: frontier not empty at termination: %v", id, v)
-		}
-		for _, name := range []string{"sextant_fetched_bytes_total", "sextant_due_entries", "sextant_due_merges_total",
-			"sextant_cache_hits_total", "sextant_cache_misses_total", "sextant_wire_bytes_total", "sextant_politeness_waits_total"} {
-			if _, ok := fams[name]; !ok {
-				t.Errorf("%s: metric %s missing", id, name)
-			}
-		}
-		if v, _ := sum(fams, "sextant_cache_hits_total", map[string]string{"cache": "front"}); v == 0 {
-			t.Errorf("%s: front cache never hit", id)
-		}
-		for _, path := range []string{"/healthz", "/status"} {
-			resp, err := http.Get("http://" + metricsAddr[i] + path)
-			if err != nil || resp.StatusCode != 200 {
-				t.Errorf("%s %s: %v %v", id, path, err, resp)
-			} else {
-				resp.Body.Close()
-			}
-		}
+		logs[id] = checkNodeMetrics(t, web, filepath.Join(root, id), id, ids[1-i], metricsAddr[i], count)
 	}
 	var got, dups []string
 	for u, c := range count {
@@ -336,27 +237,7 @@ func TestNodeClusterMetrics(t *testing.T) {
 		if !strings.Contains(outs[i].String(), "crawl has terminated") {
 			t.Errorf("%s printed no final summary:\n%s", ids[i], outs[i])
 		}
-		// The final report, text and JSON, agrees with the crawl log.
-		for _, want := range []string{"Sextant node report: node " + ids[i], "cross-machine   traffic reduced by",
-			"disk bytes per URL", "cache advice    " + ids[i] + " front", ids[i] + " per-peer (cross-machine)"} {
-			if !strings.Contains(outs[i].String(), want) {
-				t.Errorf("%s: report lacks %q:\n%s", ids[i], want, outs[i])
-			}
-		}
-		rep := readReport(t, filepath.Join(root, ids[i]+"-report.json"))
-		checkReport(t, rep, "node", logs[ids[i]])
-		n := rep["per_node"].([]any)[0].(map[string]any)
-		for _, k := range []string{"peer_cache_advice", "wire_bytes_per_cross_url", "cross_machine_traffic_reduction", "remote_sent"} {
-			if _, ok := n[k]; !ok {
-				t.Errorf("%s: JSON report per_node lacks %q", ids[i], k)
-			}
-		}
-		if v := n["wire_bytes_per_cross_url"].(float64); v <= 0 {
-			t.Errorf("%s: wire bytes per cross URL %v", ids[i], v)
-		}
-		if v := n["cross_machine_traffic_reduction"].(float64); v <= 0 || v >= 1 {
-			t.Errorf("%s: traffic reduction %v", ids[i], v)
-		}
+		checkNodeReport(t, ids[i], outs[i].String(), filepath.Join(root, ids[i]+"-report.json"), logs[ids[i]])
 	}
 }
 
@@ -390,5 +271,149 @@ func TestNodeBadConfig(t *testing.T) {
 	var o2, e2 bytes.Buffer
 	if code := run(context.Background(), []string{"node", "--config", filepath.Join(dir, "missing.json")}, &o2, &e2); code != 1 {
 		t.Errorf("missing file: exit %d, want 1", code)
+	}
+}
+
+// checkNodeStatusPages: each node's status page shows its live curves and
+// busiest hosts, and the other node as asked over the NodeStatus gRPC
+// service (mTLS).
+func checkNodeStatusPages(t *testing.T, ids, statusAddr []string) {
+	t.Helper()
+	for i, id := range ids {
+		resp, err := http.Get("http://" + statusAddr[i] + "/status.json?cluster=1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sj struct {
+			Node    status.Snapshot   `json:"node"`
+			Cluster []status.Snapshot `json:"cluster"`
+		}
+		err = json.NewDecoder(resp.Body).Decode(&sj)
+		resp.Body.Close()
+		if err != nil {
+			t.Fatalf("%s status.json: %v", id, err)
+		}
+		if sj.Node.Node != id || len(sj.Node.Caches) != 2 || len(sj.Node.Caches[0].Curves["clock"]) == 0 ||
+			len(sj.Node.Caches[1].Curves["lru"]) == 0 || sj.Node.Caches[0].Advice == nil || len(sj.Node.Busiest) == 0 {
+			t.Errorf("%s status: %+v", id, sj.Node)
+		}
+		if len(sj.Cluster) != 2 || sj.Cluster[1].Node != ids[1-i] || sj.Cluster[1].Error != "" || sj.Cluster[1].Pages == 0 {
+			t.Errorf("%s cluster view: %+v", id, sj.Cluster)
+		}
+	}
+}
+
+// checkNodeMetrics checks node id's /metrics at termination against its
+// crawl log in dataDir (counting its fetches of web's URLs into count),
+// its splitter series for peer and its plain endpoints; it returns the log.
+func checkNodeMetrics(t *testing.T, web *simweb.Web, dataDir, id, peer, metricsAddr string, count map[string]int) []crawl.LogEntry {
+	t.Helper()
+	fams := scrape(t, metricsAddr)
+	es, err := crawl.ReadLogFile(filepath.Join(dataDir, "crawl.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pages int
+	for _, e := range es {
+		if e.Outcome == crawl.OutcomeRobots {
+			continue
+		}
+		pages++
+		if onWeb(web, e.URL) {
+			count[e.URL]++
+		}
+	}
+	var fetched float64
+	for _, oc := range []string{"ok", "redirect", "http_error", "error"} {
+		v, ok := sum(fams, "sextant_fetches_total", map[string]string{"node": id, "outcome": oc})
+		if !ok {
+			t.Fatalf("%s: no sextant_fetches_total", id)
+		}
+		fetched += v
+	}
+	robots, _ := sum(fams, "sextant_robots_disallowed_total", map[string]string{"node": id})
+	if fetched+robots != float64(len(es)) && fetched != float64(pages) {
+		t.Errorf("%s: sextant_fetches_total sums to %v (+%v robots-disallowed) but crawl.log has %d lines (%d fetches)", id, fetched, robots, len(es), pages)
+	}
+	if fetched == 0 {
+		t.Errorf("%s fetched nothing", id)
+	}
+	disc, ok1 := sum(fams, "sextant_splitter_urls_discovered_total", map[string]string{"peer": peer})
+	supp, ok2 := sum(fams, "sextant_splitter_urls_suppressed_total", map[string]string{"peer": peer})
+	sent, ok3 := sum(fams, "sextant_splitter_urls_sent_total", map[string]string{"peer": peer})
+	if !ok1 || !ok2 || !ok3 || disc == 0 || sent == 0 || sent > disc-supp {
+		t.Errorf("%s: splitter metrics for peer %s: discovered %v suppressed %v sent %v", id, peer, disc, supp, sent)
+	}
+	if v, _ := sum(fams, "sextant_spool_urls", nil); v != 0 {
+		t.Errorf("%s: spool not drained at termination: %v URLs", id, v)
+	}
+	if v, _ := sum(fams, "sextant_frontier_urls", nil); v != 0 {
+		t.Errorf("%s: frontier not empty at termination: %v", id, v)
+	}
+	for _, name := range []string{"sextant_fetched_bytes_total", "sextant_due_entries", "sextant_due_merges_total",
+		"sextant_cache_hits_total", "sextant_cache_misses_total", "sextant_wire_bytes_total", "sextant_politeness_waits_total"} {
+		if _, ok := fams[name]; !ok {
+			t.Errorf("%s: metric %s missing", id, name)
+		}
+	}
+	if v, _ := sum(fams, "sextant_cache_hits_total", map[string]string{"cache": "front"}); v == 0 {
+		t.Errorf("%s: front cache never hit", id)
+	}
+	for _, path := range []string{"/healthz", "/status"} {
+		resp, err := http.Get("http://" + metricsAddr + path)
+		if err != nil || resp.StatusCode != 200 {
+			t.Errorf("%s %s: %v %v", id, path, err, resp)
+		} else {
+			resp.Body.Close()
+		}
+	}
+	return es
+}
+
+// checkNodeReport: the final report of node id, text (in out) and JSON,
+// agrees with its crawl log.
+func checkNodeReport(t *testing.T, id, out, reportJSON string, log []crawl.LogEntry) {
+	t.Helper()
+	for _, want := range []string{"Sextant node report: node " + id, "cross-machine   traffic reduced by",
+		"disk bytes per URL", "cache advice    " + id + " front", id + " per-peer (cross-machine)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("%s: report lacks %q:\n%s", id, want, out)
+		}
+	}
+	rep := readReport(t, reportJSON)
+	checkReport(t, rep, "node", log)
+	n := rep["per_node"].([]any)[0].(map[string]any)
+	for _, k := range []string{"peer_cache_advice", "wire_bytes_per_cross_url", "cross_machine_traffic_reduction", "remote_sent"} {
+		if _, ok := n[k]; !ok {
+			t.Errorf("%s: JSON report per_node lacks %q", id, k)
+		}
+	}
+	if v := n["wire_bytes_per_cross_url"].(float64); v <= 0 {
+		t.Errorf("%s: wire bytes per cross URL %v", id, v)
+	}
+	if v := n["cross_machine_traffic_reduction"].(float64); v <= 0 || v >= 1 {
+		t.Errorf("%s: traffic reduction %v", id, v)
+	}
+}
+
+// waitNodesTerminated waits until every node reports the cluster's
+// termination on /metrics.
+func waitNodesTerminated(ctx context.Context, t *testing.T, ids, metricsAddr []string, outs []*syncBuf) {
+	t.Helper()
+	for i := range ids {
+		for {
+			if ctx.Err() != nil {
+				t.Fatalf("%s: no termination before the deadline; output:\n%s", ids[i], outs[i])
+			}
+			resp, err := http.Get("http://" + metricsAddr[i] + "/metrics")
+			if err == nil {
+				b, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if strings.Contains(string(b), fmt.Sprintf("sextant_crawl_terminated{node=%q} 1", ids[i])) {
+					break
+				}
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
 	}
 }
