@@ -14,7 +14,7 @@ root="$ctx/rootfs"
 mkdir -p "$root/usr/local" "$root/etc/ssl/certs" "$root/tmp" "$root/root" "$root/src"
 chmod 1777 "$root/tmp"
 # The toolchain without its own test suite and docs.
-tar -C "$(dirname "$goroot")" --exclude="$(basename "$goroot")/test" --exclude="$(basename "$goroot")/doc" \
+tar -C "$(dirname "$goroot")" --anchored --exclude="$(basename "$goroot")/test" --exclude="$(basename "$goroot")/doc" \
   -cf - "$(basename "$goroot")" | tar -C "$root/usr/local" -xf -
 [ "$(basename "$goroot")" = go ] || mv "$root/usr/local/$(basename "$goroot")" "$root/usr/local/go"
 cp -L /etc/ssl/certs/ca-certificates.crt "$root/etc/ssl/certs/"
