@@ -340,45 +340,8 @@ func (c *Config) Validate() error {
 	if !termsafe.Printable(c.ID) {
 		bad("id %q: control or non-printable characters", c.ID)
 	}
-	seen := map[string]bool{}
-	self := false
-	for i, m := range c.Members {
-		if m.ID == "" {
-			bad("members[%d]: id is required", i)
-		}
-		if !termsafe.Printable(m.ID) {
-			bad("members[%d]: id %q: control or non-printable characters", i, m.ID)
-		}
-		if seen[m.ID] {
-			bad("members[%d]: duplicate id %q", i, m.ID)
-		}
-		seen[m.ID] = true
-		if m.ID == c.ID {
-			self = true
-		}
-		if err := hostPort(m.Addr, true); err != nil {
-			bad("members[%d] (%s): addr %q: %v", i, m.ID, m.Addr, err)
-		}
-	}
-	if c.ID != "" && len(c.Members) > 0 && !self {
-		bad("id %q is not in members", c.ID)
-	}
-	if err := hostPort(c.Listen, false); err != nil {
-		bad("listen %q: %v", c.Listen, err)
-	}
-	if c.HealthListen != "" {
-		if err := hostPort(c.HealthListen, false); err != nil {
-			bad("health_listen %q: %v", c.HealthListen, err)
-		}
-	}
-	if err := hostPort(c.MetricsListen, false); err != nil {
-		bad("metrics_listen %q: %v", c.MetricsListen, err)
-	}
-	if c.StatusListen != "" && c.StatusListen != "off" {
-		if err := hostPort(c.StatusListen, false); err != nil {
-			bad("status_listen %q: %v", c.StatusListen, err)
-		}
-	}
+	c.validateMembers(bad)
+	c.validateListens(bad)
 	if c.DataDir == "" {
 		bad("data_dir is required")
 	}
@@ -464,6 +427,55 @@ func (c *Config) Validate() error {
 	}
 	c.validateEtcd(bad)
 	return errors.Join(errs...)
+}
+
+// validateMembers checks the members' ids and addresses, and that this
+// node is one of them.
+func (c *Config) validateMembers(bad func(format string, args ...any)) {
+	seen := map[string]bool{}
+	self := false
+	for i, m := range c.Members {
+		if m.ID == "" {
+			bad("members[%d]: id is required", i)
+		}
+		if !termsafe.Printable(m.ID) {
+			bad("members[%d]: id %q: control or non-printable characters", i, m.ID)
+		}
+		if seen[m.ID] {
+			bad("members[%d]: duplicate id %q", i, m.ID)
+		}
+		seen[m.ID] = true
+		if m.ID == c.ID {
+			self = true
+		}
+		if err := hostPort(m.Addr, true); err != nil {
+			bad("members[%d] (%s): addr %q: %v", i, m.ID, m.Addr, err)
+		}
+	}
+	if c.ID != "" && len(c.Members) > 0 && !self {
+		bad("id %q is not in members", c.ID)
+	}
+}
+
+// validateListens checks the listen addresses ("off" turns the status
+// page off).
+func (c *Config) validateListens(bad func(format string, args ...any)) {
+	if err := hostPort(c.Listen, false); err != nil {
+		bad("listen %q: %v", c.Listen, err)
+	}
+	if c.HealthListen != "" {
+		if err := hostPort(c.HealthListen, false); err != nil {
+			bad("health_listen %q: %v", c.HealthListen, err)
+		}
+	}
+	if err := hostPort(c.MetricsListen, false); err != nil {
+		bad("metrics_listen %q: %v", c.MetricsListen, err)
+	}
+	if c.StatusListen != "" && c.StatusListen != "off" {
+		if err := hostPort(c.StatusListen, false); err != nil {
+			bad("status_listen %q: %v", c.StatusListen, err)
+		}
+	}
 }
 
 // hostPort checks "host:port"; the host may be empty unless needHost.
