@@ -8,3 +8,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export CI=${CI:-true}
 SEXTANT_DOCKER=1 go test -count=1 -timeout 15m -run TestFaults -v ./deploy
+# Packaging and the published status page (issue 28): both image builds
+# (build.sh, Dockerfile.multistage with a local builder image) run `crawler
+# version`; the compose cluster's status page opens from the host in
+# headless Chromium with every node healthy.
+SEXTANT_DOCKER=1 go test -count=1 -timeout 30m -run 'TestImageVersion|TestComposeStatusPage' -v ./deploy

@@ -14,30 +14,39 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
 	"github.com/sextant-crawler/sextant/internal/nodeconfig"
 )
 
 // manifests parses every document of every k8s/*.yaml file with the
-// Kubernetes API types (strictly: an unknown field is an error).
+// Kubernetes API types (strictly: an unknown field is an error) and keeps
+// the Sextant nodes' objects (label app.kubernetes.io/name=sextant), so
+// that other workloads beside them (etcd) are decoded but not wired here.
 type manifests struct {
 	sts       []appsv1.StatefulSet
 	services  []corev1.Service
 	configMap []corev1.ConfigMap
 	secrets   []corev1.Secret
+	pdbs      []policyv1.PodDisruptionBudget
+	netpols   []networkingv1.NetworkPolicy
 }
 
-func loadManifests(t *testing.T) manifests {
+// k8sDocs calls fn with every document of every manifest in k8s/ (the
+// kustomization excepted) and its apiVersion and kind.
+func k8sDocs(t *testing.T, fn func(where, apiKind string, doc []byte)) {
 	t.Helper()
 	files, err := filepath.Glob(filepath.Join("k8s", "*.yaml"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no manifests in k8s/: %v", err)
 	}
-	// The etcd cluster's objects are checked by TestK8sEtcd.
-	files = slices.DeleteFunc(files, func(f string) bool { return filepath.Base(f) == "etcd.yaml" })
-	var m manifests
 	for _, f := range files {
+		if filepath.Base(f) == "kustomization.yaml" {
+			continue
+		}
 		b, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
@@ -50,31 +59,66 @@ func loadManifests(t *testing.T) manifests {
 			if err := yaml.Unmarshal(doc, &meta); err != nil {
 				t.Fatalf("%s doc %d: %v", f, i, err)
 			}
-			var target any
-			switch meta.APIVersion + " " + meta.Kind {
-			case "apps/v1 StatefulSet":
-				m.sts = append(m.sts, appsv1.StatefulSet{})
-				target = &m.sts[len(m.sts)-1]
-			case "v1 Service":
-				m.services = append(m.services, corev1.Service{})
-				target = &m.services[len(m.services)-1]
-			case "v1 ConfigMap":
-				m.configMap = append(m.configMap, corev1.ConfigMap{})
-				target = &m.configMap[len(m.configMap)-1]
-			case "v1 Secret":
-				m.secrets = append(m.secrets, corev1.Secret{})
-				target = &m.secrets[len(m.secrets)-1]
-			default:
-				t.Fatalf("%s doc %d: unexpected %s %s", f, i, meta.APIVersion, meta.Kind)
-			}
-			if err := yaml.UnmarshalStrict(doc, target); err != nil {
-				t.Fatalf("%s doc %d (%s): %v", f, i, meta.Kind, err)
-			}
+			fn(fmt.Sprintf("%s doc %d", f, i), meta.APIVersion+" "+meta.Kind, doc)
 		}
 	}
-	if len(m.sts) == 0 || len(m.services) != 1 || len(m.configMap) != 1 || len(m.secrets) != len(m.sts) {
-		t.Fatalf("want one StatefulSet and one Secret per node, one Service and one ConfigMap; got %d, %d, %d, %d",
-			len(m.sts), len(m.secrets), len(m.services), len(m.configMap))
+}
+
+// decodeStrict decodes doc into target, failing on an unknown field.
+func decodeStrict(t *testing.T, where string, doc []byte, target any) {
+	t.Helper()
+	if err := yaml.UnmarshalStrict(doc, target); err != nil {
+		t.Fatalf("%s: %v", where, err)
+	}
+}
+
+func isSextant(o metav1.ObjectMeta) bool { return o.Labels["app.kubernetes.io/name"] == "sextant" }
+
+func loadManifests(t *testing.T) manifests {
+	t.Helper()
+	var m manifests
+	k8sDocs(t, func(where, apiKind string, doc []byte) {
+		switch apiKind {
+		case "apps/v1 StatefulSet":
+			var o appsv1.StatefulSet
+			if decodeStrict(t, where, doc, &o); isSextant(o.ObjectMeta) {
+				m.sts = append(m.sts, o)
+			}
+		case "v1 Service":
+			var o corev1.Service
+			if decodeStrict(t, where, doc, &o); isSextant(o.ObjectMeta) {
+				m.services = append(m.services, o)
+			}
+		case "v1 ConfigMap":
+			var o corev1.ConfigMap
+			if decodeStrict(t, where, doc, &o); isSextant(o.ObjectMeta) {
+				m.configMap = append(m.configMap, o)
+			}
+		case "v1 Secret":
+			var o corev1.Secret
+			if decodeStrict(t, where, doc, &o); isSextant(o.ObjectMeta) {
+				m.secrets = append(m.secrets, o)
+			}
+		case "policy/v1 PodDisruptionBudget":
+			var o policyv1.PodDisruptionBudget
+			if decodeStrict(t, where, doc, &o); isSextant(o.ObjectMeta) {
+				m.pdbs = append(m.pdbs, o)
+			}
+		case "networking.k8s.io/v1 NetworkPolicy":
+			var o networkingv1.NetworkPolicy
+			if decodeStrict(t, where, doc, &o); isSextant(o.ObjectMeta) {
+				m.netpols = append(m.netpols, o)
+			}
+		default:
+			if _, ok := podTemplate(t, where, apiKind, doc); !ok {
+				t.Fatalf("%s: unexpected %s", where, apiKind)
+			}
+		}
+	})
+	if len(m.sts) == 0 || len(m.services) != 1 || len(m.configMap) != 1 || len(m.secrets) != len(m.sts) ||
+		len(m.pdbs) != 1 || len(m.netpols) != 1 {
+		t.Fatalf("want one StatefulSet and one Secret per node, one Service, ConfigMap, PodDisruptionBudget and NetworkPolicy; got %d, %d, %d, %d, %d, %d",
+			len(m.sts), len(m.secrets), len(m.services), len(m.configMap), len(m.pdbs), len(m.netpols))
 	}
 	return m
 }
@@ -142,9 +186,38 @@ func TestK8sManifests(t *testing.T) {
 	}
 }
 
-// checkNodeStatefulSet checks the StatefulSet of member mem.
+// nodeCheck is one member's StatefulSet with what it must agree with.
+type nodeCheck struct {
+	sts     appsv1.StatefulSet
+	svc     corev1.Service
+	cm      corev1.ConfigMap
+	secrets map[string]corev1.Secret
+	base    *nodeconfig.Config
+	mem     nodeconfig.Member
+	cfgPath string
+
+	ctr    corev1.Container
+	cports map[string]int32  // container port by name
+	args   string            // the container's args, space-separated
+	mounts map[string]string // volume name → mount path
+	vols   map[string]corev1.Volume
+	claims map[string]bool // volume claim template names
+}
+
+// checkNodeStatefulSet checks the StatefulSet of member mem: selectors,
+// ports and address, probes, volumes, and its PKI Secret.
 func checkNodeStatefulSet(t *testing.T, sts appsv1.StatefulSet, svc corev1.Service, cm corev1.ConfigMap,
 	secrets map[string]corev1.Secret, base *nodeconfig.Config, mem nodeconfig.Member, cfgPath string) {
+	nc := &nodeCheck{sts: sts, svc: svc, cm: cm, secrets: secrets, base: base, mem: mem, cfgPath: cfgPath}
+	nc.checkWiring(t)
+	nc.checkProbes(t)
+	nc.checkVolumes(t)
+	nc.checkPKI(t)
+}
+
+// checkWiring checks names, selectors, ports and the member address.
+func (nc *nodeCheck) checkWiring(t *testing.T) {
+	sts, svc, base, mem := nc.sts, nc.svc, nc.base, nc.mem
 	if sts.Name != mem.ID || sts.Spec.Replicas == nil || *sts.Spec.Replicas != 1 {
 		t.Errorf("StatefulSet %s (replicas %v) for member %s: want one per member, named by its id, of 1 replica", sts.Name, sts.Spec.Replicas, mem.ID)
 	}
@@ -164,8 +237,9 @@ func checkNodeStatefulSet(t *testing.T, sts appsv1.StatefulSet, svc corev1.Servi
 	if len(sts.Spec.Template.Spec.Containers) != 1 {
 		t.Fatalf("want one container")
 	}
-	ctr := sts.Spec.Template.Spec.Containers[0]
-	cports := map[string]int32{}
+	nc.ctr = sts.Spec.Template.Spec.Containers[0]
+	ctr, cports := nc.ctr, map[string]int32{}
+	nc.cports = cports
 	for _, p := range ctr.Ports {
 		cports[p.Name] = p.ContainerPort
 	}
@@ -182,11 +256,16 @@ func checkNodeStatefulSet(t *testing.T, sts appsv1.StatefulSet, svc corev1.Servi
 	if want := fmt.Sprintf("%s-0.%s:%s", sts.Name, svc.Name, grpcPort); mem.Addr != want {
 		t.Errorf("member %s addr %q, want %q", mem.ID, mem.Addr, want)
 	}
-	args := strings.Join(ctr.Args, " ")
+	nc.args = strings.Join(ctr.Args, " ")
+	args := nc.args
 	if !strings.HasSuffix(args, "--id "+mem.ID) {
 		t.Errorf("args %q do not pass --id %s", args, mem.ID)
 	}
-	// Probes.
+}
+
+// checkProbes checks the probes, grace period and resources.
+func (nc *nodeCheck) checkProbes(t *testing.T) {
+	ctr, cports, base, sts := nc.ctr, nc.cports, nc.base, nc.sts
 	rp := ctr.ReadinessProbe
 	if rp == nil || rp.GRPC == nil || base.HealthListen == "" || fmt.Sprint(rp.GRPC.Port) != port(t, base.HealthListen) || fmt.Sprint(cports["health"]) != port(t, base.HealthListen) {
 		t.Errorf("readiness must be a grpc probe on health_listen %q (container health port %d)", base.HealthListen, cports["health"])
@@ -201,16 +280,33 @@ func checkNodeStatefulSet(t *testing.T, sts appsv1.StatefulSet, svc corev1.Servi
 	if ctr.Resources.Requests.Cpu().IsZero() || ctr.Resources.Requests.Memory().IsZero() {
 		t.Error("resource requests missing")
 	}
+	sp := ctr.StartupProbe
+	if sp == nil || sp.HTTPGet == nil || sp.HTTPGet.Path != "/healthz" || sp.HTTPGet.Port.String() != "metrics" ||
+		sp.PeriodSeconds*sp.FailureThreshold < 300 {
+		t.Error("startupProbe must GET /healthz on the metrics port and allow ≥ 5 minutes for a data dir check")
+	}
+	if fmt.Sprint(cports["status"]) != port(t, base.StatusListen) {
+		t.Errorf("container status port %d, config status_listen %q", cports["status"], base.StatusListen)
+	}
+}
+
+// checkVolumes checks that mounts resolve to the ConfigMap, the Secret and
+// the PVC, and that the config and seeds are where the args point.
+func (nc *nodeCheck) checkVolumes(t *testing.T) {
+	ctr, sts, cm, base, args := nc.ctr, nc.sts, nc.cm, nc.base, nc.args
 	// Volumes: mounts resolve to the ConfigMap, the Secret, the PVC.
 	mounts := map[string]string{}
+	nc.mounts = mounts
 	for _, vm := range ctr.VolumeMounts {
 		mounts[vm.Name] = vm.MountPath
 	}
 	vols := map[string]corev1.Volume{}
+	nc.vols = vols
 	for _, v := range sts.Spec.Template.Spec.Volumes {
 		vols[v.Name] = v
 	}
 	claims := map[string]bool{}
+	nc.claims = claims
 	for _, c := range sts.Spec.VolumeClaimTemplates {
 		claims[c.Name] = true
 	}
@@ -218,10 +314,6 @@ func checkNodeStatefulSet(t *testing.T, sts appsv1.StatefulSet, svc corev1.Servi
 		if _, ok := vols[name]; !ok && !claims[name] {
 			t.Errorf("volume mount %s has no volume or claim template", name)
 		}
-	}
-	under := func(path, volName string) bool {
-		mp, ok := mounts[volName]
-		return ok && strings.HasPrefix(path, mp+"/")
 	}
 	cfgVol := ""
 	for name, v := range vols {
@@ -232,10 +324,23 @@ func checkNodeStatefulSet(t *testing.T, sts appsv1.StatefulSet, svc corev1.Servi
 	if cfgVol == "" || !strings.Contains(args, mounts[cfgVol]+"/node.json") {
 		t.Errorf("the ConfigMap %s is not mounted where --config points (%s)", cm.Name, args)
 	}
-	if !under(base.SeedsFile, cfgVol) || cm.Data[filepath.Base(base.SeedsFile)] == "" {
+	if !nc.under(base.SeedsFile, cfgVol) || cm.Data[filepath.Base(base.SeedsFile)] == "" {
 		t.Errorf("seeds_file %s is not a key of the mounted ConfigMap", base.SeedsFile)
 	}
-	// Exactly one Secret is mounted: this node's, with only its own key.
+	if _, ok := mounts["tmp"]; !ok || ctr.SecurityContext == nil || ctr.SecurityContext.ReadOnlyRootFilesystem == nil {
+		t.Error("a read-only root needs an emptyDir on /tmp (spilled bodies)")
+	}
+}
+
+func (nc *nodeCheck) under(path, volName string) bool {
+	mp, ok := nc.mounts[volName]
+	return ok && strings.HasPrefix(path, mp+"/")
+}
+
+// checkPKI checks that exactly one Secret is mounted, this node's, with
+// only its own key, and that the config's TLS files are in it.
+func (nc *nodeCheck) checkPKI(t *testing.T) {
+	vols, mounts, claims, secrets, mem := nc.vols, nc.mounts, nc.claims, nc.secrets, nc.mem
 	pkiVol, secName := "", ""
 	for name, v := range vols {
 		if v.Secret != nil {
@@ -273,7 +378,7 @@ func checkNodeStatefulSet(t *testing.T, sts appsv1.StatefulSet, svc corev1.Servi
 			dataMount = mp
 		}
 	}
-	c, err := nodeconfig.LoadAs(cfgPath, mem.ID)
+	c, err := nodeconfig.LoadAs(nc.cfgPath, mem.ID)
 	if err != nil {
 		t.Fatalf("node.json for %s: %v", mem.ID, err)
 	}
@@ -281,15 +386,12 @@ func checkNodeStatefulSet(t *testing.T, sts appsv1.StatefulSet, svc corev1.Servi
 		t.Errorf("data_dir %s is not the PVC mount %s", c.DataDir, dataMount)
 	}
 	for _, p := range []string{c.TLS.CA, c.TLS.Cert, c.TLS.Key} {
-		if !under(p, pkiVol) {
+		if !nc.under(p, pkiVol) {
 			t.Errorf("%s is not under the Secret mount %s", p, mounts[pkiVol])
 		}
 		if !keys[filepath.Base(p)] {
 			t.Errorf("the Secret %s lacks %s", sec.Name, filepath.Base(p))
 		}
-	}
-	if _, ok := mounts["tmp"]; !ok || ctr.SecurityContext == nil || ctr.SecurityContext.ReadOnlyRootFilesystem == nil {
-		t.Error("a read-only root needs an emptyDir on /tmp (spilled bodies)")
 	}
 }
 

@@ -42,7 +42,8 @@ Run 'crawler simweb' to only serve the web.`)
 	traces := f.Bool("traces", false, "write each node's full and cross fingerprint traces (DATA/node-i/{full,cross}.trace) for 'crawler cachesim'; needs --data")
 	warcDir := f.String("warc-dir", "", "archive every fetch as WARC/1.1 files in this directory (off by default)")
 	force := f.Bool("force", false, "take over a --data made by another run (crawl, node, another web or cluster size): its IDENTITY files are rewritten, with a warning")
-	statusAddr := f.String("status", "127.0.0.1:0", "listen address of the live status pages (loopback; 'off' to disable)")
+	statusAddr := f.String("status", "127.0.0.1:0", "the old spelling of --status-listen")
+	statusListen := f.String("status-listen", "", "listen address of the live, read-only status pages (default 127.0.0.1:0, loopback; 'off' to disable)")
 	noEtcd := f.Bool("no-etcd", false, "run without the embedded etcd control plane (no lease fencing)")
 	if err := f.parse(args); err != nil {
 		return err
@@ -75,7 +76,7 @@ Run 'crawler simweb' to only serve the web.`)
 		*coalesce = -1
 	}
 	o := demo.Options{Web: cfg, Nodes: *nodes, Workers: *workers, CachePerWorker: *cacheW, CacheShared: *cacheShared, PeerCache: *peerCache, WireCoalesce: *coalesce,
-		DataDir: *data, ReportJSON: *report, Progress: *every, Live: isTerminal(env.stdout), Traces: *traces, WARCDir: *warcDir, StatusAddr: *statusAddr, Force: *force, NoEtcd: *noEtcd,
+		DataDir: *data, ReportJSON: *report, Progress: *every, Live: isTerminal(env.stdout), Traces: *traces, WARCDir: *warcDir, StatusAddr: firstNonEmpty(*statusListen, *statusAddr), Force: *force, NoEtcd: *noEtcd,
 		Logger: env.logger()}
 	if *traces && *data == "" {
 		return usagef("--traces needs --data (the traces would be removed with a temporary directory)")

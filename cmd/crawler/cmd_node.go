@@ -42,8 +42,8 @@ every member's advertised address, data dir, mTLS files from
 seeds. Every node is given the same seeds and keeps the hosts it owns.
 
 The node serves Prometheus metrics on http://METRICS/metrics, a liveness
-check on /healthz and a JSON snapshot on /status. Its status page (--status,
-loopback by default) shows pages/s, fetch outcomes, frontier and DUE sizes,
+check on /healthz and a JSON snapshot on /status. Its status page
+(--status-listen or "status_listen", loopback by default; read-only) shows pages/s, fetch outcomes, frontier and DUE sizes,
 the live miss-ratio curves of the front caches and of the per-peer splitter
 caches with sizing advice, per-peer traffic, the busiest and most-delayed
 hosts, and the whole cluster (asked over the peers' mTLS gRPC port). When the whole cluster's
@@ -60,7 +60,8 @@ data dir resumes.`)
 	id := f.String("id", "", "this node's id, overriding the file's (one file for every member; \"{id}\" in its paths is replaced)")
 	probe := f.String("healthcheck", "", "only GET this URL and exit 0 on a response with status < 500, 1 otherwise (the container health check: the image has no shell or curl)")
 	exitDone := f.Bool("exit-when-done", false, "exit when the cluster's crawl has terminated instead of serving metrics until SIGTERM")
-	statusAddr := f.String("status", "127.0.0.1:0", "where to serve the status page (read-only; keep it on loopback unless you mean to expose it); \"off\" disables it")
+	statusListen := f.String("status-listen", "", "where to serve the read-only status page, overriding the config's \"status_listen\" (default 127.0.0.1:0; keep it on loopback unless you mean to expose it, as a container does); \"off\" disables it")
+	statusAddr := f.String("status", "", "the old spelling of --status-listen")
 	reportJSON := f.String("report-json", "", "also write the node's final report as JSON to this file")
 	listen := f.String("listen", "", "gRPC (mTLS) listen address, overriding the config's \"listen\" (default: this member's addr if it is an IP or localhost, else :PORT on every interface)")
 	force := f.Bool("force", false, "take over a data dir made by another run (crawl, demo, another node or seeds): its IDENTITY is rewritten, with a warning")
@@ -96,10 +97,36 @@ data dir resumes.`)
 	if *warcDir != "" {
 		cfg.WARCDir = *warcDir
 	}
+	status, err := nodeStatusListen(*statusListen, *statusAddr, cfg.StatusListen)
+	if err != nil {
+		return err
+	}
 	fenv := *env
 	fenv.forceIdentity, fenv.skipCheck = *force, *skipCheck
 	fenv.progress = *progress
-	return runNodeConfig(ctx, &fenv, cfg, *exitDone, *statusAddr, *reportJSON, nil)
+	return runNodeConfig(ctx, &fenv, cfg, *exitDone, status, *reportJSON, nil)
+}
+
+// nodeStatusListen is where a node serves its status page: --status-listen,
+// else the old --status, else the config's status_listen, else a loopback
+// port; "off" for none.
+func nodeStatusListen(flagListen, flagOld, config string) (string, error) {
+	addr := firstNonEmpty(flagListen, flagOld, config, "127.0.0.1:0")
+	if addr != "off" {
+		if _, _, err := net.SplitHostPort(addr); err != nil {
+			return "", usagef("--status-listen %q: %v", addr, err)
+		}
+	}
+	return addr, nil
+}
+
+func firstNonEmpty(s ...string) string {
+	for _, v := range s {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
 }
 
 // healthcheck GETs url with a short timeout.

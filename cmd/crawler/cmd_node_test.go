@@ -133,6 +133,9 @@ func sum(fams map[string]*dto.MetricFamily, name string, want map[string]string)
 func TestNodeClusterMetrics(t *testing.T) {
 	c := startNodeCluster(t)
 	c.waitTerminated(t)
+	for i := range c.ids {
+		checkPromtool(t, c.metricsAddr[i]) // metrics_promtool_test.go
+	}
 	c.checkStatusPages(t)
 	count, logs := c.checkMetrics(t)
 	var got, dups []string

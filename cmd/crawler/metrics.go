@@ -189,7 +189,22 @@ func (c *statsCollector) Collect(ch chan<- prometheus.Metric) {
 func newMetricsRegistry(c *statsCollector) *prometheus.Registry {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(c)
+	reg.MustRegister(buildInfoCollector())
 	reg.MustRegister(collectors.NewGoCollector())
 	reg.MustRegister(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return reg
+}
+
+// buildInfoCollector exports sextant_build_info: a constant 1 whose labels
+// say which binary runs, for joins in queries and for spotting a mixed
+// version cluster during a rolling update.
+func buildInfoCollector() prometheus.Collector {
+	v := readBuildVersion()
+	g := prometheus.NewGauge(prometheus.GaugeOpts{
+		Name:        "sextant_build_info",
+		Help:        "Always 1; the labels name the running binary's version, Go version and source revision.",
+		ConstLabels: prometheus.Labels{"version": v.Version, "goversion": v.GoVersion, "revision": v.Revision},
+	})
+	g.Set(1)
+	return g
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"runtime"
 	"testing"
 
 	"github.com/sextant-crawler/sextant/internal/crawl"
@@ -88,4 +89,29 @@ func TestMetricsSitemaps(t *testing.T) {
 		"sextant_sitemap_urls_total,fate=dropped_over_limit": 2,
 		"sextant_sitemap_urls_total,fate=admitted":           0,
 	})
+}
+
+// sextant_build_info carries the version set with -X (as the image build
+// does) and the Go version.
+func TestMetricsBuildInfo(t *testing.T) {
+	defer func(v, r string) { version, revision = v, r }(version, revision)
+	version, revision = "v9.8.7", "abc123"
+	fams, err := newMetricsRegistry(&statsCollector{node: func() crawl.Stats { return crawl.Stats{ID: "n1"} }}).Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range fams {
+		if f.GetName() != "sextant_build_info" {
+			continue
+		}
+		labels := map[string]string{}
+		for _, l := range f.GetMetric()[0].GetLabel() {
+			labels[l.GetName()] = l.GetValue()
+		}
+		if labels["version"] != "v9.8.7" || labels["revision"] != "abc123" || labels["goversion"] != runtime.Version() || f.GetMetric()[0].GetGauge().GetValue() != 1 {
+			t.Fatalf("sextant_build_info %v = %v", labels, f.GetMetric()[0].GetGauge().GetValue())
+		}
+		return
+	}
+	t.Fatal("sextant_build_info not exported")
 }

@@ -182,6 +182,11 @@ type Config struct {
 	// MetricsListen serves /metrics, /healthz and /status (default
 	// DefaultMetricsListen).
 	MetricsListen string `json:"metrics_listen,omitempty"`
+	// StatusListen serves the read-only HTML status page and its cluster
+	// view (crawler node --status-listen, which overrides it); empty: a
+	// loopback port, "off": none. A container publishes it with a
+	// non-loopback address such as ":9180".
+	StatusListen string `json:"status_listen,omitempty"`
 
 	// Etcd, if set, fences the node on etcd (etcd.go).
 	Etcd *Etcd `json:"etcd,omitempty"`
@@ -332,17 +337,7 @@ func (c *Config) Validate() error {
 		bad("id %q: control or non-printable characters", c.ID)
 	}
 	c.validateMembers(bad)
-	if err := hostPort(c.Listen, false); err != nil {
-		bad("listen %q: %v", c.Listen, err)
-	}
-	if c.HealthListen != "" {
-		if err := hostPort(c.HealthListen, false); err != nil {
-			bad("health_listen %q: %v", c.HealthListen, err)
-		}
-	}
-	if err := hostPort(c.MetricsListen, false); err != nil {
-		bad("metrics_listen %q: %v", c.MetricsListen, err)
-	}
+	c.validateListens(bad)
 	if c.DataDir == "" {
 		bad("data_dir is required")
 	}
@@ -411,4 +406,25 @@ func (c *Config) Validate() error {
 	}
 	c.validateEtcd(bad)
 	return errors.Join(errs...)
+}
+
+// validateListens checks the listen addresses ("off" turns the status
+// page off).
+func (c *Config) validateListens(bad func(format string, args ...any)) {
+	if err := hostPort(c.Listen, false); err != nil {
+		bad("listen %q: %v", c.Listen, err)
+	}
+	if c.HealthListen != "" {
+		if err := hostPort(c.HealthListen, false); err != nil {
+			bad("health_listen %q: %v", c.HealthListen, err)
+		}
+	}
+	if err := hostPort(c.MetricsListen, false); err != nil {
+		bad("metrics_listen %q: %v", c.MetricsListen, err)
+	}
+	if c.StatusListen != "" && c.StatusListen != "off" {
+		if err := hostPort(c.StatusListen, false); err != nil {
+			bad("status_listen %q: %v", c.StatusListen, err)
+		}
+	}
 }

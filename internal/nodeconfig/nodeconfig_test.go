@@ -57,7 +57,7 @@ func TestLoadDefaultsAndPaths(t *testing.T) {
 func TestValidateReportsEveryField(t *testing.T) {
 	c, err := Parse([]byte(`{"id":"x","members":[{"id":"a","addr":"a"},{"id":"a","addr":"b:99999"}],
 		"workers":-1,"cache_per_worker":-2,"politeness":{"min_delay":"2s","max_delay":"1s","factor":-1},
-		"resolve":{"sim.test":"simweb:8080"},"scope":"world","metrics_listen":"nope"}`))
+		"resolve":{"sim.test":"simweb:8080"},"scope":"world","metrics_listen":"nope","status_listen":"0.0.0.0"}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +67,7 @@ func TestValidateReportsEveryField(t *testing.T) {
 	}
 	for _, want := range []string{"members[0] (a): addr", "duplicate id", "bad port", `id "x" is not in members`,
 		"data_dir is required", "tls:", "workers -1", "cache_per_worker -2", "max_delay 1s < min_delay 2s",
-		"factor -1", `scope "world"`, "resolve needs allow_private", "seeds_file or seeds", "metrics_listen"} {
+		"factor -1", `scope "world"`, "resolve needs allow_private", "seeds_file or seeds", "metrics_listen", "status_listen"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error lacks %q:\n%v", want, err)
 		}
