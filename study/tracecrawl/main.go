@@ -53,7 +53,7 @@ func main() {
 	dir := flag.String("dir", "", "crawl a tree of static sites (one directory per host) instead of the synthetic web")
 	nodes := flag.Int("nodes", 3, "cluster nodes")
 	workers := flag.Int("workers", 32, "workers per node")
-	cacheW := flag.Int("cache-per-worker", 512, "front cache entries per worker")
+	cacheW := flag.Int("cache-per-worker", crawl.DefaultOptions().CachePerWorker, "front cache entries per worker")
 	shared := flag.Bool("cache-shared", false, "one shared front cache per node")
 	data := flag.String("data", "", "data directory (required)")
 	oracle := flag.Bool("oracle", false, "compute simweb's oracle first (for the progress line; minutes on a big web)")
