@@ -109,8 +109,8 @@ type Options struct {
 	// DisableHTTP2 speaks HTTP/1.1 only. By default HTTP/2 is used when
 	// the server offers it by ALPN (https only).
 	DisableHTTP2 bool
-	// Proxy chooses the proxy of each request (nil: always direct, the
-	// library's default; the crawler's --proxy defaults to "env", i.e.
+	// Proxy chooses the proxy of each request (nil: always direct, this
+	// package's zero value; a crawl node's default, crawl.DefaultProxy, is
 	// ProxyFromEnvironment). https targets are reached by CONNECT. The
 	// private-address guard judges the target, not the proxy: see
 	// Fetcher.viaProxy. A host in Resolve is always reached directly.

@@ -9,6 +9,12 @@ import (
 	"github.com/sextant-crawler/sextant/internal/warc"
 )
 
+// DefaultProxy is the proxy setting of every node path (fetcher.ParseProxy
+// syntax): the standard HTTPS_PROXY, HTTP_PROXY and NO_PROXY variables, as
+// net/http and curl read them, never for loopback targets; with none set a
+// node connects directly.
+const DefaultProxy = "env"
+
 // DefaultOptions is a node's configuration before the caller changes
 // anything: the one place each of its defaults is stated. The command-line
 // flags (cmd/crawler), the node config file (internal/nodeconfig), the demo
@@ -31,6 +37,7 @@ func DefaultOptions() Options {
 		Fetcher: fetcher.Options{
 			UserAgent: fetcher.DefaultUserAgent, BodyCap: fetcher.DefaultBodyCap,
 			FetchTimeout: fetcher.DefaultFetchTimeout,
+			Proxy:        fetcher.ProxyFromEnvironment(), // DefaultProxy
 		},
 		Extract:          extract.Options{MaxBytes: fetcher.DefaultBodyCap},
 		Frontier:         fr,

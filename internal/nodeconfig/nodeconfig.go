@@ -34,6 +34,7 @@ import (
 	"golang.org/x/net/http/httpguts"
 
 	"github.com/sextant-crawler/sextant/extract"
+	"github.com/sextant-crawler/sextant/fetcher"
 	"github.com/sextant-crawler/sextant/internal/crawl"
 	"github.com/sextant-crawler/sextant/internal/termsafe"
 )
@@ -160,6 +161,10 @@ type Config struct {
 	MaxRepeatedSegments int `json:"max_repeated_segments,omitempty"`
 	// UserAgent is sent with every request (default the fetcher's).
 	UserAgent string `json:"user_agent,omitempty"`
+	// Proxy: "env" (HTTPS_PROXY, HTTP_PROXY, NO_PROXY; the default, as
+	// crawl.DefaultProxy), "none", or an http://HOST:PORT proxy for every
+	// request; as the crawler's --proxy.
+	Proxy string `json:"proxy,omitempty"`
 	// NoFollow is "obey" (default) or "ignore": whether pages' nofollow
 	// robots directives and rel=nofollow links are obeyed (crawl.Options.
 	// NoFollow, --nofollow).
@@ -338,6 +343,9 @@ func (c *Config) Validate() error {
 	}
 	c.validateMembers(bad)
 	c.validateListens(bad)
+	if _, err := fetcher.ParseProxy(c.Proxy); err != nil {
+		bad("proxy %q: %v", c.Proxy, err)
+	}
 	if c.DataDir == "" {
 		bad("data_dir is required")
 	}

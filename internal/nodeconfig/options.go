@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sextant-crawler/sextant/extract"
+	"github.com/sextant-crawler/sextant/fetcher"
 	"github.com/sextant-crawler/sextant/hostsplit"
 	"github.com/sextant-crawler/sextant/internal/crawl"
 	"github.com/sextant-crawler/sextant/internal/tlsutil"
@@ -159,6 +160,9 @@ func (c *Config) nodeOptions(lf crawl.LinkFilter, resolve map[string]string) cra
 	o.Fetcher.AllowPrivate, o.Fetcher.Resolve, o.Fetcher.TLSConfig = c.AllowPrivate, resolve, tlsConf
 	if c.UserAgent != "" {
 		o.Fetcher.UserAgent = c.UserAgent
+	}
+	if c.Proxy != "" {
+		o.Fetcher.Proxy, _ = fetcher.ParseProxy(c.Proxy) // Validate reports its error
 	}
 	if c.BodyCap != 0 {
 		o.Fetcher.BodyCap, o.Extract.MaxBytes = c.BodyCap, c.BodyCap

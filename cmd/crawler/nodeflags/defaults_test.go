@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/url"
 	"path/filepath"
 	"testing"
 
@@ -21,10 +22,12 @@ import (
 // Go (crawl.DefaultOptions) — give the same options when nothing is set
 // (issue 26: they used to disagree, e.g. on the per-host budget and the
 // frontier's back queues). Only what cannot be compared is left out: the
-// link filter and the log function (funcs and interfaces built per path)
-// and the proxy (--proxy defaults to env, a file and a program to none).
+// link filter and the logger (built per path); the proxy, a func, is
+// compared by what it does with HTTPS_PROXY set.
 func TestDefaultsAgree(t *testing.T) {
 	dir := t.TempDir()
+	t.Setenv("HTTPS_PROXY", "http://proxy.test:3128")
+	t.Setenv("NO_PROXY", "")
 
 	fs := flag.NewFlagSet("t", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
@@ -69,6 +72,16 @@ func TestDefaultsAgree(t *testing.T) {
 	}
 	if d := cmp.Diff(fromGo, fromFile, ignore); d != "" {
 		t.Errorf("node config differs from crawl.DefaultOptions (-go +file):\n%s", d)
+	}
+	target, _ := url.Parse("https://example.test/")
+	for name, o := range map[string]crawl.Options{"go": fromGo, "flags": fromFlags, "file": fromFile} {
+		if o.Fetcher.Proxy == nil {
+			t.Errorf("%s: no proxy function: HTTPS_PROXY is ignored", name)
+			continue
+		}
+		if p, err := o.Fetcher.Proxy(target); err != nil || p == nil || p.Host != "proxy.test:3128" {
+			t.Errorf("%s: proxy for %s = %v, %v; want proxy.test:3128 from HTTPS_PROXY", name, target, p, err)
+		}
 	}
 	// The values the issue names, to be sure the comparison compared.
 	if fromGo.MaxPagesPerHost != 1000 || fromGo.SoftPagesPerHost != 500 || fromGo.CachePerWorker != 512 {

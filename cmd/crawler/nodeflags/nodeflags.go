@@ -96,7 +96,7 @@ func Add(fs *flag.FlagSet) *NodeFlags {
 	fs.StringVar(&f.userAgent, "user-agent", d.Fetcher.UserAgent, "User-Agent header (keep a contact URL in it); its first product token is the robots token, matched in robots.txt, <meta name=TOKEN> and X-Robots-Tag")
 	fs.StringVar(&f.noFollow, "nofollow", d.NoFollow, "obey: a page whose <meta name=robots> (or the crawler's own meta) or X-Robots-Tag says nofollow has none of its links followed, and rel=nofollow links are not followed; ignore: follow them anyway (directives still recorded in crawl.log and counted)")
 	fs.DurationVar(&f.fetchTimeout, "fetch-timeout", d.Fetcher.FetchTimeout, "bound on one whole fetch, body included")
-	fs.StringVar(&f.proxy, "proxy", "env", "HTTP(S) proxy: env (HTTPS_PROXY, HTTP_PROXY and NO_PROXY, never for loopback targets), none, or http://HOST:PORT for every request (https by CONNECT); --resolve hosts go direct; the private-address guard judges the target, not the proxy")
+	fs.StringVar(&f.proxy, "proxy", crawl.DefaultProxy, "HTTP(S) proxy: env (HTTPS_PROXY, HTTP_PROXY and NO_PROXY, never for loopback targets), none, or http://HOST:PORT for every request (https by CONNECT); --resolve hosts go direct; the private-address guard judges the target, not the proxy")
 	fs.DurationVar(&f.dueFlush, "due-flush", d.DUEFlushInterval, "DUE merge interval")
 	fs.BoolVar(&f.skipCheck, "skip-check", d.SkipOpenCheck, "open without reading every frontier key (and spool entry) to verify it: 0.2-0.5 s per million queued URLs saved; a damaged block is then found mid-crawl or by 'crawler fsck' instead (the cheap cross-checks still run)")
 	fs.StringVar(&f.caFile, "ca-file", "", "PEM file of CA certificates to trust for HTTPS, in addition to the system roots (e.g. simweb --ca-out)")
