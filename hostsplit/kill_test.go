@@ -1,14 +1,12 @@
 package hostsplit
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
 	"net"
 	"os"
-	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strconv"
@@ -18,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sextant-crawler/sextant/internal/killtest"
 	"github.com/sextant-crawler/sextant/internal/tlsutil"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
@@ -130,17 +129,17 @@ func childMain() int {
 
 type childNode struct {
 	id, dir string
-	cmd     *exec.Cmd
-	done    chan struct{} // closed when "done" is printed
+	c       *killtest.Child
+}
+
+// finished reports whether the child has printed "done" (its URLs routed).
+func (n *childNode) finished() bool {
+	return strings.Contains(n.c.Output(), "done\n")
 }
 
 func TestKill9NoURLLost(t *testing.T) {
 	if testing.Short() {
 		t.Skip("kill -9 test skipped in -short mode")
-	}
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
 	}
 	certs := t.TempDir()
 	const n = 3
@@ -160,41 +159,13 @@ func TestKill9NoURLLost(t *testing.T) {
 	}
 	nodes := make([]*childNode, n)
 	start := func(i int) {
-		c := &childNode{id: ids[i], dir: nodes[i].dir, done: make(chan struct{})}
-		c.cmd = exec.Command(exe, "-test.run=^$")
-		c.cmd.Env = append(os.Environ(), childEnv+"=1", "HS_ID="+c.id, "HS_DIR="+c.dir, "HS_CERTS="+certs,
-			"HS_MEMBERS="+strings.Join(members, ","))
-		c.cmd.Stderr = os.Stderr
-		out, err := c.cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := c.cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		go func() {
-			sc := bufio.NewScanner(out)
-			for sc.Scan() {
-				if sc.Text() == "done" {
-					close(c.done)
-				}
-			}
-		}()
-		nodes[i] = c
-	}
-	kill := func(i int) {
-		_ = nodes[i].cmd.Process.Signal(syscall.SIGKILL)
-		_ = nodes[i].cmd.Wait()
+		nodes[i].c = killtest.Start(t, killtest.Options{Env: []string{childEnv + "=1", "HS_ID=" + nodes[i].id,
+			"HS_DIR=" + nodes[i].dir, "HS_CERTS=" + certs, "HS_MEMBERS=" + strings.Join(members, ",")}})
 	}
 	for i := range n {
-		nodes[i] = &childNode{dir: t.TempDir()}
+		nodes[i] = &childNode{id: ids[i], dir: t.TempDir()}
 		start(i)
 	}
-	t.Cleanup(func() {
-		for i := range nodes {
-			kill(i)
-		}
-	})
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("kill schedule seed %d", seed)
 	r := rand.New(rand.NewPCG(seed, 7))
@@ -202,14 +173,12 @@ func TestKill9NoURLLost(t *testing.T) {
 		time.Sleep(time.Duration(20+r.IntN(200)) * time.Millisecond)
 		i := r.IntN(n)
 		t.Logf("trial %d: kill -9 %s", k, ids[i])
-		kill(i)
+		nodes[i].c.Kill()
 		start(i)
 	}
 	for i := range n {
-		select {
-		case <-nodes[i].done:
-		case <-time.After(60 * time.Second):
-			t.Fatalf("%s never finished routing", ids[i])
+		if err := nodes[i].c.Until(60*time.Second, nodes[i].finished); err != nil {
+			t.Fatalf("%s never finished routing: %v\n%s", ids[i], err, nodes[i].c.Output())
 		}
 	}
 	dirs := make([]string, n)
