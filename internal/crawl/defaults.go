@@ -26,6 +26,9 @@ func DefaultOptions() Options {
 	// Sized from Options.Workers when the node opens (EnsureDefaults):
 	// frontier.DefaultOptions sizes them for one worker.
 	fr.Workers, fr.BackQueues, fr.MaxBackQueues = 0, 0, 0
+	// The node's Logger, unless the caller sets the frontier's own
+	// (frontier.DefaultOptions fills in a discarding one).
+	fr.Logger = nil
 	wo := warc.Options{}
 	wo.EnsureDefaults()
 	const maxPages = 1000
