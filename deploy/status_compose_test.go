@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -43,11 +44,12 @@ func TestComposeStatusPage(t *testing.T) {
 	tag, project, dir := fmt.Sprintf("sextant:csp-%d", pid), fmt.Sprintf("sextant-csp-%d", pid), t.TempDir()
 	run(t, nil, "bash", filepath.Join(repo, "deploy", "build.sh"), tag)
 	t.Cleanup(func() { _ = exec.Command("docker", "rmi", tag).Run() })
-	// As up.sh: one PKI directory per node, owned by the image's user.
+	// As up.sh: one PKI directory per node and per etcd member, owned by
+	// the image's user.
 	run(t, nil, "docker", "run", "--rm", "--user", "0:0", "-v", dir+"/pki:/out", tag,
-		"certs", "--nodes", "3", "--out", "/out", "--hosts", "localhost", "--per-node", "--owner", "65532:65532")
+		"certs", "--nodes", "3", "--etcd", "3", "--out", "/out", "--hosts", "localhost", "--per-node", "--owner", "65532:65532")
 	override := "services:\n  simweb:\n    image: " + tag + "\n"
-	for _, id := range composeNodes {
+	for _, id := range append(slices.Clone(composeNodes), "etcd-0", "etcd-1", "etcd-2") {
 		override += fmt.Sprintf("  %s:\n    image: %s\n    volumes: [\"%s/pki/%s:/pki:ro\"]\n", id, tag, dir, id)
 	}
 	if err := os.WriteFile(filepath.Join(dir, "override.yaml"), []byte(override), 0o644); err != nil {

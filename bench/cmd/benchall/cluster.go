@@ -130,7 +130,8 @@ func waitTerminated(ctx context.Context, o options, dir string, nodes []clusterN
 			select {
 			case err := <-procs[i].done:
 				procs[i].done <- err
-				return fmt.Errorf("%s exited before the crawl terminated (see %s.stdout)", n.id, filepath.Join(dir, n.id))
+				out, _ := os.ReadFile(filepath.Join(dir, n.id+".stdout"))
+				return fmt.Errorf("%s exited before the crawl terminated (%v); the end of %s.stdout:\n%s", n.id, err, filepath.Join(dir, n.id), tail(string(out), 2000))
 			default:
 			}
 			if t, err := get("http://" + n.metrics + "/metrics"); err == nil && strings.Contains(t, want) {
