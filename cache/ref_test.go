@@ -30,37 +30,6 @@ func refLRU(trace []uint64, k int) uint64 {
 	return misses
 }
 
-// refMIN evicts the entry whose next request is farthest, found by scanning
-// the rest of the trace.
-func refMIN(trace []uint64, k int) uint64 {
-	var set []uint64
-	var misses uint64
-	for t, fp := range trace {
-		if slices.Contains(set, fp) {
-			continue
-		}
-		misses++
-		if k == 0 {
-			continue
-		}
-		if len(set) == k {
-			far, victim := -1, 0
-			for i, x := range set {
-				nu := len(trace) + 1
-				if j := slices.Index(trace[t+1:], x); j >= 0 {
-					nu = j
-				}
-				if nu > far {
-					far, victim = nu, i
-				}
-			}
-			set = slices.Delete(set, victim, victim+1)
-		}
-		set = append(set, fp)
-	}
-	return misses
-}
-
 // refInfinite counts distinct fingerprints.
 func refInfinite(trace []uint64) uint64 {
 	seen := map[uint64]bool{}
@@ -68,28 +37,6 @@ func refInfinite(trace []uint64) uint64 {
 		seen[fp] = true
 	}
 	return uint64(len(seen))
-}
-
-// refStatic counts misses of a cache preloaded with the k most frequent
-// fingerprints (ties: first requested first).
-func refStatic(trace []uint64, k int) uint64 {
-	var order []uint64
-	count := map[uint64]int{}
-	for _, fp := range trace {
-		if count[fp] == 0 {
-			order = append(order, fp)
-		}
-		count[fp]++
-	}
-	slices.SortStableFunc(order, func(a, b uint64) int { return count[b] - count[a] })
-	top := order[:min(k, len(order))]
-	var misses uint64
-	for _, fp := range trace {
-		if !slices.Contains(top, fp) {
-			misses++
-		}
-	}
-	return misses
 }
 
 // refClockTextbook is CLOCK over k frames in insertion order: the new entry
