@@ -305,6 +305,11 @@ func (d *changeDriver) run(ctx context.Context, rep *ChangeReport) error {
 			case handoff.ActWarn, handoff.ActRefuse:
 				d.o.Logger.Warn("cluster: change failed", "err", a.Err)
 			case handoff.ActReport:
+				if report != nil {
+					// The change has its outcome; a later abort (the
+					// context ending during ROLLBACK) finds none open.
+					continue
+				}
 				report, ended = &a, time.Now()
 				if d.pollCancel != nil {
 					d.pollCancel()

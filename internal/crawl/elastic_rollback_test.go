@@ -179,3 +179,32 @@ func dialMember(t *testing.T, tn *tlsutil.Node, m hostsplit.Member) *grpc.Client
 	t.Cleanup(func() { c.Close() })
 	return c
 }
+
+// A change that rolled back at its deadline reports the timeout even when
+// the command's context ends while a ROLLBACK is still in flight. Before
+// the fix the context's end was stepped as an operator's abort, whose "no
+// membership change in progress" replaced the timeout (CI, stop 34:
+// `cluster add --etcd` to a wrong address failed that way).
+func TestRollbackReportSurvivesContextEnd(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	c := newElasticCluster(t, ctx, 1)
+	defer c.stopAll()
+	v1 := hostsplit.View{Epoch: 1, Members: c.all}
+	c.start(0, v1.Members, 1, false)
+	c.waitFetches(20)
+	hole, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	blackHole(t, hole)
+	v2 := hostsplit.View{Epoch: 2, Members: append(append([]hostsplit.Member{}, c.all...), hostsplit.Member{ID: "node-9", Addr: hole.Addr().String()})}
+	// The change's deadline (1 s) passes first; the context ends (2 s)
+	// while node-9's ROLLBACK hangs.
+	cctx, ccancel := context.WithTimeout(ctx, 2*time.Second)
+	defer ccancel()
+	_, err = ChangeMembership(cctx, ChangeOptions{TLS: c.operator(), Old: v1, New: v2, Timeout: time.Second, Logger: logging.Test(t)})
+	if !errors.Is(err, handoff.ErrTimeout) {
+		t.Fatalf("error %v, want handoff.ErrTimeout", err)
+	}
+}
