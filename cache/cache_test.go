@@ -7,6 +7,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/sextant-crawler/sextant/cache/internal/reftest"
 	"github.com/sextant-crawler/sextant/cache/tracegen"
 )
 
@@ -21,8 +22,8 @@ var testKs = []int{0, 1, 2, 3, 5, 8, 13, 31, 64, 100, 400}
 
 func TestInfiniteMatchesReference(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
-	for name, tr := range traceShapes(r) {
-		if got, want := run(NewInfinite(), tr), refInfinite(tr); got != want {
+	for name, tr := range reftest.Shapes(r) {
+		if got, want := run(NewInfinite(), tr), reftest.Infinite(tr); got != want {
 			t.Errorf("%s: INFINITE misses %d, reference %d", name, got, want)
 		}
 	}
@@ -30,9 +31,9 @@ func TestInfiniteMatchesReference(t *testing.T) {
 
 func TestLRUMatchesReference(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
-	for name, tr := range traceShapes(r) {
+	for name, tr := range reftest.Shapes(r) {
 		for _, k := range testKs {
-			if got, want := run(NewLRU(k), tr), refLRU(tr, k); got != want {
+			if got, want := run(NewLRU(k), tr), reftest.LRU(tr, k); got != want {
 				t.Errorf("%s k=%d: LRU misses %d, reference %d", name, k, got, want)
 			}
 		}
@@ -117,14 +118,14 @@ func TestClockMatchesModel(t *testing.T) {
 		ks   []int
 	}
 	var runs []run
-	for name, tr := range traceShapes(r) {
+	for name, tr := range reftest.Shapes(r) {
 		runs = append(runs, run{name, tr, []int{0, 1, 2, 3, 7, 31, 64, 130}})
 	}
 	big, _ := tracegen.Generate(tracegen.Options{Seed: 11, Universe: 4000, Window: 2000}, 6000)
 	runs = append(runs,
-		run{"wide-big", randomTrace(r, 6000, 1500), []int{600, 1000}},
+		run{"wide-big", reftest.Random(r, 6000, 1500), []int{600, 1000}},
 		run{"locality-big", big, []int{600, 1000}},
-		run{"small-big", smallTrace(r, 6000, 1500), []int{600}})
+		run{"small-big", reftest.Small(r, 6000, 1500), []int{600}})
 	for _, ru := range runs {
 		name, tr := ru.name, ru.tr
 		for _, k := range ru.ks {
@@ -209,7 +210,7 @@ func TestClockMatchesModel(t *testing.T) {
 // the new fingerprint's bucket pair when the pair has a resident.
 func TestRandomMatchesModel(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
-	for name, tr := range traceShapes(r) {
+	for name, tr := range reftest.Shapes(r) {
 		for _, k := range []int{0, 1, 2, 5, 31, 64, 130} {
 			c := NewRandom(k, 9)
 			for step, fp := range tr {
@@ -369,12 +370,12 @@ func TestCloseToTextbook(t *testing.T) {
 			bound       float64 // |set-associative − textbook| in points
 			clockBetter bool    // CLOCK: only set-associative ≤ textbook is checked
 		}{
-			{"uniform 2k", randomTrace(r, n, 2*k), 0.5, false},
-			{"uniform 1.2k", randomTrace(r, n, k+k/5+1), 0.5, false},
+			{"uniform 2k", reftest.Random(r, n, 2*k), 0.5, false},
+			{"uniform 1.2k", reftest.Random(r, n, k+k/5+1), 0.5, false},
 			{"zipf+recency", zipf, 0.5, false},
-			{"small keys", smallTrace(r, n, 2*k), 0.5, false},
-			{"loop 0.9k", loopTrace(n, k*9/10+1), 0.5, false},
-			{"loop k+1", loopTrace(n, k+1), 0.5, true},
+			{"small keys", reftest.Small(r, n, 2*k), 0.5, false},
+			{"loop 0.9k", reftest.Loop(n, k*9/10+1), 0.5, false},
+			{"loop k+1", reftest.Loop(n, k+1), 0.5, true},
 		}
 		for _, tc := range traces {
 			fn := float64(len(tc.tr))

@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/sextant-crawler/sextant/cache/internal/reftest"
 )
 
 // lruStep is the reference LRU one request at a time: a recency stack, most
@@ -129,7 +131,7 @@ func TestLRUStashExact(t *testing.T) {
 // the cache stays exact.
 func TestLRUStampWrap(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 10))
-	for name, tr := range traceShapes(r) {
+	for name, tr := range reftest.Shapes(r) {
 		for _, k := range testKs {
 			c := NewLRU(k)
 			c.base = math.MaxUint32 - uint32(len(c.ring)) - 50

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/sextant-crawler/sextant/cache"
+	"github.com/sextant-crawler/sextant/cache/internal/reftest"
 	"github.com/sextant-crawler/sextant/cache/tracegen"
 )
 
@@ -56,11 +57,11 @@ func TestExactClockMatchesReference(t *testing.T) {
 	}
 	traces := map[string][]uint64{
 		"locality": loc,
-		"uniform":  randomTrace(r, 2000, 90),
-		"loop":     loopTrace(1500, 37),
+		"uniform":  reftest.Random(r, 2000, 90),
+		"loop":     reftest.Loop(1500, 37),
 	}
 	for name, tr := range traces {
-		d := int(refInfinite(tr))
+		d := int(reftest.Infinite(tr))
 		var ks []int
 		for k := 1; k <= d+3; k++ {
 			ks = append(ks, k)

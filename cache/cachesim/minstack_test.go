@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/sextant-crawler/sextant/cache/internal/reftest"
 	"github.com/sextant-crawler/sextant/cache/tracegen"
 )
 
@@ -44,7 +45,7 @@ func minPerSize(t testing.TB, tr []uint64, ks []int) []uint64 {
 func adversarialTraces(r *rand.Rand) map[string][]uint64 {
 	m := map[string][]uint64{}
 	for _, u := range []int{2, 3, 5, 9, 17, 33, 65} {
-		m["loop"+itoa(u)] = loopTrace(700, u)
+		m["loop"+itoa(u)] = reftest.Loop(700, u)
 	}
 	var saw []uint64
 	for len(saw) < 900 {
@@ -70,7 +71,7 @@ func adversarialTraces(r *rand.Rand) map[string][]uint64 {
 		same[i] = 42
 	}
 	m["same"] = same
-	m["distinct"] = loopTrace(300, 300)
+	m["distinct"] = reftest.Loop(300, 300)
 	m["empty"] = nil
 	nested := []uint64{}
 	for i := range 1000 {
@@ -89,11 +90,11 @@ func itoa(i int) string { return string(rune('0'+i/10)) + string(rune('0'+i%10))
 func TestMINOnePassEqualsPerSize(t *testing.T) {
 	r := rand.New(rand.NewPCG(41, 42))
 	traces := adversarialTraces(r)
-	for name, tr := range traceShapes(r) {
+	for name, tr := range reftest.Shapes(r) {
 		traces[name] = tr
 	}
 	for i := range 60 {
-		traces["rand"+itoa(i)] = randomTrace(r, 100+r.IntN(900), 2+r.IntN(200))
+		traces["rand"+itoa(i)] = reftest.Random(r, 100+r.IntN(900), 2+r.IntN(200))
 	}
 	for i := range 20 {
 		tr, _ := tracegen.Generate(tracegen.Options{Seed: uint64(i) + 7, Universe: 300, Window: 64}, 1500)
@@ -149,7 +150,7 @@ func TestMINOnePassEqualsPerSizeLarge(t *testing.T) {
 }
 
 func TestMINOnePassTooManySizes(t *testing.T) {
-	tr := loopTrace(2000, 1000)
+	tr := reftest.Loop(2000, 1000)
 	ks := make([]int, 300)
 	for i := range ks {
 		ks[i] = i + 1

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/sextant-crawler/sextant/cache"
+	"github.com/sextant-crawler/sextant/cache/internal/reftest"
 	"github.com/sextant-crawler/sextant/cache/tracegen"
 )
 
@@ -27,7 +28,7 @@ func byAlgoK(rs []Result) map[string]map[int]Result {
 // RANDOM against per-size replays of the caches).
 func TestSimulateMatchesReferences(t *testing.T) {
 	r := rand.New(rand.NewPCG(21, 22))
-	for name, tr := range traceShapes(r) {
+	for name, tr := range reftest.Shapes(r) {
 		res, err := Simulate(context.Background(), tr, SimOptions{Ks: testKs, Seed: 5, Procs: 2})
 		if err != nil {
 			t.Fatal(err)
@@ -35,9 +36,9 @@ func TestSimulateMatchesReferences(t *testing.T) {
 		got := byAlgoK(res)
 		for _, k := range testKs {
 			want := map[string]uint64{
-				AlgoLRU:      refLRU(tr, k),
+				AlgoLRU:      reftest.LRU(tr, k),
 				AlgoMIN:      refMIN(tr, k),
-				AlgoInfinite: refInfinite(tr),
+				AlgoInfinite: reftest.Infinite(tr),
 				AlgoStatic:   refStatic(tr, k),
 				AlgoClock:    run(cache.NewClock(k), tr),
 				AlgoRandom:   run(cache.NewRandom(k, 5), tr),
@@ -63,9 +64,9 @@ func TestMINIsLowerBound(t *testing.T) {
 		var tr []uint64
 		switch i % 3 {
 		case 0:
-			tr = randomTrace(r, 50+r.IntN(400), 2+r.IntN(60))
+			tr = reftest.Random(r, 50+r.IntN(400), 2+r.IntN(60))
 		case 1:
-			tr = smallTrace(r, 50+r.IntN(400), 2+r.IntN(60))
+			tr = reftest.Small(r, 50+r.IntN(400), 2+r.IntN(60))
 		default:
 			tr, _ = tracegen.Generate(tracegen.Options{Seed: uint64(i), Universe: 50, Window: 32}, 300)
 		}

@@ -8,11 +8,12 @@ import (
 	"testing"
 
 	"github.com/sextant-crawler/sextant/cache"
+	"github.com/sextant-crawler/sextant/cache/internal/reftest"
 )
 
 func TestStaticMatchesReference(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
-	for name, tr := range traceShapes(r) {
+	for name, tr := range reftest.Shapes(r) {
 		for _, k := range testKs {
 			if got, want := run(NewStatic(TopK(tr, k)), tr), refStatic(tr, k); got != want {
 				t.Errorf("%s k=%d: STATIC misses %d, reference %d", name, k, got, want)
@@ -25,7 +26,7 @@ func TestStaticMatchesReference(t *testing.T) {
 // invariants: no gap between an entry's home and its slot, find agrees.
 func TestRobinHoodInvariants(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 9))
-	for name, tr := range traceShapes(r) {
+	for name, tr := range reftest.Shapes(r) {
 		tb := newTable(97, true, true)
 		in := map[uint64]bool{}
 		for i, fp := range tr {
