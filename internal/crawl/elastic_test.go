@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -39,6 +40,8 @@ type elasticCluster struct {
 	control func(id string) Control
 	// nodeOpts, if set, adjusts each started member's options.
 	nodeOpts func(o *Options)
+	// views, if set, are the test's views, for explainMissing.
+	views []hostsplit.View
 }
 
 func newElasticCluster(t *testing.T, ctx context.Context, n int) *elasticCluster {
@@ -171,6 +174,10 @@ func (c *elasticCluster) checkUnion(maxRepeats int) {
 	}
 	if err := oracle.Check(rest); err != nil {
 		t.Errorf("union of fetched URLs (trap hosts aside) differs from the oracle's (%d fetched, oracle %d): %v", len(rest), oracle.Size(), err)
+		if c.views != nil {
+			slices.Sort(rest)
+			c.explainMissing(oracle.Fetched, rest, c.views...)
+		}
 	}
 	// The per-host budget moves with the host: cluster-wide, no trap host
 	// has more pages than one node would admit.
@@ -223,6 +230,7 @@ func TestElasticJoinThenLeave(t *testing.T) {
 	v1 := hostsplit.View{Epoch: 1, Members: c.all[:2]}
 	v2 := hostsplit.View{Epoch: 2, Members: c.all}
 	v3 := hostsplit.View{Epoch: 3, Members: c.all[1:]}
+	c.views = []hostsplit.View{v1, v2, v3}
 	c.start(0, v1.Members, 1, false)
 	c.start(1, v1.Members, 1, false)
 	c.waitFetches(600)
@@ -273,6 +281,8 @@ func TestElasticJoinThenLeave(t *testing.T) {
 				t.Errorf("removed %s still queues %d URLs", id, n)
 			}
 		}
+		fs := m.Node.fr.Stats()
+		t.Logf("%s: frontier budget dropped %d, lowered %d; DUE %+v", id, fs.BudgetDropped, fs.BudgetLowered, m.Node.due.Stats())
 		if err := m.Close(); err != nil {
 			t.Error(err)
 		}
@@ -434,6 +444,10 @@ func checkLostNodeRecrawl(t *testing.T, c *elasticCluster, before map[string]boo
 	}
 	if err := oracle.Check(rest); err != nil {
 		t.Errorf("union of fetched URLs (trap hosts aside) differs from the oracle's (%d fetched, oracle %d): %v", len(rest), oracle.Size(), err)
+		if c.views != nil {
+			slices.Sort(rest)
+			c.explainMissing(oracle.Fetched, rest, c.views...)
+		}
 	}
 	// node-2's admitted counts died with it: its trap hosts start a fresh
 	// budget at their new owner.
