@@ -244,6 +244,7 @@ func crawlOnce(ctx context.Context, env *cmdEnv, opts crawl.Options, seeds []str
 	wg.Wait()
 	st := n.Stats()
 	workers, per, shared := n.CacheSizes()
+	maxPages, maxDepth := n.Limits()
 	closeErr := n.Close()
 	how, complete := "frontier empty", false
 	switch {
@@ -265,11 +266,17 @@ func crawlOnce(ctx context.Context, env *cmdEnv, opts crawl.Options, seeds []str
 		end = "stopped: " + how
 	}
 	fmt.Fprintf(env.stdout, "%s after %v\n", end, st.Elapsed.Round(time.Millisecond))
-	in := report.Input{Stats: st, Cache: report.CacheConfig{Workers: workers, CachePerWorker: per, CacheShared: shared}}
+	in := report.Input{Stats: st, Cache: report.CacheConfig{Workers: workers, CachePerWorker: per, CacheShared: shared},
+		Limits: report.Limits{MaxPagesPerHost: maxPages, MaxDepth: maxDepth}}
 	if r.est != nil {
 		in.Front = r.est
 	}
 	rep := &crawlReport{Report: report.Build(report.KindCrawl, []report.Input{in}, st.Elapsed), End: end}
+	if complete { // the frontier is empty: say what never got into it
+		for _, l := range rep.DropLines() {
+			fmt.Fprintf(env.stdout, "  %s\n", l)
+		}
+	}
 	var extra []string
 	if r.oracle != nil {
 		notChecked := ""
