@@ -202,6 +202,11 @@ func crawlOnce(ctx context.Context, env *cmdEnv, opts crawl.Options, seeds []str
 		n.Close()
 		return err
 	}
+	totals, err := report.StartRun(opts.DataDir, time.Now()) // after Open: the data dir is ours
+	if err != nil {
+		n.Close()
+		return err
+	}
 	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	if r.dur > 0 {
@@ -246,6 +251,8 @@ func crawlOnce(ctx context.Context, env *cmdEnv, opts crawl.Options, seeds []str
 	workers, per, shared := n.CacheSizes()
 	maxPages, maxDepth := n.Limits()
 	closeErr := n.Close()
+	totals, totalsErr := report.FinishRun(opts.DataDir, totals)
+	closeErr = errors.Join(closeErr, totalsErr)
 	how, complete := "frontier empty", false
 	switch {
 	case runErr != nil:
@@ -271,7 +278,10 @@ func crawlOnce(ctx context.Context, env *cmdEnv, opts crawl.Options, seeds []str
 	if r.est != nil {
 		in.Front = r.est
 	}
-	rep := &crawlReport{Report: report.Build(report.KindCrawl, []report.Input{in}, st.Elapsed), End: end}
+	rep := &crawlReport{Report: report.Build(report.KindCrawl, []report.Input{in}, st.Elapsed), End: end, SinceFirstStart: &totals}
+	for _, l := range totals.Lines(rep.Report) {
+		fmt.Fprintf(env.stdout, "%s\n", l)
+	}
 	if complete { // the frontier is empty: say what never got into it
 		for _, l := range rep.DropLines() {
 			fmt.Fprintf(env.stdout, "  %s\n", l)
