@@ -252,6 +252,7 @@ func Build(kind string, in []Input, elapsed time.Duration) *Report {
 		if x.Front != nil {
 			if c, _ := x.Front.Curve(mrc.CLOCK); c != nil {
 				a := mrc.MakeAdvice(c, x.Cache.CachePerWorker, x.Cache.Workers, float64(st.LinksLocal)/secs)
+				withhold(&a, x.Front)
 				nr.FrontAdvice = &a
 			}
 		}
@@ -260,6 +261,7 @@ func Build(kind string, in []Input, elapsed time.Duration) *Report {
 				// The peers' caches partition the stream by owner:
 				// together they act as one cache of PeerCache × peers.
 				a := mrc.MakeAdvice(c, x.Cache.PeerCache, sp.NumPeers(), float64(sp.Total.Discovered)/secs)
+				withhold(&a, x.Cross)
 				nr.PeerAdvice = &a
 			}
 		}
@@ -400,6 +402,10 @@ func (r *Report) writeAdvice(w io.Writer) {
 		per = "/worker (×workers shared)"
 	}
 	line := func(label string, a *mrc.Advice, unit, what string) {
+		if a.Withheld != "" {
+			fmt.Fprintf(w, "%-15s %s now %d%s; advice %s\n", label, what, a.CurrentPerWorker, unit, a.Withheld)
+			return
+		}
 		s := fmt.Sprintf("%-15s %s now %d%s miss %.1f%% (%.0f URLs/s); knee %d%s miss %.1f%%, %s",
 			label, what, a.CurrentPerWorker, unit, 100*a.CurrentMiss, a.SentPerSec, a.KneePerWorker, unit, 100*a.KneeMiss, savesText(a.KneeSavedPerSec))
 		if a.Reached20 {
