@@ -251,8 +251,8 @@ func crawlOnce(ctx context.Context, env *cmdEnv, opts crawl.Options, seeds []str
 	workers, per, shared := n.CacheSizes()
 	maxPages, maxDepth := n.Limits()
 	closeErr := n.Close()
-	totals, totalsErr := report.FinishRun(opts.DataDir, totals)
-	closeErr = errors.Join(closeErr, totalsErr)
+	totals, err = report.FinishRun(opts.DataDir, totals)
+	closeErr = errors.Join(closeErr, err)
 	how, complete := "frontier empty", false
 	switch {
 	case runErr != nil:
@@ -279,14 +279,7 @@ func crawlOnce(ctx context.Context, env *cmdEnv, opts crawl.Options, seeds []str
 		in.Front = r.est
 	}
 	rep := &crawlReport{Report: report.Build(report.KindCrawl, []report.Input{in}, st.Elapsed), End: end, SinceFirstStart: &totals}
-	for _, l := range totals.Lines(rep.Report) {
-		fmt.Fprintf(env.stdout, "%s\n", l)
-	}
-	if complete { // the frontier is empty: say what never got into it
-		for _, l := range rep.DropLines() {
-			fmt.Fprintf(env.stdout, "  %s\n", l)
-		}
-	}
+	rep.writeEnd(env.stdout, complete)
 	var extra []string
 	if r.oracle != nil {
 		notChecked := ""
