@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/sync/singleflight"
 
+	"github.com/sextant-crawler/sextant/internal/histogram"
 	"github.com/sextant-crawler/sextant/internal/netguard"
 )
 
@@ -47,6 +48,7 @@ type dnsCache struct {
 		m map[string]dnsEntry
 	}
 	hits, misses counter
+	took         *histogram.Histogram // each query's time, if set
 }
 
 type dnsEntry struct {
@@ -78,7 +80,11 @@ func (c *dnsCache) resolve(ctx context.Context, host string) ([]netip.Addr, erro
 		// Shared by every waiter: not cancelled with the first caller.
 		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.timeout)
 		defer cancel()
+		t0 := time.Now()
 		addrs, err := c.lookup(lctx, host)
+		if c.took != nil {
+			c.took.Observe(time.Since(t0))
+		}
 		if err != nil {
 			var de *net.DNSError
 			if !errors.As(err, &de) {

@@ -10,6 +10,7 @@ import (
 	"net/netip"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/sextant-crawler/sextant/internal/netguard"
 )
@@ -135,17 +136,26 @@ type handshakeTrace struct {
 	started bool
 	done    bool
 	err     error // the handshake's error, if it failed
+	at      time.Time
 }
 
 func (h *handshakeTrace) start() {
 	h.mu.Lock()
-	h.started = true
+	h.started, h.at = true, time.Now()
 	h.mu.Unlock()
 }
 
-func (h *handshakeTrace) finish(err error) {
+// finish records the handshake's end and returns how long it took.
+func (h *handshakeTrace) finish(err error) time.Duration {
 	h.mu.Lock()
+	defer h.mu.Unlock()
 	h.done, h.err = true, err
+	return time.Since(h.at)
+}
+
+func (h *handshakeTrace) reset() {
+	h.mu.Lock()
+	h.started, h.done, h.err, h.at = false, false, nil, time.Time{}
 	h.mu.Unlock()
 }
 

@@ -7,9 +7,7 @@ import (
 	"fmt"
 	"io"
 	"mime"
-	"net"
 	"net/http"
-	"net/http/httptrace"
 	"net/netip"
 	"net/url"
 	"os"
@@ -65,7 +63,9 @@ func New(opts Options) (*Fetcher, error) {
 		o.TLSConfig.ClientSessionCache = tls.NewLRUClientSessionCache(o.TLSSessionCacheSize)
 	}
 	f := &Fetcher{opts: o}
+	f.stats.lat = newLatencies()
 	f.dialer = newDialer(&f.opts)
+	f.dialer.dns.took = f.stats.lat.dns
 	f.tr = &http.Transport{
 		// Only Options.Proxy, never the environment behind the caller's
 		// back; the proxy of a request is chosen (and its target checked by
@@ -175,6 +175,9 @@ type Response struct {
 	Proto string
 	// Proxied reports that the request went through Options.Proxy.
 	Proxied bool
+	// TTFB is the time from the request to the first byte of the
+	// response's header (connection set-up included).
+	TTFB time.Duration
 }
 
 // Close releases the body (and removes its temporary file). Idempotent.
@@ -228,7 +231,9 @@ func (f *Fetcher) FetchCapped(ctx context.Context, rawURL string, bodyCap, decom
 		return nil, err
 	}
 	f.stats.fetches.add(1)
+	start := time.Now()
 	resp, err := f.get(ctx, u, bodyCap, decompressCap)
+	f.stats.observe(resp, err, time.Since(start))
 	if err != nil {
 		f.stats.countErr(err)
 		f.opts.Logger.Debug("fetch failed", "url", rawURL, "err", err)
@@ -278,28 +283,11 @@ func (f *Fetcher) get(parent context.Context, u *url.URL, bodyCap, decodeCap int
 			return nil, classify(err, parent)
 		}
 	}
-	hs := new(handshakeTrace)
-	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
-		GotConn: func(ci httptrace.GotConnInfo) {
-			if proxied {
-				return // the proxy's address: keep the target's
-			}
-			if ta, ok := ci.Conn.RemoteAddr().(*net.TCPAddr); ok {
-				remote = ta.AddrPort().Addr().Unmap()
-			}
-		},
-		// These two may run on the transport's dial goroutine.
-		TLSHandshakeStart: hs.start,
-		TLSHandshakeDone: func(cs tls.ConnectionState, err error) {
-			hs.finish(err)
-			if err == nil {
-				f.stats.tlsHandshakes.add(1)
-				if cs.DidResume {
-					f.stats.tlsResumed.add(1)
-				}
-			}
-		},
-	})
+	tr := f.trace(proxied)
+	tr.remote = remote
+	ok := false
+	defer func() { tr.done(ok) }()
+	ctx = tr.context(ctx)
 	// The transport is called directly: redirects are never followed, so
 	// http.Client would only add header copying and cookie plumbing.
 	req := (&http.Request{
@@ -313,14 +301,15 @@ func (f *Fetcher) get(parent context.Context, u *url.URL, bodyCap, decodeCap int
 	}).WithContext(ctx)
 	hr, err := f.tr.RoundTrip(req)
 	if err != nil {
-		return nil, classifyHandshake(&url.Error{Op: "Get", URL: u.Redacted(), Err: err}, hs, parent)
+		return nil, classifyHandshake(&url.Error{Op: "Get", URL: u.Redacted(), Err: err}, &tr.hs, parent)
 	}
 	defer hr.Body.Close()
 	if hr.ProtoMajor == 2 {
 		f.stats.http2.add(1)
 	}
+	ok = true // a response: the trace's hooks have run
 	r := &Response{
-		RemoteIP:      remote,
+		RemoteIP:      tr.remote,
 		RequestHeader: req.Header,
 		StatusText:    hr.Status,
 		Status:        hr.StatusCode,
@@ -342,6 +331,9 @@ func (f *Fetcher) get(parent context.Context, u *url.URL, bodyCap, decodeCap int
 	}
 	r.ContentType, r.Charset = contentType(hr.Header.Get("Content-Type"), r.Body)
 	r.Duration = time.Since(start)
+	if !tr.firstByte.IsZero() {
+		r.TTFB = tr.firstByte.Sub(start)
+	}
 	return r, nil
 }
 

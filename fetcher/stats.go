@@ -1,6 +1,10 @@
 package fetcher
 
-import "sync/atomic"
+import (
+	"errors"
+	"sync/atomic"
+	"time"
+)
 
 type counter struct{ atomic.Int64 }
 
@@ -10,11 +14,12 @@ func (c *counter) add(n int64) { c.Add(n) }
 // class: the status class of a response, or the error class of a failure.
 type Stats struct {
 	Fetches     int64 // every Fetch call that reached the network (not bad URLs)
+	Status1xx   int64 // a final 1xx (101 Switching Protocols: net/http reads the others itself)
 	Status2xx   int64
 	Status3xx   int64
 	Status4xx   int64
 	Status5xx   int64
-	StatusOther int64
+	StatusOther int64 // codes outside 100–599
 	Truncated   int64 // responses cut at BodyCap or DecompressCap
 
 	ErrTimeout  int64
@@ -74,6 +79,13 @@ type Stats struct {
 	RobotsCrossHops   int64 // requests to another host for a robots.txt redirect (RobotsHostGate or RobotsCrossHostRedirects)
 	RobotsDeferred    int64 // robots.txt redirects waiting for the other host's politeness slot (RobotsHostGate refused it for now)
 	RobotsUnreachable int64 // 5xx or network failure (disallow all, retry later)
+
+	// Latency histograms of page fetches (robots.txt excluded): the whole
+	// fetch, header and body, of every fetch that reached the network
+	// except those the caller cancelled; the time to the response's first
+	// byte; each DNS query the fetcher made (cache misses; robots.txt
+	// included); each completed TLS handshake (robots.txt included).
+	FetchSeconds, TTFBSeconds, DNSSeconds, TLSSeconds Histogram
 }
 
 type stats struct {
@@ -86,10 +98,30 @@ type stats struct {
 	robotsFetches, robotsHits, robotsMisses, robotsEvictions counter
 	robotsRules, robotsAllowAll, robotsUnreachable           counter
 	robotsRefused, robotsCrossHops, robotsDeferred           counter
+	s1xx                                                     counter
+	lat                                                      latencies
+}
+
+// observe records a page fetch's latencies: every fetch that reached the
+// network, failed ones included (a timeout is a slow fetch), except those
+// cancelled by the caller (the crawl stopping, not the server).
+func (s *stats) observe(resp *Response, err error, took time.Duration) {
+	if err != nil {
+		if !errors.Is(err, ErrCanceled) {
+			s.lat.fetch.Observe(took)
+		}
+		return
+	}
+	s.lat.fetch.Observe(took)
+	if resp.TTFB > 0 {
+		s.lat.ttfb.Observe(resp.TTFB)
+	}
 }
 
 func (s *stats) countStatus(code int) {
 	switch {
+	case code >= 100 && code < 200:
+		s.s1xx.add(1)
 	case code >= 200 && code < 300:
 		s.s2xx.add(1)
 	case code >= 300 && code < 400:
@@ -150,7 +182,7 @@ func (s *stats) countKind(err error) {
 func (f *Fetcher) Stats() Stats {
 	s := &f.stats
 	return Stats{
-		Fetches: s.fetches.Load(), Status2xx: s.s2xx.Load(), Status3xx: s.s3xx.Load(),
+		Fetches: s.fetches.Load(), Status1xx: s.s1xx.Load(), Status2xx: s.s2xx.Load(), Status3xx: s.s3xx.Load(),
 		Status4xx: s.s4xx.Load(), Status5xx: s.s5xx.Load(), StatusOther: s.sOther.Load(),
 		Truncated:  s.truncated.Load(),
 		ErrTimeout: s.eTimeout.Load(), ErrConnect: s.eConnect.Load(), ErrDNS: s.eDNS.Load(),
@@ -169,5 +201,7 @@ func (f *Fetcher) Stats() Stats {
 		RobotsRules: s.robotsRules.Load(), RobotsAllowAll: s.robotsAllowAll.Load(),
 		RobotsUnreachable: s.robotsUnreachable.Load(), RobotsRefusedHops: s.robotsRefused.Load(),
 		RobotsCrossHops: s.robotsCrossHops.Load(), RobotsDeferred: s.robotsDeferred.Load(),
+		FetchSeconds: s.lat.fetch.Snapshot(), TTFBSeconds: s.lat.ttfb.Snapshot(),
+		DNSSeconds: s.lat.dns.Snapshot(), TLSSeconds: s.lat.tls.Snapshot(),
 	}
 }

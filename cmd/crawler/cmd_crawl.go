@@ -202,6 +202,11 @@ func crawlOnce(ctx context.Context, env *cmdEnv, opts crawl.Options, seeds []str
 		n.Close()
 		return err
 	}
+	totals, err := report.StartRun(opts.DataDir, time.Now()) // after Open: the data dir is ours
+	if err != nil {
+		n.Close()
+		return err
+	}
 	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	if r.dur > 0 {
@@ -244,7 +249,10 @@ func crawlOnce(ctx context.Context, env *cmdEnv, opts crawl.Options, seeds []str
 	wg.Wait()
 	st := n.Stats()
 	workers, per, shared := n.CacheSizes()
+	maxPages, maxDepth := n.Limits()
 	closeErr := n.Close()
+	totals, err = report.FinishRun(opts.DataDir, totals)
+	closeErr = errors.Join(closeErr, err)
 	how, complete := "frontier empty", false
 	switch {
 	case runErr != nil:
@@ -265,11 +273,13 @@ func crawlOnce(ctx context.Context, env *cmdEnv, opts crawl.Options, seeds []str
 		end = "stopped: " + how
 	}
 	fmt.Fprintf(env.stdout, "%s after %v\n", end, st.Elapsed.Round(time.Millisecond))
-	in := report.Input{Stats: st, Cache: report.CacheConfig{Workers: workers, CachePerWorker: per, CacheShared: shared}}
+	in := report.Input{Stats: st, Cache: report.CacheConfig{Workers: workers, CachePerWorker: per, CacheShared: shared},
+		Limits: report.Limits{MaxPagesPerHost: maxPages, MaxDepth: maxDepth}}
 	if r.est != nil {
 		in.Front = r.est
 	}
-	rep := &crawlReport{Report: report.Build(report.KindCrawl, []report.Input{in}, st.Elapsed), End: end}
+	rep := &crawlReport{Report: report.Build(report.KindCrawl, []report.Input{in}, st.Elapsed), End: end, SinceFirstStart: &totals}
+	rep.writeEnd(env.stdout, complete)
 	var extra []string
 	if r.oracle != nil {
 		notChecked := ""

@@ -411,8 +411,9 @@ func nodeReport(ctx context.Context, env *cmdEnv, cfg *nodeconfig.Config, m *cra
 		done.Store(true)
 		fmt.Fprintf(env.stdout, "node %s: the cluster's crawl has terminated after %s\n", cfg.ID, time.Since(start).Round(time.Millisecond))
 	}
-	rep := report.Build(report.KindNode, []report.Input{{Stats: st, Split: &sp, Front: curves.Front, Cross: curves.Cross, Cache: cacheCfg}},
-		time.Since(start))
+	maxPages, maxDepth := m.Node.Limits()
+	rep := report.Build(report.KindNode, []report.Input{{Stats: st, Split: &sp, Front: curves.Front, Cross: curves.Cross, Cache: cacheCfg,
+		Limits: report.Limits{MaxPagesPerHost: maxPages, MaxDepth: maxDepth}}}, time.Since(start))
 	rep.WriteText(env.stdout, "Sextant node report: node "+cfg.ID)
 	if reportJSON != "" {
 		if err := report.WriteJSON(reportJSON, rep); err != nil {

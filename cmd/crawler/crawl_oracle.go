@@ -16,6 +16,9 @@ type crawlReport struct {
 	*report.Report
 	// End is the end line: "done (…)" or "stopped: fatal error: …".
 	End string `json:"end"`
+	// SinceFirstStart are the data dir's totals over every run (Resumed
+	// says this run was not the first).
+	SinceFirstStart *report.Totals `json:"since_first_start"`
 	// OracleCheck is "equal", "differs" or "not checked (why)"; empty
 	// without --simweb. OracleMatch is set when the check ran.
 	OracleCheck     string `json:"oracle_check,omitempty"`

@@ -23,7 +23,7 @@ func desc(name, help string, labels ...string) *prometheus.Desc {
 }
 
 var (
-	mFetches       = desc("fetches_total", "Page fetch attempts by outcome (ok 2xx, redirect 3xx, http_error 4xx/5xx, error: network or protocol failure).", "node", "outcome")
+	mFetches       = desc("fetches_total", "Page fetch attempts by outcome (ok 2xx, redirect 3xx, http_error 1xx/4xx/5xx/other, error: network or protocol failure) and status class.", "node", "outcome", "class")
 	mRobotsDenied  = desc("robots_disallowed_total", "URLs not fetched because robots.txt disallows them.", "node")
 	mRobotsFetches = desc("robots_fetches_total", "HTTP requests for robots.txt.", "node")
 	mPrivate       = desc("private_address_refused_total", "URLs not fetched because their host is at a private or loopback address (the guard is on).", "node")
@@ -72,7 +72,7 @@ func (c *statsCollector) Describe(ch chan<- *prometheus.Desc) {
 		mLinks, mNewURLs, mContentDups, mRobotsPages, mFrontier, mInFlight, mHosts, mPolite, mDUEEntries, mDUEBytes, mDUEBuffer,
 		mDUEMerges, mDUEMergeSecs, mCacheHits, mCacheMisses, mSplitDisc, mSplitSupp, mSplitSent,
 		mSplitRecv, mWireBytes, mRawBytes, mStreamErrs, mPeerLastErr, mPeerFailing, mSpoolBatches, mSpoolURLs, mBuffered, mSitemaps, mSitemapURLs, mDone,
-		mNetFailures, mTLSHandshakes, mHTTP2, mConnsOpen} {
+		mNetFailures, mTLSHandshakes, mHTTP2, mConnsOpen, mFetchHist, mTTFBHist, mDNSHist, mTLSHist} {
 		ch <- d
 	}
 }
@@ -87,10 +87,10 @@ func (c *statsCollector) Collect(ch chan<- prometheus.Metric) {
 	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, append([]string{id}, labels...)...)
 	}
-	counter(mFetches, float64(st.FetchOK), "ok")
-	counter(mFetches, float64(st.FetchRedirect), "redirect")
-	counter(mFetches, float64(st.FetchHTTPErr), "http_error")
-	counter(mFetches, float64(st.FetchErr), "error")
+	for _, fc := range st.FetchClasses() {
+		counter(mFetches, float64(fc.N), fc.Outcome, fc.Class)
+	}
+	collectLatencies(ch, id, st.Fetcher)
 	counter(mRobotsDenied, float64(st.RobotsDisallowed))
 	counter(mRobotsFetches, float64(st.RobotsFetches))
 	counter(mPrivate, float64(st.PrivateRefused))

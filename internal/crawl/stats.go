@@ -14,6 +14,7 @@ type Stats struct {
 	Elapsed time.Duration
 
 	Fetches, FetchOK, FetchRedirect, FetchHTTPErr, FetchErr uint64
+	FetchHTTP1xx, FetchHTTP4xx, FetchHTTP5xx                uint64 // FetchHTTPErr by class (FetchClasses)
 	FetchesRequeued                                         uint64 // begun, cut short by the stop or a fatal error: not in Fetches, URL requeued
 	RobotsDisallowed, RobotsFetches                         uint64
 	Bytes                                                   uint64
@@ -70,7 +71,8 @@ func (n *Node) Stats() Stats {
 		PagesNoFollow: m.PagesNoFollow.Load(), PagesNoIndex: m.PagesNoIndex.Load(), LinksNoFollow: m.LinksNoFollow.Load(),
 		ID: n.opts.ID, Elapsed: time.Since(n.started),
 		Fetches: m.Fetches.Load(), FetchOK: m.FetchOK.Load(), FetchRedirect: m.FetchRedirect.Load(),
-		FetchHTTPErr: m.FetchHTTPErr.Load(), FetchErr: m.FetchErr.Load(), FetchesRequeued: m.FetchesRequeued.Load(),
+		FetchHTTPErr: m.FetchHTTPErr.Load(), FetchErr: m.FetchErr.Load(),
+		FetchHTTP1xx: m.FetchHTTP1xx.Load(), FetchHTTP4xx: m.FetchHTTP4xx.Load(), FetchHTTP5xx: m.FetchHTTP5xx.Load(), FetchesRequeued: m.FetchesRequeued.Load(),
 		RobotsDisallowed: m.RobotsDisallowed.Load(), RobotsFetches: m.RobotsFetches.Load(),
 		Bytes: m.Bytes.Load(), LinksFound: m.LinksFound.Load(), LinksFiltered: m.LinksFiltered.Load(),
 		LinksLocal: m.LinksLocal.Load(), LinksRemote: m.LinksRemote.Load(), LinksTooDeep: m.LinksTooDeep.Load(),

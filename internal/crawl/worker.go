@@ -51,6 +51,7 @@ type Metrics struct {
 	// the stop or by a fatal error): not logged, their URLs requeued.
 	FetchesRequeued atomic.Uint64
 	robotsMetrics   // robotsmeta.go
+	classMetrics    // fetchclass.go
 }
 
 type worker struct {
@@ -289,6 +290,7 @@ func (w *worker) fetch(ctx context.Context, l frontier.Lease, u *urlnorm.URL, ru
 		}
 	default:
 		outcome = &n.metrics.FetchHTTPErr
+		n.metrics.countHTTPErr(resp.Status)
 		e.Outcome = OutcomeHTTPErr
 		res.Failed = resp.Status >= 500
 	}

@@ -342,6 +342,7 @@ func buildReport(o Options, ms []*crawl.Member, elapsed time.Duration, oracle *s
 	for i, m := range ms {
 		st, sp := m.Node.Stats(), m.Split.Stats()
 		in[i] = report.Input{Stats: st, Split: &sp, Cache: o.cacheConfig()}
+		in[i].Limits.MaxPagesPerHost, in[i].Limits.MaxDepth = m.Node.Limits()
 		if i < len(cs) && cs[i] != nil {
 			in[i].Front, in[i].Cross = cs[i].Front, cs[i].Cross
 		}

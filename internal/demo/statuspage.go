@@ -69,6 +69,8 @@ func (s *StatusSource) Snapshot() status.Snapshot {
 		Outcomes: map[string]uint64{"2xx": st.FetchOK, "3xx": st.FetchRedirect, "4xx/5xx": st.FetchHTTPErr,
 			"error": st.FetchErr, "robots": st.RobotsDisallowed},
 		Frontier: st.Frontier.Queued, DUE: int64(st.DUE.EntriesOnDisk), Fenced: st.Fenced,
+		Latency: []status.Latency{status.LatencyOf("fetch", st.Fetcher.FetchSeconds), status.LatencyOf("ttfb", st.Fetcher.TTFBSeconds),
+			status.LatencyOf("dns", st.Fetcher.DNSSeconds), status.LatencyOf("tls", st.Fetcher.TLSSeconds)},
 	}
 	var frontCurves, crossCurves map[string][]mrc.Point
 	if s.Curves != nil {

@@ -39,6 +39,9 @@ type Advice struct {
 	// would send (negative: a smaller size costs that many more).
 	RequestsPerSec float64 `json:"requestsPerSec"`
 	SentPerSec     float64 `json:"sentPerSec"`
+	// Withheld, if set, says why the sizes above are not to be trusted
+	// (Withheld: too few requests seen); the report prints it instead.
+	Withheld string `json:"withheld,omitempty"`
 }
 
 // String is the advice as one line for an operator.

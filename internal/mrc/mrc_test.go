@@ -2,10 +2,12 @@ package mrc
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 
@@ -297,5 +299,15 @@ func TestAdvice(t *testing.T) {
 	}
 	if s := a.String(); s == "" {
 		t.Error("empty String")
+	}
+}
+
+// Advice is withheld below MinRequests requests and given from it on.
+func TestWithheldThreshold(t *testing.T) {
+	if w := Withheld(MinRequests - 1); !strings.HasPrefix(w, "withheld: ") || !strings.Contains(w, fmt.Sprint(MinRequests-1)) {
+		t.Errorf("Withheld(MinRequests-1) = %q", w)
+	}
+	if w := Withheld(MinRequests); w != "" {
+		t.Errorf("Withheld(MinRequests) = %q, want none", w)
 	}
 }

@@ -59,6 +59,7 @@ type Input struct {
 	// of the stream bound for its peers; either may be nil (no advice).
 	Front, Cross Curves
 	Cache        CacheConfig
+	Limits       Limits // drops.go
 }
 
 // Node is one node's figures.
@@ -145,6 +146,10 @@ type Report struct {
 	LinksNoFollow uint64 `json:"links_not_followed_nofollow"`
 	// Net: TLS, HTTP/2 and DNS: handshakes and failures by kind.
 	Net NetStats `json:"net"`
+	// LinksTooDeep: links dropped by the depth bound; Dropped: what the
+	// crawl dropped, by cause (drops.go).
+	LinksTooDeep uint64 `json:"links_too_deep"`
+	Dropped      []Drop `json:"dropped"`
 }
 
 // NetStats are the fetcher's TLS, HTTP/2 and DNS counters (requests for
@@ -247,6 +252,7 @@ func Build(kind string, in []Input, elapsed time.Duration) *Report {
 		if x.Front != nil {
 			if c, _ := x.Front.Curve(mrc.CLOCK); c != nil {
 				a := mrc.MakeAdvice(c, x.Cache.CachePerWorker, x.Cache.Workers, float64(st.LinksLocal)/secs)
+				withhold(&a, x.Front)
 				nr.FrontAdvice = &a
 			}
 		}
@@ -255,6 +261,7 @@ func Build(kind string, in []Input, elapsed time.Duration) *Report {
 				// The peers' caches partition the stream by owner:
 				// together they act as one cache of PeerCache × peers.
 				a := mrc.MakeAdvice(c, x.Cache.PeerCache, sp.NumPeers(), float64(sp.Total.Discovered)/secs)
+				withhold(&a, x.Cross)
 				nr.PeerAdvice = &a
 			}
 		}
@@ -273,6 +280,7 @@ func Build(kind string, in []Input, elapsed time.Duration) *Report {
 		r.Bytes += st.Bytes
 		r.LinksFound += st.LinksFound
 		r.LinksFiltered += st.LinksFiltered
+		r.LinksTooDeep += st.LinksTooDeep
 		r.NewURLs += st.NewURLs
 		r.BudgetDropped += st.BudgetDropped
 		r.ContentDuplicates += st.ContentDuplicates
@@ -299,6 +307,9 @@ func Build(kind string, in []Input, elapsed time.Duration) *Report {
 	r.URLsPerMessage = ratio(sent, msgs)
 	if r.DUEEntries > 0 {
 		r.DUEBytesPerURL = float64(dueBytes) / float64(r.DUEEntries)
+	}
+	if len(in) > 0 {
+		r.Dropped = r.drops(in[0].Limits)
 	}
 	return r
 }
@@ -360,6 +371,9 @@ func (r *Report) WriteText(w io.Writer, title string, extra ...string) {
 		fmt.Fprintln(w, "cross-machine   none (one node)")
 	}
 	fmt.Fprintf(w, "DUE             %d URLs, %.2f disk bytes per URL; frontier %d queued\n", r.DUEEntries, r.DUEBytesPerURL, r.FrontierQueued)
+	for i, l := range r.DropLines() {
+		fmt.Fprintf(w, "%-15s %s\n", map[bool]string{true: "dropped"}[i == 0], l)
+	}
 	r.writeAdvice(w)
 	if !r.hasPeers() {
 		return
@@ -388,6 +402,10 @@ func (r *Report) writeAdvice(w io.Writer) {
 		per = "/worker (×workers shared)"
 	}
 	line := func(label string, a *mrc.Advice, unit, what string) {
+		if a.Withheld != "" {
+			fmt.Fprintf(w, "%-15s %s now %d%s; advice %s\n", label, what, a.CurrentPerWorker, unit, a.Withheld)
+			return
+		}
 		s := fmt.Sprintf("%-15s %s now %d%s miss %.1f%% (%.0f URLs/s); knee %d%s miss %.1f%%, %s",
 			label, what, a.CurrentPerWorker, unit, 100*a.CurrentMiss, a.SentPerSec, a.KneePerWorker, unit, 100*a.KneeMiss, savesText(a.KneeSavedPerSec))
 		if a.Reached20 {

@@ -36,6 +36,7 @@ svg text{font-size:11px;fill:#444}
  <div class="card"><h2>peers</h2><table id="peers"></table></div>
  <div class="card"><h2>busiest hosts</h2><table id="busiest"></table></div>
  <div class="card"><h2>most delayed hosts</h2><table id="delayed"></table></div>
+ <div class="card"><h2>latency</h2><table id="latency"></table></div>
 </div>
 <div id="clusterBox" class="card" style="display:none"><h2>cluster</h2><table id="cluster"></table></div>
 <script>
@@ -117,6 +118,7 @@ async function poll(){
   table(document.getElementById("peers"),["peer","up","sent URLs","recv URLs","sent bytes","spool","last error"],(n.peers||[]).map(p=>[p.id,p.up?"yes":"NO",p.sentUrls,p.recvUrls,p.sentBytes,p.spool,p.lastError?(p.lastErrorKind+" "+ago(p.lastErrorAt)+": "+p.lastError):""]));
   table(document.getElementById("busiest"),["host","fetches","bytes","mean fetch ms"],(n.busiestHosts||[]).map(h=>[h.host,h.fetches,h.bytes||0,h.fetchMs||0]));
   table(document.getElementById("delayed"),["host","fetches","next fetch in ms","failures"],(n.delayedHosts||[]).map(h=>[h.host,h.fetches,h.delayMs,h.failures||0]));
+  table(document.getElementById("latency"),["","count","mean ms","p50 ms","p90 ms","p99 ms"],(n.latency||[]).map(l=>l.count?[l.name,l.count,l.meanMs,l.p50Ms,l.p90Ms,l.p99Ms]:[l.name,0,"–","–","–","–"]));
   if(d.cluster&&d.cluster.length){document.getElementById("clusterBox").style.display="";
    table(document.getElementById("cluster"),["node","state","pages","pages/s (mean)","frontier","DUE","front-cache hit","peers up"],d.cluster.map(s=>s.error?[s.node,s.error,"","","","","",""]:[s.node,s.fenced||"ok",s.pages,s.uptimeSec>0?s.pages/s.uptimeSec:0,s.frontier,s.due,(s.caches&&s.caches.length)?(100*s.caches[0].hitRate).toFixed(1)+"%":"–",(s.peers||[]).filter(p=>p.up).length+"/"+(s.peers||[]).length]))}
   else wantCluster=false;

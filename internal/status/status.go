@@ -61,6 +61,7 @@ type Snapshot struct {
 	Peers    []Peer            `json:"peers"`
 	Busiest  []Host            `json:"busiestHosts"`
 	Delayed  []Host            `json:"delayedHosts"`
+	Latency  []Latency         `json:"latency,omitempty"` // latency.go
 	// Error is set, in a cluster view, for a node that could not be asked
 	// (its other fields are then empty).
 	Error string `json:"error,omitempty"`

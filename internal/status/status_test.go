@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sextant-crawler/sextant/internal/histogram"
 	"github.com/sextant-crawler/sextant/internal/mrc"
 )
 
@@ -205,5 +207,23 @@ func TestRunAndOptions(t *testing.T) {
 	cancel()
 	if err := <-done; !errors.Is(err, context.Canceled) {
 		t.Errorf("Run: %v", err)
+	}
+}
+
+// LatencyOf summarises a histogram in milliseconds, and an empty one
+// without NaN (which JSON cannot carry).
+func TestLatencyOf(t *testing.T) {
+	h := histogram.New(0.1, 0.2, 0.4)
+	if l := LatencyOf("dns", h.Snapshot()); l != (Latency{Name: "dns"}) {
+		t.Errorf("empty: %+v", l)
+	} else if _, err := json.Marshal(l); err != nil {
+		t.Error(err)
+	}
+	for range 4 {
+		h.Observe(150 * time.Millisecond)
+	}
+	l := LatencyOf("ttfb", h.Snapshot())
+	if l.Count != 4 || math.Abs(l.MeanMS-150) > 1e-6 || math.Abs(l.P50MS-150) > 1e-6 || math.Abs(l.P99MS-199) > 1e-6 {
+		t.Errorf("got %+v; want count 4, mean 150, p50 150, p99 199", l)
 	}
 }
