@@ -56,16 +56,35 @@ func TestRevisitAdaptive(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 7*time.Second)
+	// Run until enough revisits happened (however loaded the machine is),
+	// then stop it as an operator would.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	if err := n.Seed(ctx, web.Seeds()); err != nil {
 		t.Fatal(err)
 	}
+	runCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		for runCtx.Err() == nil {
+			if r := n.Stats().Revisit; r.NotModified >= 3 && r.Changed >= 6 {
+				stop()
+				return
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}()
 	// stopWhenIdle: a continuous crawl is never idle, so only ctx ends it.
-	if err := n.Run(ctx, true); err != nil {
+	if err := n.Run(runCtx, true); err != nil {
 		t.Fatal(err)
 	}
-	if ctx.Err() == nil {
+	<-stopped
+	if ctx.Err() != nil {
+		t.Fatalf("too few revisits in 2 minutes: %+v", n.Stats().Revisit)
+	}
+	if runCtx.Err() == nil {
 		t.Fatal("Run returned before its context ended: a continuous crawl ended by itself")
 	}
 	st := n.Stats()
@@ -174,11 +193,18 @@ func TestRevisitAdaptive(t *testing.T) {
 	if s := n.Stats().Revisit; s.Scheduled != int64(len(hist)) || s.NextDue.IsZero() {
 		t.Fatalf("after reopening: %+v, want %d scheduled", s, len(hist))
 	}
-	ctx2, cancel2 := context.WithTimeout(context.Background(), 2*time.Second)
+	ctx2, cancel2 := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel2()
 	if err := n.Seed(ctx2, web.Seeds()); err != nil {
 		t.Fatal(err)
 	}
+	// MaxFetches is not set: stop after a few revisits of the old schedule.
+	go func() {
+		for ctx2.Err() == nil && n.Stats().Fetches < 3 {
+			time.Sleep(50 * time.Millisecond)
+		}
+		cancel2()
+	}()
 	if err := n.Run(ctx2, true); err != nil {
 		t.Fatal(err)
 	}
