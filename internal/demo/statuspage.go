@@ -70,6 +70,10 @@ func (s *StatusSource) Snapshot() status.Snapshot {
 			"error": st.FetchErr, "robots": st.RobotsDisallowed},
 		Frontier: st.Frontier.Queued, DUE: int64(st.DUE.EntriesOnDisk), Fenced: st.Fenced,
 	}
+	if r := st.Revisit; r.Enabled {
+		snap.Outcomes["304"] = r.NotModified
+		snap.Revisit = map[string]uint64{"scheduled": uint64(r.Scheduled), "queued": r.Queued, "changed": r.Changed, "unchanged": r.Unchanged, "304": r.NotModified}
+	}
 	var frontCurves, crossCurves map[string][]mrc.Point
 	if s.Curves != nil {
 		frontCurves, crossCurves = s.Curves.Front.Curves(), s.Curves.Cross.Curves()
