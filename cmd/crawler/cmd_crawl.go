@@ -32,12 +32,9 @@ func runCrawlWith(ctx context.Context, env *cmdEnv, args []string, tweak func(*c
 	f := newFlags(env, "crawl", `--data DIR (--seeds FILE | --simweb small|default) [flags]
 
 Crawls on one node, all hosts local, until the frontier is empty or a limit
-(--max-fetches, --duration) is hit. With --revisit the crawl is continuous:
-every URL fetched is fetched again when due (conditional requests; 304s,
-changed and unchanged pages are counted), the frontier is never "empty",
-and the crawl runs until stopped (SIGTERM, Ctrl-C) or a limit. Ctrl-C (SIGINT) or SIGTERM stops
-gracefully: fetches in flight finish or are requeued and the state is
-durable. Running again with the same --data resumes the crawl (seeds already
+(--max-fetches, --duration) is hit; with --revisit, until one of these or a stop.
+Ctrl-C (SIGINT) or SIGTERM stops gracefully: fetches in flight finish or are
+requeued and the state is durable. Running again with the same --data resumes the crawl (seeds already
 seen are dropped by the DUE). Every fetch is logged to DIR/crawl.log. On a
 terminal a live progress line is rewritten in place; otherwise a progress
 line is printed every --progress. A fatal error (e.g. a full disk) stops the

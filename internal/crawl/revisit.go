@@ -204,6 +204,9 @@ func (w *worker) revisitObserve(e *LogEntry, resp *fetcher.Response) {
 	switch {
 	case e.Outcome == OutcomeNotModified:
 		ob.NotModified = true
+		// The page is the one fetched before: its digest, not the empty
+		// body's.
+		e.Digest = w.rv.hist.Digest
 	case e.Outcome == OutcomeOK:
 		ob.Digest = e.Digest
 	case resp.Status >= 500 || resp.Status == http.StatusTooManyRequests:

@@ -56,11 +56,20 @@ func TestRevisitAdaptive(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Run until enough revisits happened (however loaded the machine is),
-	// then stop it as an operator would.
+	st, hist := runUntilRevisits(t, n, web.Seeds())
+	notModSeen := checkRevisitLog(t, dir, srv, st, hist, rv)
+	checkNotModifiedArchived(t, filepath.Join(dir, "warc"), notModSeen)
+	checkRevisitResume(t, opts, web.Seeds(), len(hist))
+}
+
+// runUntilRevisits runs n until enough revisits happened (however loaded
+// the machine is), stops it as an operator would, closes it and returns
+// its figures and its URLs' histories.
+func runUntilRevisits(t *testing.T, n *Node, seeds []string) (Stats, map[string]revisit.History) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	if err := n.Seed(ctx, web.Seeds()); err != nil {
+	if err := n.Seed(ctx, seeds); err != nil {
 		t.Fatal(err)
 	}
 	runCtx, stop := context.WithCancel(ctx)
@@ -100,7 +109,13 @@ func TestRevisitAdaptive(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("fetches %d, new URLs %d, revisit %+v frontier %+v", st.Fetches, st.NewURLs, st.Revisit, st.Frontier)
+	return st, hist
+}
 
+// checkRevisitLog checks crawl.log, the histories and the server's log
+// against what continuous crawling promises; it returns the 304 lines.
+func checkRevisitLog(t *testing.T, dir string, srv *simweb.Server, st Stats, hist map[string]revisit.History, rv revisit.Options) int {
+	t.Helper()
 	// The seen-set is exact: every URL fetched was delivered new once.
 	es, err := ReadLogFile(filepath.Join(dir, crawlLogFile))
 	if err != nil {
@@ -134,6 +149,9 @@ func TestRevisitAdaptive(t *testing.T) {
 			switch {
 			case i > 0 && e.Outcome == OutcomeNotModified:
 				notModSeen++
+				if e.Digest == "" || e.Digest != ls[i-1].Digest {
+					t.Errorf("%s: 304 line %d digest %q, want the previous line's %q", u, i, e.Digest, ls[i-1].Digest)
+				}
 				if changing {
 					t.Errorf("%s changes every 100 ms but was answered 304 (line %d)", u, i)
 				}
@@ -183,19 +201,23 @@ func TestRevisitAdaptive(t *testing.T) {
 			last[r.Path] = r.Start
 		}
 	}
-	checkNotModifiedArchived(t, filepath.Join(dir, "warc"), notModSeen)
+	return notModSeen
+}
 
-	// A reopened node keeps its schedule and revisits without new URLs.
-	n, err = Open(opts)
+// checkRevisitResume reopens the node: it keeps its schedule of
+// scheduled URLs and revisits without new URLs.
+func checkRevisitResume(t *testing.T, opts Options, seeds []string, scheduled int) {
+	t.Helper()
+	n, err := Open(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s := n.Stats().Revisit; s.Scheduled != int64(len(hist)) || s.NextDue.IsZero() {
-		t.Fatalf("after reopening: %+v, want %d scheduled", s, len(hist))
+	if s := n.Stats().Revisit; s.Scheduled != int64(scheduled) || s.NextDue.IsZero() {
+		t.Fatalf("after reopening: %+v, want %d scheduled", s, scheduled)
 	}
 	ctx2, cancel2 := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel2()
-	if err := n.Seed(ctx2, web.Seeds()); err != nil {
+	if err := n.Seed(ctx2, seeds); err != nil {
 		t.Fatal(err)
 	}
 	// MaxFetches is not set: stop after a few revisits of the old schedule.
