@@ -299,6 +299,7 @@ func (f *Fetcher) get(parent context.Context, u *url.URL, bodyCap, decodeCap int
 			"Accept":          {acceptHeader},
 		},
 	}).WithContext(ctx)
+	addRequestHeader(parent, req.Header) // reqheader.go
 	hr, err := f.tr.RoundTrip(req)
 	if err != nil {
 		return nil, classifyHandshake(&url.Error{Op: "Get", URL: u.Redacted(), Err: err}, &tr.hs, parent)

@@ -90,6 +90,10 @@ func (f *Frontier) budgetLocked(b *pebble.Batch, items []Item) ([]Item, map[stri
 	var dropped, lowered uint64
 	for i := range items {
 		it := items[i]
+		if it.Revisit {
+			out = append(out, it)
+			continue
+		}
 		site := it.Site
 		if site == "" {
 			site = it.Host

@@ -50,6 +50,10 @@ type Item struct {
 	// address (per-IP politeness). Used only when the item is added; not
 	// stored.
 	Site string
+	// Revisit marks a URL queued again by continuous crawling (package
+	// revisit): it was admitted once already, so HostBudget neither counts
+	// nor drops it. Not stored.
+	Revisit bool
 }
 
 // Lease is a URL handed out by Next; it must be passed back to Done exactly

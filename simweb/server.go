@@ -37,12 +37,23 @@ type Options struct {
 	NoLatency bool
 	// NoLog keeps no per-request log (Log returns nothing); for benchmarks.
 	NoLog bool
+	// ChangeEvery, if positive, makes part of the web change over time
+	// and answer conditional requests (change.go); 0: a static web,
+	// byte-identical to Respond. ChangeFraction is the share of pages
+	// that change (default DefaultChangeFraction); Now is their clock
+	// (default time.Now).
+	ChangeEvery    time.Duration
+	ChangeFraction float64
+	Now            func() time.Time
 }
 
 // EnsureDefaults fills zero fields.
 func (o *Options) EnsureDefaults() {
 	if o.Listen == "" {
 		o.Listen = "127.0.0.1:0"
+	}
+	if o.ChangeEvery > 0 && o.ChangeFraction == 0 {
+		o.ChangeFraction = DefaultChangeFraction
 	}
 }
 
@@ -89,6 +100,7 @@ type Server struct {
 	web     *Web
 	dir     *dirSites
 	opts    Options
+	born    time.Time // start, for Options.ChangeEvery
 	ln      *muxListener
 	certs   *certs
 	hs      *http.Server
@@ -119,6 +131,7 @@ func start(web *Web, dir *dirSites, opts Options) (*Server, error) {
 		return nil, fmt.Errorf("simweb: %w", err)
 	}
 	s := &Server{web: web, dir: dir, opts: opts}
+	s.born = s.now()
 	if s.certs, err = makeCerts(s.certNames()); err != nil {
 		ln.Close()
 		return nil, fmt.Errorf("simweb: certificates: %w", err)
@@ -350,6 +363,9 @@ func (s *Server) serveWeb(w http.ResponseWriter, r *http.Request, host, pq strin
 			return 0
 		case <-t.C:
 		}
+	}
+	if st, done := s.versioned(w, r, g, host, pq); done {
+		return st
 	}
 	hd := w.Header()
 	if g.noCT {

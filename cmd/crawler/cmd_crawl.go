@@ -32,9 +32,9 @@ func runCrawlWith(ctx context.Context, env *cmdEnv, args []string, tweak func(*c
 	f := newFlags(env, "crawl", `--data DIR (--seeds FILE | --simweb small|default) [flags]
 
 Crawls on one node, all hosts local, until the frontier is empty or a limit
-(--max-fetches, --duration) is hit. Ctrl-C (SIGINT) or SIGTERM stops
-gracefully: fetches in flight finish or are requeued and the state is
-durable. Running again with the same --data resumes the crawl (seeds already
+(--max-fetches, --duration) is hit; with --revisit, until one of these or a stop.
+Ctrl-C (SIGINT) or SIGTERM stops gracefully: fetches in flight finish or are
+requeued and the state is durable. Running again with the same --data resumes the crawl (seeds already
 seen are dropped by the DUE). Every fetch is logged to DIR/crawl.log. On a
 terminal a live progress line is rewritten in place; otherwise a progress
 line is printed every --progress. A fatal error (e.g. a full disk) stops the
@@ -54,6 +54,7 @@ simweb', use --resolve 'sim.test=127.0.0.1:PORT' --allow-private --min-delay 0.`
 	nf := nodeflags.Add(f.FlagSet)
 	seedsFile := f.String("seeds", "", "file of seed URLs, one per line")
 	sim := f.String("simweb", "", "crawl an embedded synthetic web: small or default")
+	simChange := f.Duration("simweb-change-every", 0, "with --simweb: half of its HTML pages change this often and every page answers conditional requests (ETag, Last-Modified, 304), to try --revisit; 0 = a static web")
 	maxFetches := f.Uint64("max-fetches", 0, "stop after this many fetches (0 = no limit)")
 	dur := f.Duration("duration", 0, "stop after this long (0 = no limit)")
 	every := f.Duration("progress", 5*time.Second, "interval of progress lines when stdout is not a terminal (0 = none, also no live line)")
@@ -96,7 +97,7 @@ simweb', use --resolve 'sim.test=127.0.0.1:PORT' --allow-private --min-delay 0.`
 		if !nf.Set("suffix") {
 			_ = f.Set("suffix", web.Domain())
 		}
-		if srv, err = simweb.Start(web, simweb.Options{NoLog: true}); err != nil {
+		if srv, err = simweb.Start(web, simweb.Options{NoLog: true, ChangeEvery: *simChange}); err != nil {
 			return err
 		}
 		defer srv.Close()

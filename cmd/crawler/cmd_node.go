@@ -55,7 +55,9 @@ does not restart in a loop) until SIGTERM or Ctrl-C, unless
 --exit-when-done (it then exits 5 s later: its peers confirm termination
 by asking it). SIGTERM stops gracefully: fetches in flight finish or
 are requeued, spooled batches stay on disk, and a restart with the same
-data dir resumes.`)
+data dir resumes. With --revisit (or "revisit") the crawl is continuous:
+fetched URLs are fetched again when due, the cluster's crawl never
+terminates, and the node runs until SIGTERM.`)
 	cfgPath := f.String("config", "", "node config file (JSON)")
 	id := f.String("id", "", "this node's id, overriding the file's (one file for every member; \"{id}\" in its paths is replaced)")
 	probe := f.String("healthcheck", "", "only GET this URL and exit 0 on a response with status < 500, 1 otherwise (the container health check: the image has no shell or curl)")
@@ -67,6 +69,7 @@ data dir resumes.`)
 	force := f.Bool("force", false, "take over a data dir made by another run (crawl, demo, another node or seeds): its IDENTITY is rewritten, with a warning")
 	etcd := addEtcdFlags(f)
 	warcDir := f.String("warc-dir", "", "archive every fetch as WARC files in this directory, overriding the config's \"warc_dir\"")
+	rvFlags := addNodeRevisitFlags(f.FlagSet)
 	progress := f.Duration("progress", 30*time.Second, "log a progress line (fetched, queued, pages/s, peers) this often; 0: never")
 	skipCheck := f.Bool("skip-check", false, "open the data dir without reading every frontier key and spool entry to verify them (0.2-0.5 s per million queued URLs saved); run 'crawler fsck' after anything worse than a crash")
 	if err := f.parse(args); err != nil {
@@ -96,6 +99,9 @@ data dir resumes.`)
 	}
 	if *warcDir != "" {
 		cfg.WARCDir = *warcDir
+	}
+	if err := rvFlags.apply(cfg); err != nil {
+		return err
 	}
 	status, err := nodeStatusListen(*statusListen, *statusAddr, cfg.StatusListen)
 	if err != nil {

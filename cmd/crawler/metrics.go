@@ -23,7 +23,7 @@ func desc(name, help string, labels ...string) *prometheus.Desc {
 }
 
 var (
-	mFetches       = desc("fetches_total", "Page fetch attempts by outcome (ok 2xx, redirect 3xx, http_error 1xx/4xx/5xx/other, error: network or protocol failure) and status class.", "node", "outcome", "class")
+	mFetches       = desc("fetches_total", "Page fetch attempts by outcome (ok 2xx, redirect 3xx, http_error 1xx/4xx/5xx/other, error: network or protocol failure, not_modified: 304 to a revisit's conditional request) and status class.", "node", "outcome", "class")
 	mRobotsDenied  = desc("robots_disallowed_total", "URLs not fetched because robots.txt disallows them.", "node")
 	mRobotsFetches = desc("robots_fetches_total", "HTTP requests for robots.txt.", "node")
 	mPrivate       = desc("private_address_refused_total", "URLs not fetched because their host is at a private or loopback address (the guard is on).", "node")
@@ -75,6 +75,9 @@ func (c *statsCollector) Describe(ch chan<- *prometheus.Desc) {
 		mNetFailures, mTLSHandshakes, mHTTP2, mConnsOpen, mFetchHist, mTTFBHist, mDNSHist, mTLSHist} {
 		ch <- d
 	}
+	for _, d := range revisitDescs() {
+		ch <- d
+	}
 }
 
 // Collect implements prometheus.Collector.
@@ -91,6 +94,7 @@ func (c *statsCollector) Collect(ch chan<- prometheus.Metric) {
 		counter(mFetches, float64(fc.N), fc.Outcome, fc.Class)
 	}
 	collectLatencies(ch, id, st.Fetcher)
+	collectRevisit(st, counter, gauge) // metrics_revisit.go
 	counter(mRobotsDenied, float64(st.RobotsDisallowed))
 	counter(mRobotsFetches, float64(st.RobotsFetches))
 	counter(mPrivate, float64(st.PrivateRefused))

@@ -7,6 +7,7 @@ import (
 	"github.com/sextant-crawler/sextant/fetcher"
 	"github.com/sextant-crawler/sextant/frontier"
 	"github.com/sextant-crawler/sextant/internal/warc"
+	"github.com/sextant-crawler/sextant/revisit"
 )
 
 // DefaultProxy is the proxy setting of every node path (fetcher.ParseProxy
@@ -55,6 +56,8 @@ func DefaultOptions() Options {
 		NoFollow:         NoFollowObey,
 		Sitemaps:         SitemapsOn,
 		WARCArchive:      WARCArchive{Prefix: wo.Prefix, MaxSize: wo.MaxSize},
+		// Off (no interval, not adaptive); the bounds apply to --revisit adaptive.
+		Revisit: revisit.Options{Min: revisit.DefaultMin, Max: revisit.DefaultMax, Shrink: revisit.DefaultShrink, Grow: revisit.DefaultGrow},
 	}
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/sextant-crawler/sextant/frontier"
 	"github.com/sextant-crawler/sextant/internal/urlnorm"
 	"github.com/sextant-crawler/sextant/internal/warc"
+	"github.com/sextant-crawler/sextant/revisit"
 )
 
 // DefaultContentSeenSize is Options.ContentSeenSize's default: about 9 MiB.
@@ -62,6 +63,7 @@ type Node struct {
 	started time.Time
 	fence   func() (bool, string) // set by a Member with a Control (fence.go); nil: always held
 	warcOwn *warc.Writer          // opened by the node (Options.WARCArchive)
+	rv      *revisit.Store        // Options.Revisit's schedule (revisit.go); nil: off
 }
 
 // Open opens (or resumes) a node in opts.DataDir.
@@ -162,6 +164,10 @@ func Open(opts Options) (*Node, error) {
 			return nil, err
 		}
 	}
+	if err := n.openRevisit(); err != nil {
+		n.Close()
+		return nil, err
+	}
 	return n, nil
 }
 
@@ -199,7 +205,7 @@ func (n *Node) Close() error {
 	if err := n.saveRobots(); err != nil {
 		n.opts.Logger.Warn("crawl: robots cache not saved", "err", err) // costs robots.txt re-fetches after a restart, not URLs
 	}
-	errs = append(errs, n.due.Close(), n.fr.Close(), n.closeWARC())
+	errs = append(errs, n.due.Close(), n.fr.Close(), n.closeWARC(), n.closeRevisit())
 	if n.own {
 		errs = append(errs, n.log.Close())
 	}
@@ -239,6 +245,9 @@ func (n *Node) Deliver(ctx context.Context, urls []string) error {
 // another, so Idle also compares their activity counters before and after:
 // any URL that moved between them in the meantime makes it false.
 func (n *Node) Idle() bool {
+	if n.revisitScheduled() { // a continuous crawl never ends by itself
+		return false
+	}
 	before := n.activity()
 	if n.busy.Load() != 0 || !n.fr.Idle() {
 		return false
@@ -270,12 +279,21 @@ func (n *Node) Run(ctx context.Context, stopWhenIdle bool) error {
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
-	errc := make(chan error, n.opts.Workers)
+	errc := make(chan error, n.opts.Workers+1) // workers and the revisit loop
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
 		n.saveRobotsEvery(wctx)
 	}()
+	if n.rv != nil {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := n.runRevisit(wctx); err != nil {
+				errc <- err
+			}
+		}()
+	}
 	for i := 0; i < n.opts.Workers; i++ {
 		wg.Add(1)
 		go func(i int) {

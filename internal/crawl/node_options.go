@@ -18,6 +18,7 @@ import (
 	"github.com/sextant-crawler/sextant/internal/termsafe"
 	"github.com/sextant-crawler/sextant/internal/urlnorm"
 	"github.com/sextant-crawler/sextant/internal/warc"
+	"github.com/sextant-crawler/sextant/revisit"
 )
 
 // Splitter is the host splitter as a node needs it: it says which hosts this
@@ -201,6 +202,11 @@ type Options struct {
 	// probe /sitemap.xml and crawl what sitemaps list; see sitemaps.go) or
 	// SitemapsOff.
 	Sitemaps string
+	// Revisit, if enabled, makes the crawl continuous (revisit.go): every
+	// URL fetched is fetched again after its interval, with conditional
+	// requests, and the node is never idle (Run ends with its context or
+	// MaxFetches). Off by default.
+	Revisit revisit.Options
 
 	rebuilding bool // Repair: the stores are empty on purpose
 }
@@ -250,6 +256,7 @@ func (o *Options) EnsureDefaults() {
 		o.Frontier.Workers = o.Workers
 	}
 	o.Logger = logging.OrDiscard(o.Logger)
+	o.Revisit.EnsureDefaults()
 }
 
 // Validate reports every invalid field.
@@ -302,6 +309,9 @@ func (o *Options) Validate() error {
 	}
 	if err := o.WARCArchive.validate(); err != nil {
 		errs = append(errs, err)
+	}
+	if err := o.Revisit.Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("%w: %w", ErrInvalidOptions, err))
 	}
 	eo := o.extractOptions()
 	if err := eo.Validate(); err != nil {

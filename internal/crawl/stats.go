@@ -38,6 +38,7 @@ type Stats struct {
 	DUE      due.Stats
 	Fetcher  fetcher.Stats
 	Sitemap  SitemapStats
+	Revisit  RevisitStats // continuous crawling (Options.Revisit)
 	// Fenced is "fenced: <why>" while the control plane keeps the node
 	// from fetching (MemberOptions.Control), else empty.
 	Fenced string
@@ -82,7 +83,7 @@ func (n *Node) Stats() Stats {
 		BudgetDropped: fs.BudgetDropped, Received: m.Received.Load(), LookupFailures: m.LookupFailures.Load(), PrivateRefused: m.PrivateRefused.Load(),
 		FetchTime: time.Duration(m.FetchNanos.Load()),
 		Frontier:  fs, DUE: n.due.Stats(), Fetcher: n.ft.Stats(), Sitemap: n.sm.m.stats(),
-		Fenced: n.fencedNote(),
+		Fenced: n.fencedNote(), Revisit: n.revisitStats(),
 	}
 }
 

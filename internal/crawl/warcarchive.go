@@ -109,6 +109,7 @@ func warcFetch(rawURL string, start time.Time, resp *fetcher.Response) warc.Fetc
 func (w *worker) startArchive(rawURL string, start time.Time, resp *fetcher.Response) (wait func() error) {
 	n := w.n
 	f := warcFetch(rawURL, start, resp)
+	f.NotModified, f.RefersToDate = w.notModified(resp), w.rv.hist.LastFetch // a 304: a server-not-modified revisit
 	if n.opts.WARCArchive.Metadata {
 		for _, l := range w.links {
 			f.Outlinks = append(f.Outlinks, l.String())

@@ -52,6 +52,7 @@ type Metrics struct {
 	FetchesRequeued atomic.Uint64
 	robotsMetrics   // robotsmeta.go
 	classMetrics    // fetchclass.go
+	revisitMetrics  // revisit.go
 }
 
 type worker struct {
@@ -80,6 +81,7 @@ type worker struct {
 	// its crawl log line; warcOK says it was written.
 	warcLoc warc.Location
 	warcOK  bool
+	rv      rvFetch // continuous crawling (revisit.go)
 }
 
 func (n *Node) newWorker(id int) *worker {
@@ -118,7 +120,11 @@ func (w *worker) loop(ctx context.Context) error {
 			}
 		}
 		w.n.busy.Add(1)
+		w.rv = rvFetch{}
 		res, err := w.process(ctx, l)
+		if err == nil && !res.Requeue {
+			err = w.scheduleRevisit(l) // before Done: a crash re-fetches rather than forgets
+		}
 		limited := errors.Is(err, errFetchLimit)
 		if err != nil {
 			// Shutting down mid-fetch, the fetch limit, or a failure of
@@ -224,7 +230,10 @@ func (w *worker) fetch(ctx context.Context, l frontier.Lease, u *urlnorm.URL, ru
 	start := time.Now()
 	wireCap, decodedCap := n.sitemapCaps()
 	var resp *fetcher.Response
-	var err error
+	ctx, err := w.revisitBegin(ctx, l.URL)
+	if err != nil {
+		return frontier.Result{}, err
+	}
 	if w.sm == smPage {
 		resp, err = n.ft.Fetch(ctx, l.URL)
 	} else {
@@ -266,6 +275,9 @@ func (w *worker) fetch(ctx context.Context, l frontier.Lease, u *urlnorm.URL, ru
 	w.links, w.kinds, w.page, w.pageOK, w.routed = w.links[:0], w.kinds[:0], extract.Result{}, false, 0
 	var outcome *atomic.Uint64
 	switch {
+	case w.notModified(resp): // nothing new: no links, counted unchanged
+		outcome = &n.metrics.FetchNotModified
+		e.Outcome = OutcomeNotModified
 	case resp.Status >= 300 && resp.Status < 400:
 		outcome = &n.metrics.FetchRedirect
 		e.Outcome, e.Note = OutcomeRedirect, resp.Location
@@ -326,6 +338,7 @@ func (w *worker) fetch(ctx context.Context, l frontier.Lease, u *urlnorm.URL, ru
 			n.opts.Logger.Warn("crawl: digest failed", "url", l.URL, "err", derr)
 		}
 	}
+	w.revisitObserve(&e, resp)
 	if err := w.logFetch(e, outcome, resp.Duration, resp.Bytes); err != nil {
 		return res, err
 	}

@@ -72,6 +72,10 @@ func (s *StatusSource) Snapshot() status.Snapshot {
 		Latency: []status.Latency{status.LatencyOf("fetch", st.Fetcher.FetchSeconds), status.LatencyOf("ttfb", st.Fetcher.TTFBSeconds),
 			status.LatencyOf("dns", st.Fetcher.DNSSeconds), status.LatencyOf("tls", st.Fetcher.TLSSeconds)},
 	}
+	if r := st.Revisit; r.Enabled {
+		snap.Outcomes["304"] = r.NotModified
+		snap.Revisit = map[string]uint64{"scheduled": uint64(r.Scheduled), "queued": r.Queued, "changed": r.Changed, "unchanged": r.Unchanged, "304": r.NotModified}
+	}
 	var frontCurves, crossCurves map[string][]mrc.Point
 	if s.Curves != nil {
 		frontCurves, crossCurves = s.Curves.Front.Curves(), s.Curves.Cross.Curves()

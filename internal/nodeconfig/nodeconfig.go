@@ -205,6 +205,12 @@ type Config struct {
 	WARCPrefix string `json:"warc_prefix,omitempty"`
 	// WARCMetadata adds a metadata record with each page's outlinks.
 	WARCMetadata bool `json:"warc_metadata,omitempty"`
+	// Revisit makes the crawl continuous (revisit.go): "off" (default),
+	// "adaptive" or an interval such as "24h", as crawl --revisit.
+	// RevisitMin and RevisitMax bound the adaptive interval.
+	Revisit    string    `json:"revisit,omitempty"`
+	RevisitMin *Duration `json:"revisit_min,omitempty"`
+	RevisitMax *Duration `json:"revisit_max,omitempty"`
 }
 
 // Load reads, defaults and validates a config file. Relative paths are
@@ -343,6 +349,7 @@ func (c *Config) Validate() error {
 	}
 	c.validateMembers(bad)
 	c.validateListens(bad)
+	c.validateRevisit(bad)
 	if _, err := fetcher.ParseProxy(c.Proxy); err != nil {
 		bad("proxy %q: %v", c.Proxy, err)
 	}

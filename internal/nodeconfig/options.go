@@ -191,6 +191,7 @@ func (c *Config) nodeOptions(lf crawl.LinkFilter, resolve map[string]string) cra
 	if c.DUEFlush != nil {
 		o.DUEFlushInterval = time.Duration(*c.DUEFlush)
 	}
+	c.revisitOptions(&o.Revisit)
 	return o
 }
 

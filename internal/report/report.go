@@ -150,6 +150,9 @@ type Report struct {
 	// crawl dropped, by cause (drops.go).
 	LinksTooDeep uint64 `json:"links_too_deep"`
 	Dropped      []Drop `json:"dropped"`
+
+	// Revisit: continuous crawling's figures; nil when off (revisit.go).
+	Revisit *crawl.RevisitStats `json:"revisit,omitempty"`
 }
 
 // NetStats are the fetcher's TLS, HTTP/2 and DNS counters (requests for
@@ -277,6 +280,7 @@ func Build(kind string, in []Input, elapsed time.Duration) *Report {
 		r.PrivateRefused += st.PrivateRefused
 		r.Net.add(st.Fetcher)
 		r.Sitemaps.Add(st.Sitemap)
+		r.addRevisit(st.Revisit)
 		r.Bytes += st.Bytes
 		r.LinksFound += st.LinksFound
 		r.LinksFiltered += st.LinksFiltered
@@ -349,6 +353,7 @@ func (r *Report) WriteText(w io.Writer, title string, extra ...string) {
 				sm.Redirects, sm.RedirectLimit, sm.TooLarge)
 		}
 	}
+	r.writeRevisit(w)
 	fmt.Fprintf(w, "requeued        %d fetches begun but cut short by the stop or a fatal error: not counted above, their URLs fetched again on resume\n", r.FetchesRequeued)
 	fmt.Fprintf(w, "throughput      %.0f pages/s, %.2f MiB/s (%.1f MiB in all)\n",
 		r.PagesPerSecond, r.BytesPerSecond/(1<<20), float64(r.Bytes)/(1<<20))

@@ -30,6 +30,7 @@ svg text{font-size:11px;fill:#444}
  <div class="card"><h2>pages/s</h2><svg id="rateChart" width="520" height="200"></svg></div>
  <div class="card"><h2>frontier and DUE</h2><svg id="sizeChart" width="520" height="200"></svg></div>
  <div class="card"><h2>fetch outcomes</h2><svg id="outcomes" width="360" height="200"></svg></div>
+ <div class="card" id="revisitBox" style="display:none"><h2>revisits</h2><svg id="revisit" width="360" height="200"></svg></div>
 </div>
 <h2>caches</h2><div id="caches" class="grid"></div>
 <div class="grid">
@@ -114,6 +115,7 @@ async function poll(){
   lineChart(document.getElementById("rateChart"),[{name:"pages/s",pts:h.map(p=>[(Date.parse(p.time)-t0)/1000,p.pagesPerSec])}],{xfmt:x=>Math.round(x)+"s"});
   lineChart(document.getElementById("sizeChart"),[{name:"frontier",pts:h.map(p=>[(Date.parse(p.time)-t0)/1000,p.frontier])},{name:"DUE",pts:h.map(p=>[(Date.parse(p.time)-t0)/1000,p.due])}],{xfmt:x=>Math.round(x)+"s"});
   barChart(document.getElementById("outcomes"),n.outcomes);
+  if(n.revisit){document.getElementById("revisitBox").style.display="";barChart(document.getElementById("revisit"),n.revisit)}
   caches(document.getElementById("caches"),n.caches);
   table(document.getElementById("peers"),["peer","up","sent URLs","recv URLs","sent bytes","spool","last error"],(n.peers||[]).map(p=>[p.id,p.up?"yes":"NO",p.sentUrls,p.recvUrls,p.sentBytes,p.spool,p.lastError?(p.lastErrorKind+" "+ago(p.lastErrorAt)+": "+p.lastError):""]));
   table(document.getElementById("busiest"),["host","fetches","bytes","mean fetch ms"],(n.busiestHosts||[]).map(h=>[h.host,h.fetches,h.bytes||0,h.fetchMs||0]));

@@ -68,6 +68,9 @@ type Snapshot struct {
 	// Fenced is "fenced: <why>" while the control plane keeps the node
 	// from fetching (issue 25), else empty.
 	Fenced string `json:"fenced,omitempty"`
+	// Revisit holds continuous crawling's counts ("scheduled", "queued",
+	// "changed", "unchanged", "304"); nil when the node does not revisit.
+	Revisit map[string]uint64 `json:"revisit,omitempty"`
 }
 
 // Cache is one cache's figures and its live miss-ratio curves.

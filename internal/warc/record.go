@@ -51,10 +51,18 @@ type Fetch struct {
 	// Outlinks, if non-empty, are written in a metadata record
 	// ("outlink: URL") concurrent to the response.
 	Outlinks []string
+	// NotModified: the response is a 304 to a conditional request. It is
+	// written as a revisit record of profile server-not-modified (WARC 1.1
+	// §6.7.3), referring to the URL's capture at RefersToDate (optional).
+	NotModified  bool
+	RefersToDate time.Time
 }
 
 // Revisit profile of WARC 1.1 §6.7.2.
 const ProfileIdenticalPayload = "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest"
+
+// Revisit profile of WARC 1.1 §6.7.3.
+const ProfileServerNotModified = "http://netpreserve.org/warc/1.1/revisit/server-not-modified"
 
 // WriteFetch writes f as a response record (or, if an earlier record of
 // this Writer had the same non-empty payload, a revisit record holding
@@ -122,6 +130,14 @@ func (w *Writer) startFetch(f Fetch) (func() (Location, error), error) {
 			Field{"WARC-Refers-To", prior.id},
 			Field{"WARC-Refers-To-Target-URI", prior.uri},
 			Field{"WARC-Refers-To-Date", prior.date})
+		resp.digest()
+	} else if f.NotModified {
+		revisit = true
+		resp.typ, resp.body = "revisit", emptySection()
+		resp.fields = append(resp.fields, Field{"WARC-Profile", ProfileServerNotModified}, Field{"WARC-Refers-To-Target-URI", f.URL})
+		if !f.RefersToDate.IsZero() {
+			resp.fields = append(resp.fields, Field{"WARC-Refers-To-Date", f.RefersToDate.UTC().Format(time.RFC3339Nano)})
+		}
 		resp.digest()
 	} else if f.Truncated {
 		resp.fields = append(resp.fields, Field{"WARC-Truncated", "length"})

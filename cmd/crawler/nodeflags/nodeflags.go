@@ -43,6 +43,7 @@ type NodeFlags struct {
 	resolve, suffixes, allow, deny        listFlag
 	caFile                                string
 	warc                                  crawl.WARCArchive // --warc-*
+	rv                                    revisitFlags      // --revisit* (revisit.go)
 }
 
 // listFlag is a repeatable (and comma-separated) string flag.
@@ -106,6 +107,7 @@ func Add(fs *flag.FlagSet) *NodeFlags {
 	fs.StringVar(&f.warc.Prefix, "warc-prefix", d.WARCArchive.Prefix, "WARC file name prefix (files are PREFIX-NODEID-TIMESTAMP-SERIAL.warc.gz)")
 	fs.BoolVar(&f.warc.Metadata, "warc-metadata", false, "add a metadata record with each page's outlinks")
 	fs.StringVar(&f.sitemaps, "sitemaps", d.Sitemaps, "read sitemaps: on (robots.txt Sitemap: lines, else /sitemap.xml, once per host; the URLs they list are crawled under the same scope and rules) or off")
+	f.addRevisit(fs)
 	return f
 }
 
@@ -170,6 +172,7 @@ func (f *NodeFlags) Options(seeds []string) (crawl.Options, error) {
 	o.MaxPagesPerHost, o.SoftPagesPerHost = f.budget()
 	o.MaxDepth, o.NoFollow, o.PolitenessKey, o.Sitemaps = f.maxDepth, f.noFollow, f.politenessKey, f.sitemaps
 	o.WARCArchive = f.warc
+	f.revisitOptions(&o.Revisit, bad)
 	if o.Filter, err = f.filter(seeds); err != nil {
 		errs = append(errs, err)
 	}
