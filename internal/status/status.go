@@ -67,6 +67,9 @@ type Snapshot struct {
 	// Fenced is "fenced: <why>" while the control plane keeps the node
 	// from fetching (issue 25), else empty.
 	Fenced string `json:"fenced,omitempty"`
+	// Control is the operator's rules in force on the node (pauses,
+	// blocks, overrides) and what they hold back, one line each (issue 28).
+	Control []string `json:"control,omitempty"`
 }
 
 // Cache is one cache's figures and its live miss-ratio curves.
