@@ -86,9 +86,14 @@ func parseCtl(env *cmdEnv, args []string) (*ctlArgs, error) {
 	f.BoolVar(&a.clear, "clear", false, "set: drop the host's override first")
 	f.DurationVar(&a.timeout, "timeout", 2*time.Minute, "give up after this long")
 	rest := args
-	for {
-		if err := f.parse(rest); err != nil {
-			return nil, err
+	for { // flags may follow the command and its arguments
+		err := f.FlagSet.Parse(rest)
+		if errors.Is(err, flag.ErrHelp) {
+			f.printUsage(env.stdout)
+			return nil, errHelpShown
+		}
+		if err != nil {
+			return nil, &usageError{msg: err.Error()}
 		}
 		if f.NArg() == 0 {
 			break
