@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -19,8 +20,8 @@ import (
 	"github.com/sextant-crawler/sextant/internal/killtest"
 	"github.com/sextant-crawler/sextant/internal/nodeconfig"
 	"github.com/sextant-crawler/sextant/internal/tlsutil"
-	"github.com/sextant-crawler/sextant/simweb"
 	pb "github.com/sextant-crawler/sextant/proto"
+	"github.com/sextant-crawler/sextant/simweb"
 )
 
 // ctlWeb is one simweb served for TestCtlCluster, with its oracle.
@@ -172,8 +173,8 @@ func (c *ctlCluster) ctl(args ...string) string {
 }
 
 // statuses asks every node's Control status with the operator's
-// certificate.
-func (c *ctlCluster) statuses() []control.Status {
+// certificate (an error while a node is still starting).
+func (c *ctlCluster) statuses() ([]control.Status, error) {
 	c.t.Helper()
 	tn, err := loadIdentity(c.pki, "admin", false)
 	if err != nil {
@@ -184,11 +185,11 @@ func (c *ctlCluster) statuses() []control.Status {
 		return cl.Status(ctx, &pb.ControlStatusRequest{})
 	}) {
 		if r.Err != nil {
-			c.t.Fatalf("%s: %v", r.Member.ID, r.Err)
+			return nil, fmt.Errorf("%s: %w", r.Member.ID, r.Err)
 		}
 		out = append(out, r.Status)
 	}
-	return out
+	return out, nil
 }
 
 // requestsSince are the requests srv answered for host ("" any) that
@@ -312,18 +313,22 @@ func TestCtlCluster(t *testing.T) {
 	before := c.fetched()
 	c.start()
 	var held int64
-	deadline := time.Now().Add(time.Minute)
+	deadline := time.Now().Add(2 * time.Minute)
 	for {
 		var queued int64
 		held, queued = 0, 0
-		for _, st := range c.statuses() {
+		sts, err := c.statuses()
+		if err != nil && time.Now().After(deadline) {
+			t.Fatal(err)
+		}
+		for _, st := range sts {
 			held += st.Metrics.HeldBlocked
 			queued += st.Queued + st.InFlight
 			if len(st.Rules.Blocked) != 1 {
 				t.Fatalf("%s after the restart: rules %+v, want the block", st.Node, st.Rules)
 			}
 		}
-		if held > 0 && queued == held { // everything else is crawled
+		if err == nil && held > 0 && queued == held { // everything else is crawled
 			break
 		}
 		if time.Now().After(deadline) {
