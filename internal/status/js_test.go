@@ -61,6 +61,7 @@ setTimeout(()=>{
     mrcPaths: count("caches",n=>n.tag==="path"),
     cacheText: texts("caches"), peers: texts("peers"), delayed: texts("delayed"),
     cluster: texts("cluster"), polls: document.body.getAttribute("data-polls"),
+    control: document.getElementById("control").textContent,
   }));
 },50);
 `
@@ -85,7 +86,8 @@ func TestScriptRendersUnderNode(t *testing.T) {
 			Peers: []Peer{{ID: "node8", Up: true, SentURLs: 5, Spool: 17},
 				{ID: "node9", Spool: 3, LastErrorKind: "tls", LastErrorAt: time.Now().Add(-time.Minute),
 					LastError: "x509: certificate signed by unknown authority"}},
-			Delayed: []Host{{Host: "slow.sim.test", DelayMS: 2500}}},
+			Delayed: []Host{{Host: "slow.sim.test", DelayMS: 2500}},
+			Control: []string{"blocked: domain bad.test", "held: 0 URLs of paused hosts, 12 of blocked hosts"}},
 		History: []Point{{Time: t0, Pages: 0, Frontier: 1}, {Time: t0.Add(time.Second), Pages: 50, PagesPerSec: 50, Frontier: 2, DUE: 3},
 			{Time: t0.Add(2 * time.Second), Pages: 130, PagesPerSec: 80, Frontier: 4, DUE: 5}},
 		Cluster: []Snapshot{{Node: "node7", Pages: 1}, {Node: "node8", Pages: 2}},
@@ -105,8 +107,8 @@ func TestScriptRendersUnderNode(t *testing.T) {
 		t.Fatalf("node: %v\n%s", err, out)
 	}
 	var got struct {
-		Err, Pages, Rate, CacheText, Peers, Delayed, Cluster, Polls string
-		RatePaths, SizePaths, Bars, MrcPaths                        int
+		Err, Pages, Rate, CacheText, Peers, Delayed, Cluster, Polls, Control string
+		RatePaths, SizePaths, Bars, MrcPaths                                 int
 	}
 	if err := json.Unmarshal(out, &got); err != nil {
 		t.Fatalf("%v: %s", err, out)
@@ -120,6 +122,9 @@ func TestScriptRendersUnderNode(t *testing.T) {
 	}
 	if got.RatePaths != 1 || got.SizePaths != 2 || got.Bars != 3 || got.MrcPaths != 2 {
 		t.Errorf("charts: %d rate paths, %d size paths, %d bars, %d curve paths", got.RatePaths, got.SizePaths, got.Bars, got.MrcPaths)
+	}
+	if got.Control != "blocked: domain bad.test · held: 0 URLs of paused hosts, 12 of blocked hosts" {
+		t.Errorf("operator rules: %q", got.Control)
 	}
 	for _, want := range []string{"due-front", "61.0%", "knee"} {
 		if !strings.Contains(got.CacheText, want) {
