@@ -101,9 +101,9 @@ func newCtlCluster(t *testing.T) *ctlCluster {
 		members = append(members, nodeconfig.Member{ID: id, Addr: m.Addr})
 		c.logs = append(c.logs, filepath.Join(c.root, id, "crawl.log"))
 	}
-	// Slow enough (150 ms between two fetches of a host) that the crawl
-	// is still running at each step.
-	minDelay, maxDelay, backoff, maxBackoff := nodeconfig.Duration(150*time.Millisecond), nodeconfig.Duration(300*time.Millisecond), nodeconfig.Duration(10*time.Millisecond), nodeconfig.Duration(100*time.Millisecond)
+	// Slow enough (30 ms at least between two fetches of a host) that the
+	// crawl is still running at each step.
+	minDelay, maxDelay, backoff, maxBackoff := nodeconfig.Duration(30*time.Millisecond), nodeconfig.Duration(100*time.Millisecond), nodeconfig.Duration(10*time.Millisecond), nodeconfig.Duration(100*time.Millisecond)
 	fetchTimeout, dueFlush := nodeconfig.Duration(3*time.Second), nodeconfig.Duration(50*time.Millisecond)
 	factor := 2.0
 	for _, id := range ids {
@@ -123,7 +123,7 @@ func newCtlCluster(t *testing.T) *ctlCluster {
 		}
 		write(id+".json", b)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 9*time.Minute)
 	t.Cleanup(cancel)
 	c.ctx, c.nodes = ctx, make([]*killtest.Child, len(ids))
 	return c
@@ -277,7 +277,7 @@ func TestCtlCluster(t *testing.T) {
 	c.ctl(append([]string{"seed"}, late.web.Seeds()...)...)
 	c.ctl("block", "--domain", blocked.web.Domain())
 	c.ctl("seed", "--file", filepath.Join(c.root, "blocked-seeds.txt"))
-	c.ctl("set", "--host", mainWeb.web.HostName(1), "--delay", "200ms", "--max-pages", "100000")
+	c.ctl("set", "--host", mainWeb.web.HostName(1), "--delay", "50ms", "--max-pages", "100000")
 	time.Sleep(time.Second)
 	resumed := time.Now()
 	for _, w := range c.webs {
@@ -313,7 +313,7 @@ func TestCtlCluster(t *testing.T) {
 	before := c.fetched()
 	c.start()
 	var held int64
-	deadline := time.Now().Add(2 * time.Minute)
+	deadline := time.Now().Add(5 * time.Minute)
 	for {
 		var queued int64
 		held, queued = 0, 0
