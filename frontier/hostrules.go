@@ -262,18 +262,29 @@ func (f *Frontier) ParkedInFlight() int {
 }
 
 // Held counts the stored URLs (queued or leased) whose host is paused and
-// blocked under the current rules. It reads the whole frontier from disk,
-// like QueuedHosts: call it for status, not per fetch.
+// blocked under the current rules. It reads the whole frontier from disk
+// (from a consistent view, outside the frontier's lock, so fetching goes
+// on meanwhile): call it for status, not per fetch.
 func (f *Frontier) Held() (paused, blocked int64, err error) {
 	f.mu.Lock()
-	defer f.mu.Unlock()
-	r := f.mu.sched.rules
-	if r == nil || len(r.Paused)+len(r.Blocked) == 0 {
+	if f.mu.sched.rules == nil || len(f.mu.sched.rules.Paused)+len(f.mu.sched.rules.Blocked) == 0 {
+		f.mu.Unlock()
 		return 0, 0, nil
 	}
-	if err := f.flushDoneLocked(); err != nil {
+	r := f.mu.sched.rules.Clone()
+	err = f.usableLocked()
+	if err == nil {
+		err = f.flushDoneLocked()
+	}
+	var snap *pebble.Snapshot
+	if err == nil {
+		snap = f.db.NewSnapshot()
+	}
+	f.mu.Unlock()
+	if err != nil {
 		return 0, 0, err
 	}
+	defer snap.Close()
 	count := func(host string) {
 		switch r.State(host) {
 		case Paused:
@@ -283,7 +294,7 @@ func (f *Frontier) Held() (paused, blocked int64, err error) {
 		}
 	}
 	for _, p := range []byte{prefixHost, prefixFront} {
-		it, err := f.db.NewIter(&pebble.IterOptions{LowerBound: []byte{p}, UpperBound: []byte{p + 1}})
+		it, err := snap.NewIter(&pebble.IterOptions{LowerBound: []byte{p}, UpperBound: []byte{p + 1}})
 		if err != nil {
 			return 0, 0, err
 		}

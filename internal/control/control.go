@@ -90,7 +90,11 @@ type Controller struct {
 	node Node
 	dir  string
 	m    Metrics
-	held time.Time // when m.Held* were counted
+	// m.Held* are a scan of the frontier: counted at most every heldEvery
+	// and 10 × the last scan's duration, one scan at a time.
+	held     time.Time
+	heldCost time.Duration
+	counting bool
 }
 
 // New returns a Controller not yet attached to its node (its service can
@@ -225,15 +229,25 @@ func (c *Controller) countRules(r frontier.HostRules) {
 }
 
 // Metrics returns the Controller's figures (counting held URLs again if
-// the last count is older than heldEvery).
+// the last count is stale).
 func (c *Controller) Metrics() Metrics {
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.node != nil && time.Since(c.held) > heldEvery {
-		if p, b, err := c.node.HeldByRules(); err == nil {
-			c.m.HeldPaused, c.m.HeldBlocked, c.held = p, b, time.Now()
+	n := c.node
+	stale := n != nil && !c.counting && time.Since(c.held) > max(heldEvery, 10*c.heldCost)
+	c.counting = c.counting || stale
+	c.mu.Unlock()
+	if stale {
+		start := time.Now()
+		p, b, err := n.HeldByRules()
+		c.mu.Lock()
+		c.counting = false
+		if err == nil {
+			c.m.HeldPaused, c.m.HeldBlocked, c.held, c.heldCost = p, b, time.Now(), time.Since(start)
 		}
+		c.mu.Unlock()
 	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	return c.m
 }
 
