@@ -82,7 +82,8 @@ func (f *Frontier) admittedLocked(site string) (uint64, error) {
 // counts into b. The counts to cache once b is committed are returned.
 func (f *Frontier) budgetLocked(b *pebble.Batch, items []Item) ([]Item, map[string]uint64, error) {
 	bo := &f.opts.HostBudget
-	if !bo.enabled() {
+	rules := f.mu.sched.rules
+	if !bo.enabled() && !rules.anyMaxPages() {
 		return items, nil, nil
 	}
 	out := make([]Item, 0, len(items))
@@ -105,8 +106,12 @@ func (f *Frontier) budgetLocked(b *pebble.Batch, items []Item) ([]Item, map[stri
 				return nil, nil, err
 			}
 		}
+		hard := bo.Hard
+		if mp := rules.maxPages(site); mp > 0 {
+			hard = mp // an operator's run-time page budget (hostrules.go)
+		}
 		switch {
-		case bo.Hard > 0 && n >= uint64(bo.Hard):
+		case hard > 0 && n >= uint64(hard):
 			counts[site] = n
 			dropped++
 			continue

@@ -83,19 +83,22 @@ func (f *Frontier) tryNextLocked(now time.Time) (l Lease, ok bool, wake time.Tim
 	if err := f.usableLocked(); err != nil {
 		return l, false, wake, false, err
 	}
+	if f.mu.sched.rules.PausedAll() {
+		return l, false, wake, false, nil // the whole crawl is paused (hostrules.go)
+	}
 	again, err = f.refillLocked(maxMovesPerStep, f.opts.BackQueues)
 	if err != nil {
 		return l, false, wake, false, err
 	}
 	for {
 		h, w := f.mu.sched.pop(now)
-		if h == nil && !again && f.mu.undispatched > 0 && len(f.mu.sched.hosts) < f.opts.MaxBackQueues {
+		if h == nil && !again && f.mu.undispatched > 0 && f.mu.sched.active() < f.opts.MaxBackQueues {
 			// No active host may be fetched now: activate one more.
-			n := len(f.mu.sched.hosts)
+			n := f.mu.sched.active()
 			if again, err = f.refillLocked(maxMovesPerStep, n+1); err != nil {
 				return l, false, wake, false, err
 			}
-			if len(f.mu.sched.hosts) > n || again {
+			if f.mu.sched.active() > n || again {
 				continue
 			}
 			h, w = f.mu.sched.pop(now)
@@ -137,14 +140,14 @@ func (f *Frontier) tryNextLocked(now time.Time) (l Lease, ok bool, wake time.Tim
 // and reports whether there may be more to do.
 func (f *Frontier) refillLocked(max, target int) (more bool, err error) {
 	s := f.mu.sched
-	if len(s.hosts) >= target || f.mu.undispatched == 0 {
+	if s.active() >= target || f.mu.undispatched == 0 {
 		return false, nil
 	}
 	var b *pebble.Batch
 	var touched []*hostState
 	n, moved := 0, 0
 	seq := f.mu.nextSeq
-	for n < max && len(s.hosts) < target {
+	for n < max && s.active() < target {
 		p, ok, err := f.frontHeadLocked()
 		if err != nil {
 			f.mu.broken = fmt.Errorf("frontier: read failed: %w", err)
@@ -178,7 +181,7 @@ func (f *Frontier) refillLocked(max, target int) (more bool, err error) {
 		s.setQueued(h, true)
 	}
 	f.mu.stats.Moves += uint64(moved)
-	return n == max && len(s.hosts) < target, nil
+	return n == max && s.active() < target, nil
 }
 
 // appendBackLocked puts e at the tail of h's back queue. If it fits in the

@@ -27,6 +27,7 @@ type hostState struct {
 	// released counts the host's leases that Release ended (the host may
 	// be leased again) but Done has not: their URLs are still the host's.
 	released int
+	parked   bool   // a host rule (hostrules.go) keeps it out of the heap
 	idx      int    // index in the heap, -1 when absent
 	order    uint64 // activation order: breaks ties in the heap
 
@@ -41,6 +42,8 @@ type scheduler struct {
 	heap   hostHeap
 	order  uint64
 	leased int
+	rules  *HostRules // run-time pauses, blocks, overrides (hostrules.go)
+	parked int        // active hosts that are parked
 }
 
 func newScheduler(o *Options) *scheduler {
@@ -56,6 +59,7 @@ func (s *scheduler) activate(name string, next time.Time, failures int) *hostSta
 	s.order++
 	h := &hostState{name: name, next: next, failures: failures, idx: -1, order: s.order}
 	s.hosts[name] = h
+	s.park(h)
 	return h
 }
 
@@ -65,6 +69,9 @@ func (s *scheduler) deactivate(h *hostState) {
 		panic(fmt.Sprintf("frontier: deactivating busy host %q", h.name))
 	}
 	delete(s.hosts, h.name)
+	if h.parked {
+		s.parked--
+	}
 }
 
 // setQueued records whether h's back queue has URLs.
@@ -75,7 +82,7 @@ func (s *scheduler) setQueued(h *hostState, queued bool) {
 
 // fix puts h in the heap iff it has URLs and no lease.
 func (s *scheduler) fix(h *hostState) {
-	want := h.queued && !h.leased
+	want := h.queued && !h.leased && !h.parked
 	switch {
 	case want && h.idx < 0:
 		heap.Push(&s.heap, h)
@@ -114,6 +121,8 @@ func (s *scheduler) pop(now time.Time) (h *hostState, wake time.Time) {
 // flight does so after that fetch's delay (complete).
 func (s *scheduler) borrow(h *hostState, now time.Time) (ok bool, retry time.Time) {
 	switch {
+	case h.parked:
+		return false, now.Add(s.opts.BorrowPoll)
 	case h.leased:
 		h.wanted = true
 		return false, now.Add(s.opts.BorrowPoll)
@@ -168,7 +177,7 @@ func (s *scheduler) after(h *hostState, now time.Time, r Result) (time.Time, int
 	if r.Failed {
 		failures = h.failures + 1
 	}
-	return now.Add(politeDelay(s.opts, r, failures)), failures
+	return now.Add(politeDelay(s.rules.optionsFor(h.name, s.opts), r, failures)), failures
 }
 
 // drop ends h's lease without a fetch and forgets h: its back queue turned

@@ -19,10 +19,10 @@ import (
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
+	"github.com/sextant-crawler/sextant/internal/control"
 	"github.com/sextant-crawler/sextant/internal/coord"
 	"github.com/sextant-crawler/sextant/internal/crawl"
 	"github.com/sextant-crawler/sextant/internal/demo"
-	"github.com/sextant-crawler/sextant/internal/memberserve"
 	"github.com/sextant-crawler/sextant/internal/nodeconfig"
 	"github.com/sextant-crawler/sextant/internal/report"
 	"github.com/sextant-crawler/sextant/internal/status"
@@ -218,14 +218,15 @@ func runNodeConfig(ctx context.Context, env *cmdEnv, cfg *nodeconfig.Config, exi
 	}
 	defer closeLog() // after m.Close (deferred later, so run earlier)
 	var src atomic.Pointer[demo.StatusSource]
-	self := lazyStatus(cfg.ID, &src)
-	mo.Services = func(s grpc.ServiceRegistrar) { status.Register(s, self) }
+	nc := newNodeControl(ctx, &mo, cfg.ID, lazyStatus(cfg.ID, &src)) // registers NodeStatus and Control ('crawler ctl', whose drain cancels ctx)
+	defer nc.drain()
+	ctx, ctl, self, done := nc.ctx, nc.ctl, nc.self, nc.done
 	lis, mlis, hlis, err := listenNode(cfg)
 	if err != nil {
 		return err
 	}
 	mo.Listener = lis
-	m, err := memberserve.Start(mo)
+	m, err := startNodeMember(mo, ctl)
 	if err != nil {
 		lis.Close()
 		mlis.Close()
@@ -241,7 +242,6 @@ func runNodeConfig(ctx context.Context, env *cmdEnv, cfg *nodeconfig.Config, exi
 	cacheCfg := nodeCacheConfig(m, mo)
 	src.Store(&demo.StatusSource{Member: m, Curves: curves, Tally: tally, Cache: cacheCfg})
 
-	var done atomic.Bool
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	if statusAddr != "off" {
@@ -253,7 +253,7 @@ func runNodeConfig(ctx context.Context, env *cmdEnv, cfg *nodeconfig.Config, exi
 		defer stop()
 		fmt.Fprintf(env.stdout, "node %s: status page %s (cluster view over gRPC)\n", cfg.ID, url)
 	}
-	hs, stopServing := serveNodeHealthMetrics(m, hlis, mlis, &done, &wg)
+	hs, stopServing := serveNodeHealthMetrics(m, hlis, mlis, done, &wg, ctl)
 	defer stopServing()
 	closed := false
 	defer func() {
@@ -274,7 +274,7 @@ func runNodeConfig(ctx context.Context, env *cmdEnv, cfg *nodeconfig.Config, exi
 	prog := startProgressLog(mo.Logger, env.progress, m.Node.Stats, m.Split.Stats)
 	runErr := m.Run(ctx)
 	prog.Close()
-	if err := nodeReport(ctx, env, cfg, m, sess, runErr, start, &done, curves, cacheCfg, reportJSON); err != nil {
+	if err := nodeReport(ctx, env, cfg, m, sess, runErr, start, done, curves, cacheCfg, reportJSON); err != nil {
 		return err
 	}
 	if runErr != nil && ctx.Err() == nil {
@@ -361,7 +361,7 @@ func nodeCacheConfig(m *crawl.Member, mo crawl.MemberOptions) report.CacheConfig
 
 // serveNodeHealthMetrics serves the plaintext health service (if hlis is
 // set) and /metrics, /healthz and /status on mlis; stop stops them.
-func serveNodeHealthMetrics(m *crawl.Member, hlis, mlis net.Listener, done *atomic.Bool, wg *sync.WaitGroup) (hs *health.Server, stop func()) {
+func serveNodeHealthMetrics(m *crawl.Member, hlis, mlis net.Listener, done *atomic.Bool, wg *sync.WaitGroup, ctl *control.Controller) (hs *health.Server, stop func()) {
 	// Plaintext health-only gRPC server for probes (Kubernetes' grpc probe
 	// cannot present a client certificate to the mTLS port).
 	hs = health.NewServer()
@@ -374,6 +374,7 @@ func serveNodeHealthMetrics(m *crawl.Member, hlis, mlis net.Listener, done *atom
 	}
 	coll := &statsCollector{node: m.Node.Stats, split: m.Split.Stats, done: done.Load}
 	reg := newMetricsRegistry(coll)
+	reg.MustRegister(controlCollector{node: m.Node.Stats().ID, ctl: ctl})
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })

@@ -188,6 +188,12 @@ func (s *membershipServer) authOperator(ctx context.Context) (string, error) {
 var operatorMethods = map[string]bool{
 	pb.Membership_GetView_FullMethodName:    true,
 	pb.Membership_Transition_FullMethodName: true,
+	// The operator's control service (internal/control), which admits
+	// only operators.
+	pb.Control_Seed_FullMethodName:   true,
+	pb.Control_Rule_FullMethodName:   true,
+	pb.Control_Drain_FullMethodName:  true,
+	pb.Control_Status_FullMethodName: true,
 }
 
 func operatorGate(ctx context.Context, method string) error {

@@ -61,6 +61,7 @@ setTimeout(()=>{
     mrcPaths: count("caches",n=>n.tag==="path"),
     cacheText: texts("caches"), peers: texts("peers"), delayed: texts("delayed"),
     cluster: texts("cluster"), latency: texts("latency"), polls: document.body.getAttribute("data-polls"),
+    control: document.getElementById("control").textContent,
   }));
 },50);
 `
@@ -86,7 +87,8 @@ func TestScriptRendersUnderNode(t *testing.T) {
 				{ID: "node9", Spool: 3, LastErrorKind: "tls", LastErrorAt: time.Now().Add(-time.Minute),
 					LastError: "x509: certificate signed by unknown authority"}},
 			Delayed: []Host{{Host: "slow.sim.test", DelayMS: 2500}},
-			Latency: []Latency{{Name: "ttfb", Count: 4, MeanMS: 130, P50MS: 125, P90MS: 175, P99MS: 245}, {Name: "dns"}}},
+			Latency: []Latency{{Name: "ttfb", Count: 4, MeanMS: 130, P50MS: 125, P90MS: 175, P99MS: 245}, {Name: "dns"}},
+			Control: []string{"blocked: domain bad.test", "held: 0 URLs of paused hosts, 12 of blocked hosts"}},
 		History: []Point{{Time: t0, Pages: 0, Frontier: 1}, {Time: t0.Add(time.Second), Pages: 50, PagesPerSec: 50, Frontier: 2, DUE: 3},
 			{Time: t0.Add(2 * time.Second), Pages: 130, PagesPerSec: 80, Frontier: 4, DUE: 5}},
 		Cluster: []Snapshot{{Node: "node7", Pages: 1}, {Node: "node8", Pages: 2}},
@@ -106,8 +108,8 @@ func TestScriptRendersUnderNode(t *testing.T) {
 		t.Fatalf("node: %v\n%s", err, out)
 	}
 	var got struct {
-		Err, Pages, Rate, CacheText, Peers, Delayed, Cluster, Latency, Polls string
-		RatePaths, SizePaths, Bars, MrcPaths                                 int
+		Err, Pages, Rate, CacheText, Peers, Delayed, Cluster, Latency, Polls, Control string
+		RatePaths, SizePaths, Bars, MrcPaths                                          int
 	}
 	if err := json.Unmarshal(out, &got); err != nil {
 		t.Fatalf("%v: %s", err, out)
@@ -124,6 +126,9 @@ func TestScriptRendersUnderNode(t *testing.T) {
 	}
 	if want := "ttfb|4|130|125|175|245||dns|0|–"; !strings.Contains(got.Latency, want) {
 		t.Errorf("latency table %q lacks %q", got.Latency, want)
+	}
+	if got.Control != "blocked: domain bad.test · held: 0 URLs of paused hosts, 12 of blocked hosts" {
+		t.Errorf("operator rules: %q", got.Control)
 	}
 	for _, want := range []string{"due-front", "61.0%", "knee"} {
 		if !strings.Contains(got.CacheText, want) {

@@ -39,6 +39,7 @@ svg text{font-size:11px;fill:#444}
  <div class="card"><h2>most delayed hosts</h2><table id="delayed"></table></div>
  <div class="card"><h2>latency</h2><table id="latency"></table></div>
 </div>
+<div class="card"><h2>operator rules</h2><div id="control" class="muted"></div></div>
 <div id="clusterBox" class="card" style="display:none"><h2>cluster</h2><table id="cluster"></table></div>
 <script>
 "use strict";
@@ -114,6 +115,7 @@ async function poll(){
   const t0=h.length?Date.parse(h[0].time):0;
   lineChart(document.getElementById("rateChart"),[{name:"pages/s",pts:h.map(p=>[(Date.parse(p.time)-t0)/1000,p.pagesPerSec])}],{xfmt:x=>Math.round(x)+"s"});
   lineChart(document.getElementById("sizeChart"),[{name:"frontier",pts:h.map(p=>[(Date.parse(p.time)-t0)/1000,p.frontier])},{name:"DUE",pts:h.map(p=>[(Date.parse(p.time)-t0)/1000,p.due])}],{xfmt:x=>Math.round(x)+"s"});
+  document.getElementById("control").textContent=(n.control||[]).join(" · ")||"none";
   barChart(document.getElementById("outcomes"),n.outcomes);
   if(n.revisit){document.getElementById("revisitBox").style.display="";barChart(document.getElementById("revisit"),n.revisit)}
   caches(document.getElementById("caches"),n.caches);

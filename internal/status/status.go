@@ -71,6 +71,9 @@ type Snapshot struct {
 	// Revisit holds continuous crawling's counts ("scheduled", "queued",
 	// "changed", "unchanged", "304"); nil when the node does not revisit.
 	Revisit map[string]uint64 `json:"revisit,omitempty"`
+	// Control is the operator's rules in force on the node (pauses,
+	// blocks, overrides) and what they hold back, one line each (issue 28).
+	Control []string `json:"control,omitempty"`
 }
 
 // Cache is one cache's figures and its live miss-ratio curves.
