@@ -34,17 +34,20 @@ func validateDispatch(d string) error {
 	return nil
 }
 
-// ownerOf is the worker bound to host under host-affine dispatch. The hash
-// is fixed (FNV-1a), so the binding survives restarts.
-func (s *scheduler) ownerOf(host string) int {
-	n := s.opts.Workers
-	if n <= 1 {
+// HostWorker is the worker of workers bound to host under host-affine
+// dispatch: FNV-1a of the host modulo workers, fixed so that the binding
+// survives restarts (and the study's simulator binds hosts alike).
+func HostWorker(host string, workers int) int {
+	if workers <= 1 {
 		return 0
 	}
 	h := fnv.New32a()
 	h.Write([]byte(host))
-	return int(h.Sum32() % uint32(n))
+	return int(h.Sum32() % uint32(workers))
 }
+
+// ownerOf is the worker bound to host under host-affine dispatch.
+func (s *scheduler) ownerOf(host string) int { return HostWorker(host, s.opts.Workers) }
 
 // affine reports whether worker is bound to its own hosts.
 func (f *Frontier) affine(worker int) bool {

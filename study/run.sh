@@ -5,7 +5,8 @@
 #
 # DATA_DIR (default /tmp/sextant-study) receives the crawls and traces (GBs);
 # the CSVs and PNG plots go to docs/caching-study/. Steps can be picked with
-# STEPS="crawl sweep perworker order wiki live bench clocksmall render" (default: all).
+# STEPS="crawl sweep perworker order wiki live bench clocksmall dispatch livedispatch render"
+# (default: all).
 # Every number of the document comes from the files written here: the last
 # step, render, fills docs/caching-study.md from them (study/studydoc), and
 # TestDocMatchesData fails when the committed document and data disagree.
@@ -15,7 +16,7 @@
 set -eu
 DATA=${1:-/tmp/sextant-study}
 OUT=docs/caching-study
-STEPS=${STEPS:-"crawl sweep perworker order wiki live bench clocksmall render"}
+STEPS=${STEPS:-"crawl sweep perworker order wiki live bench clocksmall dispatch livedispatch render"}
 # cachesim runs every policy, the exact textbook CLOCKs included (issue 30).
 ALGOS=clock,random,lru,static,min,infinite,clock-exact,clock-exact-marked
 HOSTS=10400 PAGES=520000
@@ -148,7 +149,42 @@ if has clocksmall; then
 	cp "$DATA/small/summary.json" "$OUT/clock-small-full/crawl-summary.json"
 fi
 
-# 9. Fill the document from the data.
+# 9. Issue 30: host-affine dispatch in simulation. An offline polite BFS crawl of simweb; every
+#    link replayed through one global cache of k, and through 32 per-worker caches of k/32 with
+#    each page's links going to its host's worker (frontier.HostWorker) or to page i mod 32.
+#    Exact LRU (and CLOCK). The whole crawl, and its first 110 000 pages (about 2 × 10⁶ links,
+#    the size of the issue's trace).
+if has dispatch; then
+	for v in "dispatch:0" "dispatch-2m:110000"; do
+		name=${v%%:*}
+		"$BIN/cachestudy" dispatch --hosts 2000 --pages 100000 --polite 256 --workers 32 --max-pages ${v#*:} \
+			--algos lru,clock --ks 4096,8192,16384,32768,65536,262144 --out "$OUT/$name"
+	done
+fi
+
+# 10. Issue 30, live: --dispatch any vs host-affine, ABBA, per-worker caches (512 × 32 per node),
+#     on the demo's default web (300 hosts: ~3 per worker) and on a web of 3 000 hosts (~31 per
+#     worker), and one --cache-shared run of each dispatch on the default web (the global cache).
+if has livedispatch; then
+	mkdir -p "$OUT/live-dispatch"
+	i=0
+	for d in any host-affine host-affine any; do
+		i=$((i + 1))
+		uptime
+		"$BIN/crawler" demo --status off --progress 60s --dispatch $d \
+			--report-json "$OUT/live-dispatch/web300-$i-$d.json" | tail -14
+	done
+	for d in any host-affine; do
+		uptime
+		"$BIN/crawler" demo --status off --progress 60s --dispatch $d --cache-shared \
+			--report-json "$OUT/live-dispatch/web300-shared-$d.json" | tail -14
+		uptime
+		"$BIN/crawler" demo --status off --progress 60s --dispatch $d --hosts 3000 --pages 30000 \
+			--report-json "$OUT/live-dispatch/web3000-$d.json" | tail -14
+	done
+fi
+
+# 11. Fill the document from the data.
 if has render; then
 	go run ./study/studydoc --data "$OUT" --template study/studydoc/caching-study.md.tmpl --out docs/caching-study.md
 fi
