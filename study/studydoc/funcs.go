@@ -47,6 +47,8 @@ func (d *data) funcs() template.FuncMap {
 		"minOver":    d.minOver,
 		"pw":         d.perWorker,
 		"json":       d.jsonNum,
+		"jsonAt":     d.jsonAt,
+		"pwa":        d.pwAlgo,
 		"bench":      func(name string) (float64, error) { s, err := d.benchSamples(name); return median(s), err },
 		"ints":       ints,
 		"div":        func(a, b float64) float64 { return a / b },
