@@ -41,3 +41,16 @@ func (d *data) pwAlgo(file, algo string, workers int, assignment string, k int) 
 	}
 	return 0, fmt.Errorf("%w: %s %s W=%d %s k=%d", ErrNoData, file, algo, workers, assignment, k)
 }
+
+// jsonTrue is a top-level boolean of a JSON file (the demo's oracle_match).
+func (d *data) jsonTrue(file, field string) (bool, error) {
+	j, err := d.json(file)
+	if err != nil {
+		return false, err
+	}
+	v, ok := j[field].(bool)
+	if !ok {
+		return false, fmt.Errorf("%w: %s: %s", ErrNoData, file, field)
+	}
+	return v, nil
+}

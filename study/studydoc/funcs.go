@@ -49,6 +49,7 @@ func (d *data) funcs() template.FuncMap {
 		"json":       d.jsonNum,
 		"jsonAt":     d.jsonAt,
 		"pwa":        d.pwAlgo,
+		"jsonTrue":   d.jsonTrue,
 		"bench":      func(name string) (float64, error) { s, err := d.benchSamples(name); return median(s), err },
 		"ints":       ints,
 		"div":        func(a, b float64) float64 { return a / b },
