@@ -103,6 +103,12 @@ type Stats struct {
 	BorrowWaits     uint64 // Borrow calls refused (retry later)
 	BudgetDropped   uint64 // URLs not queued: their site's hard budget was spent
 	BudgetLowered   uint64 // URLs queued at Options.HostBudget.LowPriority (over the soft budget)
+	// Steals counts leases of a host owned by another worker (host-affine
+	// dispatch only: taken when none of the caller's own hosts was ready).
+	Steals uint64
+	// NextWait is the time NextFor callers spent waiting before they got a
+	// lease, summed over callers: the workers' idle time.
+	NextWait time.Duration
 }
 
 // Frontier is the URL frontier. It is safe for concurrent use and must be

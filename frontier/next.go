@@ -14,11 +14,22 @@ import (
 // ExitWhenIdle it blocks on an idle frontier (a Done may yet lead to new
 // URLs); callers detect the end of a crawl with Idle.
 func (f *Frontier) Next(ctx context.Context) (Lease, error) {
+	return f.NextFor(ctx, AnyWorker)
+}
+
+// NextFor is Next for worker number worker (0 ≤ worker < Options.Workers):
+// under host-affine dispatch it leases the worker's own hosts first (see
+// affine.go). With DispatchAny, or worker AnyWorker, it is Next.
+func (f *Frontier) NextFor(ctx context.Context, worker int) (Lease, error) {
 	waited := false
+	var since time.Time // when this call first waited
 	for {
 		f.mu.Lock()
 		now := f.opts.Clock.Now()
-		l, ok, wake, again, err := f.tryNextLocked(now)
+		l, ok, wake, again, err := f.tryNextLocked(now, worker)
+		if ok && !since.IsZero() {
+			f.mu.stats.NextWait += now.Sub(since)
+		}
 		changed := f.mu.changed
 		idle := f.idleLocked()
 		if !ok && err == nil && !again {
@@ -26,6 +37,9 @@ func (f *Frontier) Next(ctx context.Context) (Lease, error) {
 			// them sit while nothing happens.
 			err = f.flushDoneLocked()
 			f.mu.armed = true // this caller may wait on changed
+			if since.IsZero() {
+				since = now
+			}
 			if !wake.IsZero() && !waited {
 				f.mu.stats.PolitenessWaits++
 				waited = true
@@ -62,10 +76,15 @@ func (f *Frontier) Next(ctx context.Context) (Lease, error) {
 // TryNext is Next without blocking: ok is false when no host may be fetched
 // at the clock's current time.
 func (f *Frontier) TryNext() (l Lease, ok bool, err error) {
+	return f.TryNextFor(AnyWorker)
+}
+
+// TryNextFor is NextFor without blocking.
+func (f *Frontier) TryNextFor(worker int) (l Lease, ok bool, err error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for {
-		l, ok, _, again, err := f.tryNextLocked(f.opts.Clock.Now())
+		l, ok, _, again, err := f.tryNextLocked(f.opts.Clock.Now(), worker)
 		if ok || err != nil || !again {
 			return l, ok, err
 		}
@@ -78,8 +97,10 @@ const maxMovesPerStep = 4096
 // tryNextLocked refills the back queues by one bounded step, then leases the
 // URL of the ready host that has waited longest. again means the refill
 // has more to do and the caller should call again; wake is when the earliest
-// waiting host becomes ready.
-func (f *Frontier) tryNextLocked(now time.Time) (l Lease, ok bool, wake time.Time, again bool, err error) {
+// waiting host becomes ready. Under host-affine dispatch the host is one of
+// worker's own if one is ready, else (all its own hosts waiting, and no
+// more hosts to activate) another worker's: a steal.
+func (f *Frontier) tryNextLocked(now time.Time, worker int) (l Lease, ok bool, wake time.Time, again bool, err error) {
 	if err := f.usableLocked(); err != nil {
 		return l, false, wake, false, err
 	}
@@ -91,7 +112,7 @@ func (f *Frontier) tryNextLocked(now time.Time) (l Lease, ok bool, wake time.Tim
 		return l, false, wake, false, err
 	}
 	for {
-		h, w := f.mu.sched.pop(now)
+		h, w := f.popLocked(now, worker, false)
 		if h == nil && !again && f.mu.undispatched > 0 && f.mu.sched.active() < f.opts.MaxBackQueues {
 			// No active host may be fetched now: activate one more.
 			n := f.mu.sched.active()
@@ -101,7 +122,10 @@ func (f *Frontier) tryNextLocked(now time.Time) (l Lease, ok bool, wake time.Tim
 			if f.mu.sched.active() > n || again {
 				continue
 			}
-			h, w = f.mu.sched.pop(now)
+			h, w = f.popLocked(now, worker, false)
+		}
+		if h == nil && !again {
+			h, w = f.popLocked(now, worker, true)
 		}
 		if h == nil {
 			return l, false, w, again, nil
@@ -127,6 +151,9 @@ func (f *Frontier) tryNextLocked(now time.Time) (l Lease, ok bool, wake time.Tim
 		f.mu.leaseID++
 		f.mu.leases[f.mu.leaseID] = leaseRec{host: h, e: e}
 		f.mu.stats.Leased++
+		if f.stealLocked(h, worker) {
+			f.mu.stats.Steals++
+		}
 		return Lease{Item: e.item, f: f, id: f.mu.leaseID}, true, time.Time{}, false, nil
 	}
 }

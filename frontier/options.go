@@ -78,6 +78,11 @@ type Options struct {
 	// HostBudget bounds the URLs admitted per site over the crawl (trap
 	// defence, persisted); see Budget. The zero value admits everything.
 	HostBudget Budget
+	// Dispatch is how Next hands hosts to workers: DispatchAny (default:
+	// any free worker takes the ready host that waited longest) or
+	// DispatchHostAffine (Mercator's binding of a back queue to one thread;
+	// see affine.go and NextFor). Workers numbers the owners.
+	Dispatch string
 	// OnStarve, if set, is called (without the frontier's lock) when Next
 	// is about to wait with no host ready or waiting out a delay: every
 	// queued URL is leased, or none is queued. The caller uses it to hand
@@ -142,6 +147,9 @@ func (o *Options) EnsureDefaults() {
 	if o.HostBudget.LowPriority == 0 {
 		o.HostBudget.LowPriority = 1
 	}
+	if o.Dispatch == "" {
+		o.Dispatch = DispatchAny
+	}
 	if o.Clock == nil {
 		o.Clock = realClock{}
 	}
@@ -185,6 +193,9 @@ func (o *Options) Validate() error {
 	}
 	if o.FailureBackoff >= 0 && o.MaxFailureBackoff > 0 && o.MaxFailureBackoff < o.FailureBackoff {
 		errs = append(errs, fmt.Errorf("FailureBackoff %v > MaxFailureBackoff %v", o.FailureBackoff, o.MaxFailureBackoff))
+	}
+	if err := validateDispatch(o.Dispatch); err != nil {
+		errs = append(errs, err)
 	}
 	if err := o.HostBudget.validate(); err != nil {
 		errs = append(errs, err)

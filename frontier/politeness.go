@@ -30,6 +30,7 @@ type hostState struct {
 	parked   bool   // a host rule (hostrules.go) keeps it out of the heap
 	idx      int    // index in the heap, -1 when absent
 	order    uint64 // activation order: breaks ties in the heap
+	owner    int    // the worker bound to the host under host-affine dispatch (affine.go)
 
 	back headQueue // the back queue's in-memory head (owned by the shell)
 }
@@ -57,7 +58,7 @@ func (s *scheduler) activate(name string, next time.Time, failures int) *hostSta
 		panic(fmt.Sprintf("frontier: host %q activated twice", name))
 	}
 	s.order++
-	h := &hostState{name: name, next: next, failures: failures, idx: -1, order: s.order}
+	h := &hostState{name: name, next: next, failures: failures, idx: -1, order: s.order, owner: s.ownerOf(name)}
 	s.hosts[name] = h
 	s.park(h)
 	return h

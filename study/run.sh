@@ -5,7 +5,8 @@
 #
 # DATA_DIR (default /tmp/sextant-study) receives the crawls and traces (GBs);
 # the CSVs and PNG plots go to docs/caching-study/. Steps can be picked with
-# STEPS="crawl sweep perworker order wiki live bench clocksmall render" (default: all).
+# STEPS="crawl sweep perworker order wiki live bench clocksmall dispatch livedispatch render"
+# (default: all).
 # Every number of the document comes from the files written here: the last
 # step, render, fills docs/caching-study.md from them (study/studydoc), and
 # TestDocMatchesData fails when the committed document and data disagree.
@@ -15,7 +16,7 @@
 set -eu
 DATA=${1:-/tmp/sextant-study}
 OUT=docs/caching-study
-STEPS=${STEPS:-"crawl sweep perworker order wiki live bench clocksmall render"}
+STEPS=${STEPS:-"crawl sweep perworker order wiki live bench clocksmall dispatch livedispatch render"}
 # cachesim runs every policy, the exact textbook CLOCKs included (issue 30).
 ALGOS=clock,random,lru,static,min,infinite,clock-exact,clock-exact-marked
 HOSTS=10400 PAGES=520000
@@ -148,7 +149,42 @@ if has clocksmall; then
 	cp "$DATA/small/summary.json" "$OUT/clock-small-full/crawl-summary.json"
 fi
 
-# 9. Fill the document from the data.
+# 9. Issue 30: host-affine dispatch in simulation. An offline polite BFS crawl of simweb; every
+#    link replayed through one global cache of k, and through 32 per-worker caches of k/32 with
+#    each page's links going to its host's worker (frontier.HostWorker) or to page i mod 32.
+#    Exact LRU (and CLOCK). The whole crawl, and its first 110 000 pages (about 2 × 10⁶ links,
+#    the size of the issue's trace).
+if has dispatch; then
+	for v in "dispatch:0" "dispatch-2m:110000"; do
+		name=${v%%:*}
+		"$BIN/cachestudy" dispatch --hosts 2000 --pages 100000 --polite 256 --workers 32 --max-pages ${v#*:} \
+			--algos lru,clock --ks 4096,8192,16384,32768,65536,262144 --out "$OUT/$name"
+	done
+fi
+
+# 10. Issue 30, live: --dispatch any vs host-affine, per-worker caches (512 × 32 per node).
+#     A web of 1 000 hosts × 10 pages (about 10 hosts per worker): the two modes run at the same
+#     time, so that they share the machine's load alike, and both are stopped (SIGINT: the report
+#     covers what was done) after LIVE_SECS (default 1200 s; the whole crawl takes far longer on a
+#     loaded 2-core machine). A web of 100 hosts × 30 pages (about one host per worker: a free
+#     worker must steal), crawled to the end, one mode after the other.
+if has livedispatch; then
+	mkdir -p "$OUT/live-dispatch"
+	uptime
+	for d in any host-affine; do
+		timeout -s INT "${LIVE_SECS:-1200}" "$BIN/crawler" demo --status off --progress 60s --hosts 1000 --pages 10000 \
+			--dispatch $d --report-json "$OUT/live-dispatch/web1000-$d.json" >"$DATA/live-dispatch-1000-$d.log" 2>&1 &
+	done
+	wait
+	tail -n 14 "$DATA/live-dispatch-1000-any.log" "$DATA/live-dispatch-1000-host-affine.log"
+	for d in host-affine any; do
+		uptime
+		"$BIN/crawler" demo --status off --progress 30s --hosts 100 --pages 3000 --dispatch $d \
+			--report-json "$OUT/live-dispatch/web100-$d.json" | tail -n 14
+	done
+fi
+
+# 11. Fill the document from the data.
 if has render; then
 	go run ./study/studydoc --data "$OUT" --template study/studydoc/caching-study.md.tmpl --out docs/caching-study.md
 fi

@@ -274,7 +274,7 @@ func crawlOnce(ctx context.Context, env *cmdEnv, opts crawl.Options, seeds []str
 		end = "stopped: " + how
 	}
 	fmt.Fprintf(env.stdout, "%s after %v\n", end, st.Elapsed.Round(time.Millisecond))
-	in := report.Input{Stats: st, Cache: report.CacheConfig{Workers: workers, CachePerWorker: per, CacheShared: shared},
+	in := report.Input{Stats: st, Cache: report.CacheConfig{Workers: workers, CachePerWorker: per, CacheShared: shared, Dispatch: n.Dispatch()},
 		Limits: report.Limits{MaxPagesPerHost: maxPages, MaxDepth: maxDepth}}
 	if r.est != nil {
 		in.Front = r.est

@@ -34,6 +34,7 @@ Run 'crawler simweb' to only serve the web.`)
 	plain := f.Bool("plain", false, "serve every host over plain HTTP (by default most hosts are HTTPS, some HTTP/2, as on the web)")
 	cacheW := f.Int("cache-per-worker", crawl.DefaultOptions().CachePerWorker, "front cache entries per worker (CLOCK)")
 	cacheShared := f.Bool("cache-shared", false, "one front cache per node of cache-per-worker × workers entries, shared by its workers")
+	dispatch := f.String("dispatch", crawl.DefaultOptions().Frontier.Dispatch, "which worker fetches a ready host: any or host-affine (each host bound to one worker; a worker whose own hosts all wait steals another's ready host)")
 	peerCache := f.Int("peer-cache", crawl.DefaultMemberOptions().PeerCacheSize, "per-peer splitter cache entries (CLOCK; 0: no per-peer cache)")
 	coalesce := f.Duration("wire-coalesce", 500*time.Millisecond, "how long a batch spooled for a peer may wait for later ones to share its wire message (0: each batch alone)")
 	data := f.String("data", "", "data directory to keep (default: a temporary one, removed at the end)")
@@ -75,7 +76,7 @@ Run 'crawler simweb' to only serve the web.`)
 	if *coalesce <= 0 {
 		*coalesce = -1
 	}
-	o := demo.Options{Web: cfg, Nodes: *nodes, Workers: *workers, CachePerWorker: *cacheW, CacheShared: *cacheShared, PeerCache: *peerCache, WireCoalesce: *coalesce,
+	o := demo.Options{Web: cfg, Nodes: *nodes, Workers: *workers, CachePerWorker: *cacheW, CacheShared: *cacheShared, Dispatch: *dispatch, PeerCache: *peerCache, WireCoalesce: *coalesce,
 		DataDir: *data, ReportJSON: *report, Progress: *every, Live: isTerminal(env.stdout), Traces: *traces, WARCDir: *warcDir, StatusAddr: firstNonEmpty(*statusListen, *statusAddr), Force: *force, NoEtcd: *noEtcd,
 		Logger: env.logger()}
 	if *traces && *data == "" {

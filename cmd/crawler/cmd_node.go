@@ -356,7 +356,7 @@ func nodeCacheConfig(m *crawl.Member, mo crawl.MemberOptions) report.CacheConfig
 	} else if peerCache == 0 {
 		peerCache = crawl.DefaultMemberOptions().PeerCacheSize
 	}
-	return report.CacheConfig{Workers: workers, CachePerWorker: perWorker, CacheShared: shared, PeerCache: peerCache}
+	return report.CacheConfig{Workers: workers, CachePerWorker: perWorker, CacheShared: shared, PeerCache: peerCache, Dispatch: m.Node.Dispatch()}
 }
 
 // serveNodeHealthMetrics serves the plaintext health service (if hlis is

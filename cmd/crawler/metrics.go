@@ -64,6 +64,8 @@ var (
 	mTLSHandshakes = desc("tls_handshakes_total", "Completed TLS handshakes, by whether they resumed a session.", "node", "resumed")
 	mHTTP2         = desc("http2_responses_total", "Responses received over HTTP/2.", "node")
 	mConnsOpen     = desc("fetch_connections_open", "Connections to web servers open now (in use or idle).", "node")
+	mSteals        = desc("frontier_steals_total", "Leases of a host bound to another worker (--dispatch host-affine: taken when all of the worker's own hosts were waiting).", "node")
+	mNextWait      = desc("worker_wait_seconds_total", "Time workers spent waiting for the frontier to hand them a URL, summed over workers (idle time).", "node")
 )
 
 // Describe implements prometheus.Collector.
@@ -72,7 +74,7 @@ func (c *statsCollector) Describe(ch chan<- *prometheus.Desc) {
 		mLinks, mNewURLs, mContentDups, mRobotsPages, mFrontier, mInFlight, mHosts, mPolite, mDUEEntries, mDUEBytes, mDUEBuffer,
 		mDUEMerges, mDUEMergeSecs, mCacheHits, mCacheMisses, mSplitDisc, mSplitSupp, mSplitSent,
 		mSplitRecv, mWireBytes, mRawBytes, mStreamErrs, mPeerLastErr, mPeerFailing, mSpoolBatches, mSpoolURLs, mBuffered, mSitemaps, mSitemapURLs, mDone,
-		mNetFailures, mTLSHandshakes, mHTTP2, mConnsOpen, mFetchHist, mTTFBHist, mDNSHist, mTLSHist} {
+		mNetFailures, mTLSHandshakes, mHTTP2, mConnsOpen, mFetchHist, mTTFBHist, mDNSHist, mTLSHist, mSteals, mNextWait} {
 		ch <- d
 	}
 	for _, d := range revisitDescs() {
@@ -125,6 +127,8 @@ func (c *statsCollector) Collect(ch chan<- prometheus.Metric) {
 	gauge(mHosts, float64(st.Frontier.ReadyHosts), "ready")
 	gauge(mHosts, float64(st.Frontier.WaitingHosts), "waiting")
 	counter(mPolite, float64(st.Frontier.PolitenessWaits))
+	counter(mSteals, float64(st.Frontier.Steals))
+	counter(mNextWait, st.Frontier.NextWait.Seconds())
 	gauge(mDUEEntries, float64(st.DUE.EntriesOnDisk))
 	gauge(mDUEBytes, float64(st.DUE.BytesOnDisk))
 	gauge(mDUEBuffer, float64(st.DUE.BufferEntries+st.DUE.MergingEntries))

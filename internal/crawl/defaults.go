@@ -30,6 +30,9 @@ func DefaultOptions() Options {
 	// The node's Logger, unless the caller sets the frontier's own
 	// (frontier.DefaultOptions fills in a discarding one).
 	fr.Logger = nil
+	// Any free worker takes any ready host; frontier.DispatchHostAffine
+	// binds hosts to workers (issue 30).
+	fr.Dispatch = frontier.DispatchAny
 	wo := warc.Options{}
 	wo.EnsureDefaults()
 	const maxPages = 1000

@@ -102,7 +102,7 @@ func (n *Node) newWorker(id int) *worker {
 
 func (w *worker) loop(ctx context.Context) error {
 	for ctx.Err() == nil {
-		l, err := w.n.fr.Next(ctx)
+		l, err := w.n.fr.NextFor(ctx, w.id)
 		if err != nil {
 			if ctx.Err() != nil || errors.Is(err, frontier.ErrClosed) {
 				return nil

@@ -17,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sextant-crawler/sextant/frontier"
 	"github.com/sextant-crawler/sextant/internal/coord"
 	"github.com/sextant-crawler/sextant/internal/crawl"
 	"github.com/sextant-crawler/sextant/internal/report"
@@ -45,6 +46,9 @@ type Options struct {
 	// CacheShared gives each node one front cache of CachePerWorker ×
 	// Workers entries shared by its workers instead of one per worker.
 	CacheShared bool
+	// Dispatch is the frontier's dispatch, frontier.DispatchAny or
+	// frontier.DispatchHostAffine; default the node's (crawl.DefaultOptions).
+	Dispatch string
 	// DataDir holds the nodes' data dirs and the PKI; default a temporary
 	// directory removed at the end.
 	DataDir string
@@ -103,6 +107,9 @@ func (o *Options) EnsureDefaults() {
 	if o.Progress == 0 {
 		o.Progress = time.Second
 	}
+	if o.Dispatch == "" {
+		o.Dispatch = d.Node.Frontier.Dispatch
+	}
 	if o.StatusAddr == "" {
 		o.StatusAddr = "127.0.0.1:0"
 	}
@@ -122,6 +129,9 @@ func (o *Options) Validate() error {
 	}
 	if err := o.Web.Validate(); err != nil {
 		errs = append(errs, fmt.Errorf("%w: web: %v", ErrInvalidOptions, err))
+	}
+	if d := o.Dispatch; d != "" && d != frontier.DispatchAny && d != frontier.DispatchHostAffine {
+		errs = append(errs, fmt.Errorf("%w: dispatch %q: want %q or %q", ErrInvalidOptions, d, frontier.DispatchAny, frontier.DispatchHostAffine))
 	}
 	return errors.Join(errs...)
 }

@@ -136,6 +136,7 @@ func memberOptions(o Options, i int, id string, web *simweb.Web, srv *simweb.Ser
 	n.Frontier.FailureBackoff, n.Frontier.MaxFailureBackoff = 50*time.Millisecond, time.Second
 	n.DUEFlushInterval = 200 * time.Millisecond
 	n.CachePerWorker, n.CacheShared = o.CachePerWorker, o.CacheShared
+	n.Frontier.Dispatch = o.Dispatch
 	n.SoftPagesPerHost = -1 // no soft budget: the demo's report as before issue 26
 	n.Filter = crawl.Filter{F: filter}
 	n.FullTrace, n.WARC, n.CrawlLog = full, ww, tl.Log
@@ -158,7 +159,7 @@ func (l *lazySource) Snapshot() status.Snapshot {
 }
 
 func (o Options) cacheConfig() CacheConfig {
-	return CacheConfig{Workers: o.Workers, CachePerWorker: o.CachePerWorker, CacheShared: o.CacheShared, PeerCache: max(o.PeerCache, 0)}
+	return CacheConfig{Workers: o.Workers, CachePerWorker: o.CachePerWorker, CacheShared: o.CacheShared, PeerCache: max(o.PeerCache, 0), Dispatch: o.Dispatch}
 }
 
 func openTraces(dir string, traces *[]*traceFile) (full, cross func(uint64), err error) {

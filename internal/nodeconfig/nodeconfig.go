@@ -137,6 +137,9 @@ type Config struct {
 	WireCoalesce *Duration `json:"wire_coalesce,omitempty"`
 
 	Politeness Politeness `json:"politeness,omitempty"`
+	// Dispatch is which worker fetches a ready host: "any" (default
+	// crawl.DefaultOptions') or "host-affine" (frontier.Options.Dispatch).
+	Dispatch string `json:"dispatch,omitempty"`
 	// AllowPrivate lets the fetcher connect to loopback and private
 	// addresses (a compose network, simweb).
 	AllowPrivate bool `json:"allow_private,omitempty"`

@@ -156,6 +156,9 @@ func (c *Config) nodeOptions(lf crawl.LinkFilter, resolve map[string]string) cra
 	if p := c.Politeness.MaxFailureBackoff; p != nil {
 		fr.MaxFailureBackoff = time.Duration(*p)
 	}
+	if c.Dispatch != "" {
+		fr.Dispatch = c.Dispatch
+	}
 	tlsConf, _ := crawl.TLSConfigWithCAFile(c.CAFile) // MemberOptions reports its error
 	o.Fetcher.AllowPrivate, o.Fetcher.Resolve, o.Fetcher.TLSConfig = c.AllowPrivate, resolve, tlsConf
 	if c.UserAgent != "" {

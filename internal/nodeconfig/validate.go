@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sextant-crawler/sextant/frontier"
 	"github.com/sextant-crawler/sextant/internal/termsafe"
 )
 
@@ -58,6 +59,9 @@ func (c *Config) validatePoliteness(bad func(format string, args ...any)) {
 	}
 	if f := p.Factor; f != nil && (!(*f >= 0) || math.IsInf(*f, 1)) {
 		bad("politeness.factor %v: want a finite number ≥ 0", *f)
+	}
+	if d := c.Dispatch; d != "" && d != frontier.DispatchAny && d != frontier.DispatchHostAffine {
+		bad("dispatch %q: want %q or %q", d, frontier.DispatchAny, frontier.DispatchHostAffine)
 	}
 }
 

@@ -34,6 +34,9 @@ type CacheConfig struct {
 	CachePerWorker int
 	CacheShared    bool // one front cache of CachePerWorker × Workers per node
 	PeerCache      int  // entries of each per-peer splitter cache
+	// Dispatch is the frontier's dispatch (which worker, hence which
+	// per-worker cache, sees a host's links); "" reads as any.
+	Dispatch string
 }
 
 // FrontName is how reports and the status page name the front caches.
@@ -137,6 +140,7 @@ type Report struct {
 	URLsPerMessage    float64            `json:"cross_urls_per_wire_message"`
 	DUEEntries        uint64             `json:"due_entries_on_disk"`
 	DUEBytesPerURL    float64            `json:"due_disk_bytes_per_url"`
+	Dispatch          DispatchStats      `json:"dispatch"`
 	PerNode           []Node             `json:"per_node"`
 
 	// Pages whose robots <meta> or X-Robots-Tag says nofollow or noindex,
@@ -298,6 +302,7 @@ func Build(kind string, in []Input, elapsed time.Duration) *Report {
 		wire, raw = wire+sp.Total.WireBytes, raw+sp.Total.RawBytes
 		msgs += sp.Total.WireMessages
 		r.DUEEntries, dueBytes = r.DUEEntries+st.DUE.EntriesOnDisk, dueBytes+st.DUE.BytesOnDisk
+		r.Dispatch.add(x, elapsed)
 	}
 	r.PagesPerSecond = float64(r.Fetches) / secs
 	r.BytesPerSecond = float64(r.Bytes) / secs
@@ -379,6 +384,7 @@ func (r *Report) WriteText(w io.Writer, title string, extra ...string) {
 	for i, l := range r.DropLines() {
 		fmt.Fprintf(w, "%-15s %s\n", map[bool]string{true: "dropped"}[i == 0], l)
 	}
+	fmt.Fprintln(w, r.Dispatch.text())
 	r.writeAdvice(w)
 	if !r.hasPeers() {
 		return

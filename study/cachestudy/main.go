@@ -5,6 +5,9 @@
 //	                                           (worker-tagged traces from study/tracecrawl)
 //	cachestudy order --order bfs|inlinks|random --out T.trace [--hosts H --pages P]
 //	                                           an offline crawl of simweb in that order → trace
+//	cachestudy dispatch --out DIR [--workers 32 --ks ...]
+//	                                           per-worker caches under host-affine vs round-robin
+//	                                           dispatch vs one global cache (issue 30)
 //	cachestudy plot --out DIR --algo A LABEL=results.csv ...
 //	                                           one algorithm's curve from several cachesim runs
 //
@@ -32,7 +35,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: cachestudy perworker|order|plot [flags]")
+		fmt.Fprintln(os.Stderr, "usage: cachestudy perworker|order|dispatch|plot [flags]")
 		os.Exit(2)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
@@ -45,6 +48,8 @@ func main() {
 		err = cmdOrder(os.Args[2:])
 	case "plot":
 		err = cmdPlot(os.Args[2:])
+	case "dispatch":
+		err = cmdDispatch(ctx, os.Args[2:])
 	default:
 		err = fmt.Errorf("unknown command %q", os.Args[1])
 	}

@@ -29,6 +29,9 @@ type EmulateOptions struct {
 	// the order above, and a host is fetched again only Polite fetches
 	// after its last one (see politeSched).
 	Polite int
+	// OnPage, if set, is called with the host of each fetched page before
+	// its links are emitted (dispatch.go assigns the page to a worker).
+	OnPage func(host string)
 }
 
 // EmulateStats summarise an emulated crawl.
@@ -81,6 +84,9 @@ func EmulateCrawl(web *simweb.Web, o EmulateOptions, emit func(fp uint64)) (Emul
 		if host != lastHost {
 			st.HostRuns++
 			lastHost = host
+		}
+		if o.OnPage != nil {
+			o.OnPage(host)
 		}
 		clear(seenOnPage)
 		for _, l := range links {

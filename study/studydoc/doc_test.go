@@ -70,3 +70,19 @@ func TestFuncs(t *testing.T) {
 		t.Error("number formats")
 	}
 }
+
+func TestJSONAt(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "r.json"), []byte(`{"a": 1, "dispatch": {"steals": 7, "mode": "x"}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d := newData(dir)
+	if v, err := d.jsonAt("r.json", "dispatch.steals"); err != nil || v != 7 {
+		t.Errorf("dispatch.steals = %v, %v", v, err)
+	}
+	for _, p := range []string{"dispatch.mode", "dispatch.none", "a.b"} {
+		if _, err := d.jsonAt("r.json", p); err == nil {
+			t.Errorf("%s: no error", p)
+		}
+	}
+}

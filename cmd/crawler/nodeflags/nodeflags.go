@@ -44,6 +44,7 @@ type NodeFlags struct {
 	caFile                                string
 	warc                                  crawl.WARCArchive // --warc-*
 	rv                                    revisitFlags      // --revisit* (revisit.go)
+	dispatch                              string            // --dispatch
 }
 
 // listFlag is a repeatable (and comma-separated) string flag.
@@ -106,6 +107,7 @@ func Add(fs *flag.FlagSet) *NodeFlags {
 	fs.Int64Var(&f.warc.MaxSize, "warc-max-size", d.WARCArchive.MaxSize, "start a new WARC file once one reaches this many bytes")
 	fs.StringVar(&f.warc.Prefix, "warc-prefix", d.WARCArchive.Prefix, "WARC file name prefix (files are PREFIX-NODEID-TIMESTAMP-SERIAL.warc.gz)")
 	fs.BoolVar(&f.warc.Metadata, "warc-metadata", false, "add a metadata record with each page's outlinks")
+	fs.StringVar(&f.dispatch, "dispatch", fr.Dispatch, "which worker fetches a ready host: any (any free worker) or host-affine (each host bound to one worker by a hash, as Mercator binds a back queue to a thread, so each host's links meet one per-worker front cache; a worker whose own hosts all wait out their delay steals another's ready host, counted)")
 	fs.StringVar(&f.sitemaps, "sitemaps", d.Sitemaps, "read sitemaps: on (robots.txt Sitemap: lines, else /sitemap.xml, once per host; the URLs they list are crawled under the same scope and rules) or off")
 	f.addRevisit(fs)
 	return f
@@ -159,6 +161,7 @@ func (f *NodeFlags) Options(seeds []string) (crawl.Options, error) {
 	fr := &o.Frontier
 	fr.Factor, fr.MinDelay, fr.MaxDelay, fr.MaxCrawlDelay = f.factor, f.minDelay, f.maxDelay, f.maxCrawlDelay
 	fr.FailureBackoff, fr.MaxFailureBackoff = f.failBackoff, f.maxFailBackoff
+	fr.Dispatch = f.dispatch
 	o.Extract.MaxBytes = f.bodyCap
 	o.DUEFlushInterval, o.DUEFsync, o.SkipOpenCheck = f.dueFlush, f.dueFsync, f.skipCheck
 	o.CacheAlgo, o.CachePerWorker, o.CacheShared = f.cacheAlgo, f.cachePerWorker, f.cacheShared
