@@ -228,11 +228,7 @@ func runNodeConfig(ctx context.Context, env *cmdEnv, cfg *nodeconfig.Config, exi
 	mo.Listener = lis
 	m, err := startNodeMember(mo, ctl)
 	if err != nil {
-		lis.Close()
-		mlis.Close()
-		if hlis != nil {
-			hlis.Close()
-		}
+		closeListeners(lis, mlis, hlis)
 		if errors.Is(err, crawl.ErrInvalidOptions) {
 			return usagef("%s", oneLine(err))
 		}
@@ -270,11 +266,15 @@ func runNodeConfig(ctx context.Context, env *cmdEnv, cfg *nodeconfig.Config, exi
 		return err
 	}
 	hs.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
+	totals, err := report.StartRun(cfg.DataDir, time.Now())
+	if err != nil {
+		return err
+	}
 	start := time.Now()
 	prog := startProgressLog(mo.Logger, env.progress, m.Node.Stats, m.Split.Stats)
 	runErr := m.Run(ctx)
 	prog.Close()
-	if err := nodeReport(ctx, env, cfg, m, sess, runErr, start, done, curves, cacheCfg, reportJSON); err != nil {
+	if err := nodeReport(ctx, env, cfg, m, sess, runErr, start, done, curves, cacheCfg, reportJSON, totals); err != nil {
 		return err
 	}
 	if runErr != nil && ctx.Err() == nil {
@@ -294,6 +294,15 @@ func runNodeConfig(ctx context.Context, env *cmdEnv, cfg *nodeconfig.Config, exi
 	hs.Shutdown()
 	closed = true
 	return m.Close()
+}
+
+// closeListeners closes the listeners that are not nil.
+func closeListeners(ls ...net.Listener) {
+	for _, l := range ls {
+		if l != nil {
+			l.Close()
+		}
+	}
 }
 
 // listenNode binds the node's gRPC, metrics and (if configured) health
@@ -404,7 +413,7 @@ func serveNodeHealthMetrics(m *crawl.Member, hlis, mlis net.Listener, done *atom
 // nodeReport prints how the node's run ended and its report (and writes
 // it as JSON to reportJSON if set).
 func nodeReport(ctx context.Context, env *cmdEnv, cfg *nodeconfig.Config, m *crawl.Member, sess *coord.Session, runErr error,
-	start time.Time, done *atomic.Bool, curves *demo.Curves, cacheCfg report.CacheConfig, reportJSON string) error {
+	start time.Time, done *atomic.Bool, curves *demo.Curves, cacheCfg report.CacheConfig, reportJSON string, totals report.Totals) error {
 	st, sp := m.Node.Stats(), m.Split.Stats()
 	if ctx.Err() != nil {
 		fmt.Fprintf(env.stdout, "node %s: interrupted after %s; the state is in %s (restart to resume)\n", cfg.ID, time.Since(start).Round(time.Millisecond), cfg.DataDir)
@@ -421,6 +430,13 @@ func nodeReport(ctx context.Context, env *cmdEnv, cfg *nodeconfig.Config, m *cra
 	maxPages, maxDepth := m.Node.Limits()
 	rep := report.Build(report.KindNode, []report.Input{{Stats: st, Split: &sp, Front: curves.Front, Cross: curves.Cross, Cache: cacheCfg,
 		Limits: report.Limits{MaxPagesPerHost: maxPages, MaxDepth: maxDepth}}}, time.Since(start))
+	totals, err := report.FinishRun(cfg.DataDir, totals)
+	if err != nil {
+		return errors.Join(runErr, err)
+	}
+	for _, l := range totals.Lines(rep) {
+		fmt.Fprintln(env.stdout, l)
+	}
 	rep.WriteText(env.stdout, "Sextant node report: node "+cfg.ID)
 	if reportJSON != "" {
 		if err := report.WriteJSON(reportJSON, rep); err != nil {

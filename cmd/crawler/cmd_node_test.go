@@ -22,6 +22,7 @@ import (
 
 	"github.com/sextant-crawler/sextant/internal/crawl"
 	"github.com/sextant-crawler/sextant/internal/nodeconfig"
+	"github.com/sextant-crawler/sextant/internal/report"
 	"github.com/sextant-crawler/sextant/internal/status"
 	"github.com/sextant-crawler/sextant/internal/tlsutil"
 	"github.com/sextant-crawler/sextant/simweb"
@@ -396,6 +397,14 @@ func (c *metricsCluster) checkReports(t *testing.T, logs map[string][]crawl.LogE
 		}
 		rep := readReport(t, filepath.Join(root, ids[i]+"-report.json"))
 		checkReport(t, rep, "node", logs[ids[i]])
+		// A first run: no "resumed:", and the data dir's totals count its log.
+		tot, err := report.StartRun(filepath.Join(root, ids[i]), time.Now()) // as a second run would
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(outs[i].String(), "resumed:") || tot.Runs != 2 || !tot.Resumed || tot.Fetches != uint64(fetchLines(t, filepath.Join(root, ids[i]))) {
+			t.Errorf("%s: totals after one run %+v; crawl.log has %d fetch lines\n%s", ids[i], tot, fetchLines(t, filepath.Join(root, ids[i])), outs[i])
+		}
 		n := rep["per_node"].([]any)[0].(map[string]any)
 		for _, k := range []string{"peer_cache_advice", "wire_bytes_per_cross_url", "cross_machine_traffic_reduction", "remote_sent"} {
 			if _, ok := n[k]; !ok {
