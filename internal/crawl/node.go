@@ -62,6 +62,7 @@ type Node struct {
 	started time.Time
 	fence   func() (bool, string) // set by a Member with a Control (fence.go); nil: always held
 	warcOwn *warc.Writer          // opened by the node (Options.WARCArchive)
+	tails   tails                 // ends of archived page fetches (warctail.go)
 }
 
 // Open opens (or resumes) a node in opts.DataDir.
@@ -270,7 +271,8 @@ func (n *Node) Run(ctx context.Context, stopWhenIdle bool) error {
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
-	errc := make(chan error, n.opts.Workers)
+	errc := make(chan error, n.opts.Workers+1) // +1: the tails' first error
+	n.tails.start(n.opts.Workers, errc)
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
@@ -299,6 +301,7 @@ func (n *Node) Run(ctx context.Context, stopWhenIdle bool) error {
 	}
 	cancel()
 	wg.Wait()
+	n.tails.wait()
 	if runErr == nil {
 		select {
 		case runErr = <-errc:
