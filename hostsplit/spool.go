@@ -2,8 +2,10 @@ package hostsplit
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
+	"os"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -334,4 +336,47 @@ func (st *store) saveView(vs *viewState) error {
 		return err
 	}
 	return st.setMeta("view", b)
+}
+
+// SpooledBatch is a batch a spool holds for a peer that has not
+// acknowledged it (not delivered, as far as this node knows).
+type SpooledBatch struct {
+	Peer NodeID
+	Seq  uint64
+	Kind Kind
+	URLs []string
+}
+
+// ReadSpool opens the spool in dir read-only and calls fn with each batch
+// not yet acknowledged, by peer then sequence number (crawler export). The
+// spool must not be in use (its Splitter closed); a dir without a spool
+// calls fn never. A malformed batch is an error: InspectSpool and
+// RebuildSpool deal with damage.
+func ReadSpool(dir string, lim Limits, fn func(SpooledBatch) error) error {
+	if names, err := os.ReadDir(dir); errors.Is(err, os.ErrNotExist) || (err == nil && len(names) == 0) {
+		return nil
+	}
+	db, err := openReadOnly(dir)
+	if err != nil {
+		return fmt.Errorf("hostsplit: spool %s: %w", dir, err)
+	}
+	defer db.Close()
+	it, err := db.NewIter(&pebble.IterOptions{LowerBound: []byte("s"), UpperBound: []byte("t")})
+	if err != nil {
+		return fmt.Errorf("hostsplit: spool %s: %w", dir, err)
+	}
+	defer it.Close()
+	for it.First(); it.Valid(); it.Next() {
+		e, err := parseEntry(it.Key(), it.Value(), lim)
+		if err != nil {
+			return fmt.Errorf("hostsplit: spool %s: entry %q: %w", dir, it.Key(), err)
+		}
+		if err := fn(SpooledBatch{Peer: e.peer, Seq: e.seq, Kind: e.kind, URLs: e.urls}); err != nil {
+			return err
+		}
+	}
+	if err := it.Error(); err != nil {
+		return fmt.Errorf("hostsplit: spool %s: %w", dir, err)
+	}
+	return nil
 }

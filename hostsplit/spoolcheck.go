@@ -195,6 +195,7 @@ type spoolEntry struct {
 	tag      byte
 	peer     NodeID
 	seq      uint64 // 's' and 'a'
+	kind     Kind   // 's' and 'a'
 	key, val []byte // copies
 	urls     []string
 }
@@ -252,7 +253,7 @@ func parseEntry(k, v []byte, lim Limits) (spoolEntry, error) {
 		if len(urls) != n {
 			return e, fmt.Errorf("%d URLs, header says %d", len(urls), n)
 		}
-		e.urls = urls
+		e.urls, e.kind = urls, kind
 	default:
 		return e, fmt.Errorf("unknown tag %q", e.tag)
 	}

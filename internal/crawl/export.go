@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/sextant-crawler/sextant/frontier"
+	"github.com/sextant-crawler/sextant/hostsplit"
 )
 
 // What Export writes.
@@ -33,9 +34,13 @@ type ExportedURL struct {
 	Outcome string `json:"outcome,omitempty"`
 	Time    string `json:"time,omitempty"`
 	Digest  string `json:"digest,omitempty"`
-	// Source says where a seen URL was found: "log", "frontier" or
-	// "handoff" (fetched by an earlier owner of its host).
+	// Source says where a seen URL was found: "log", "frontier",
+	// "handoff" (fetched by an earlier owner of its host) or "spool".
 	Source string `json:"source,omitempty"`
+	// Peer is the cluster member a URL is spooled for (queued and seen):
+	// this node found it, its host is the peer's, and the peer has not
+	// acknowledged it yet (down, or the crawl stopped first).
+	Peer string `json:"peer,omitempty"`
 }
 
 // Export calls fn with the URLs of kind what (ExportQueued, ExportFetched,
@@ -44,7 +49,8 @@ type ExportedURL struct {
 // crawl.log order, then the frontier's, then the hand-off's. It opens the
 // frontier, which takes its lock: while a node runs on dir, Export fails
 // (a running node's stores are not a consistent picture) with an error
-// that says so. The DUE's pending candidates, not yet admitted, are not
+// that says so. A cluster member's queued and seen URLs include those
+// spooled for a peer and not yet acknowledged (ExportedURL.Peer). The DUE's pending candidates, not yet admitted, are not
 // exported (a clean stop delivers them).
 func Export(dir, what string, fn func(ExportedURL) error) error {
 	if what != ExportQueued && what != ExportFetched && what != ExportSeen {
@@ -83,6 +89,11 @@ func Export(dir, what string, fn func(ExportedURL) error) error {
 			return fmt.Errorf("crawl: export: frontier: %w", err)
 		}
 	}
+	if what != ExportFetched {
+		if err := exportSpool(filepath.Join(dir, spoolDir), what, emit); err != nil {
+			return err
+		}
+	}
 	if what == ExportSeen {
 		in, err := readSeenIn(filepath.Join(dir, seenInLog))
 		if err != nil {
@@ -93,6 +104,37 @@ func Export(dir, what string, fn func(ExportedURL) error) error {
 				return err
 			}
 		}
+	}
+	return nil
+}
+
+// exportSpool emits the URLs a cluster member spooled for its peers and
+// they have not acknowledged: queued nowhere else (the peer's DUE has not
+// seen them). A hand-off's already-fetched URLs (hostsplit.KindSeen) are
+// seen, not queued.
+func exportSpool(dir, what string, emit func(ExportedURL) error) error {
+	err := hostsplit.ReadSpool(dir, hostsplit.Limits{}, func(b hostsplit.SpooledBatch) error {
+		if b.Kind == hostsplit.KindSeen && what == ExportQueued {
+			return nil
+		}
+		for _, s := range b.URLs {
+			bare, a := splitAnnot(s)
+			u := ExportedURL{URL: bare, Via: a.via, Hops: a.hops, Sitemap: a.sm != smPage, Peer: string(b.Peer)}
+			if b.Kind != hostsplit.KindSeen {
+				d := int(hopsDepth(a.hops)) // what the peer will give it
+				u.Depth = &d
+			}
+			if what == ExportSeen {
+				u.Source = "spool"
+			}
+			if err := emit(u); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("crawl: export: %w", err)
 	}
 	return nil
 }

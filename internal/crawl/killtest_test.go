@@ -19,6 +19,7 @@ import (
 const (
 	killChildEnv   = "SEXTANT_KILLTEST_CHILD" // data dir
 	killAddrEnv    = "SEXTANT_KILLTEST_ADDR"  // simweb listener
+	killWARCEnv    = "SEXTANT_KILLTEST_WARC"  // WARC dir, if any (warckill_test.go)
 	killWorkers    = 8
 	killBodyCap    = 1 << 20
 	killChildLimit = 3 * time.Minute
@@ -51,6 +52,7 @@ func TestKillChildNode(t *testing.T) {
 		DUEFlushInterval: 50 * time.Millisecond,
 		MaxPagesPerHost:  1000,
 		Filter:           lf,
+		WARCArchive:      WARCArchive{Dir: os.Getenv(killWARCEnv), MaxSize: 256 << 10},
 	})
 	if err != nil {
 		t.Fatal(err)

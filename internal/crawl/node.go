@@ -64,6 +64,7 @@ type Node struct {
 	fence   func() (bool, string) // set by a Member with a Control (fence.go); nil: always held
 	warcOwn *warc.Writer          // opened by the node (Options.WARCArchive)
 	rv      *revisit.Store        // Options.Revisit's schedule (revisit.go); nil: off
+	tails   tails                 // ends of archived page fetches (warctail.go)
 }
 
 // Open opens (or resumes) a node in opts.DataDir.
@@ -279,7 +280,8 @@ func (n *Node) Run(ctx context.Context, stopWhenIdle bool) error {
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
-	errc := make(chan error, n.opts.Workers+1) // workers and the revisit loop
+	errc := make(chan error, n.opts.Workers+2) // workers, the revisit loop and the tails' first error
+	n.tails.start(n.opts.Workers, errc)
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
@@ -317,6 +319,7 @@ func (n *Node) Run(ctx context.Context, stopWhenIdle bool) error {
 	}
 	cancel()
 	wg.Wait()
+	n.tails.wait()
 	if runErr == nil {
 		select {
 		case runErr = <-errc:

@@ -26,6 +26,10 @@ type WARCArchive struct {
 	// Metadata adds a metadata record with the page's outlinks to each
 	// fetch (Options.WARC too), as Heritrix does.
 	Metadata bool
+	// WaitInWorker makes the worker wait for its page's records and write
+	// its crawl log line itself, holding the host until then, as before
+	// issue 27's tail (warctail.go): for measurements.
+	WaitInWorker bool
 }
 
 // Version is the crawler's version as the build knows it (the main
@@ -97,16 +101,12 @@ func warcFetch(rawURL string, start time.Time, resp *fetcher.Response) warc.Fetc
 	return f
 }
 
-// archive writes a page fetch with the worker's links as outlinks (if
-// WARCArchive.Metadata). A record that cannot be written (disk full) is
-// fatal, as a crawl log line is: the URL is requeued, not fetched without
-// its record; a fetch the writer refuses (a field it cannot write) is
-// logged and counted.
-//
-// startArchive queues the records (the body is read before it returns)
-// and returns the wait for them: the worker routes the page's links while
-// the writer goroutine writes, then waits before the crawl log line.
-func (w *worker) startArchive(rawURL string, start time.Time, resp *fetcher.Response) (wait func() error) {
+// startArchive queues the records of a page fetch, with the worker's
+// links as outlinks (if WARCArchive.Metadata); the body is read before it
+// returns. The function it returns waits until the records are written:
+// the worker routes the page's links meanwhile, and the crawl log line
+// waits for it (pageEnd).
+func (w *worker) startArchive(rawURL string, start time.Time, resp *fetcher.Response) func() (warc.Location, error) {
 	n := w.n
 	f := warcFetch(rawURL, start, resp)
 	f.NotModified, f.RefersToDate = w.notModified(resp), w.rv.hist.LastFetch // a 304: a server-not-modified revisit
@@ -115,16 +115,11 @@ func (w *worker) startArchive(rawURL string, start time.Time, resp *fetcher.Resp
 			f.Outlinks = append(f.Outlinks, l.String())
 		}
 	}
-	done := func(loc warc.Location, err error) error {
-		w.warcLoc, w.warcOK = loc, err == nil
-		return n.warcResult(rawURL, err)
-	}
 	if s, ok := n.opts.WARC.(warcStarter); ok {
-		finish := s.StartFetch(f)
-		return func() error { return done(finish()) }
+		return s.StartFetch(f)
 	}
 	loc, err := n.opts.WARC.WriteFetch(f)
-	return func() error { return done(loc, err) }
+	return func() (warc.Location, error) { return loc, err }
 }
 
 // warcStarter is a WARCWriter that can queue a fetch and be waited for

@@ -14,7 +14,6 @@ import (
 	"github.com/sextant-crawler/sextant/fetcher"
 	"github.com/sextant-crawler/sextant/frontier"
 	"github.com/sextant-crawler/sextant/internal/urlnorm"
-	"github.com/sextant-crawler/sextant/internal/warc"
 )
 
 // Outcomes written to the crawl log. Only outcomes with a request sent
@@ -77,11 +76,10 @@ type worker struct {
 	// links are annotated with it as via. Empty for seeds.
 	cur string
 	ca  annot
-	// warcLoc is where the page's response (or revisit) record went, for
-	// its crawl log line; warcOK says it was written.
-	warcLoc warc.Location
-	warcOK  bool
-	rv      rvFetch // continuous crawling (revisit.go)
+	rv  rvFetch // continuous crawling (revisit.go)
+	// handed says the last fetch's end went to a tail goroutine
+	// (warctail.go), which completes its lease: the loop must not.
+	handed bool
 }
 
 func (n *Node) newWorker(id int) *worker {
@@ -122,6 +120,10 @@ func (w *worker) loop(ctx context.Context) error {
 		w.n.busy.Add(1)
 		w.rv = rvFetch{}
 		res, err := w.process(ctx, l)
+		if w.handed {
+			w.handed = false
+			continue
+		}
 		if err == nil && !res.Requeue {
 			err = w.scheduleRevisit(l) // before Done: a crash re-fetches rather than forgets
 		}
@@ -260,7 +262,11 @@ func (w *worker) fetch(ctx context.Context, l frontier.Lease, u *urlnorm.URL, ru
 		}
 		return frontier.Result{Duration: d, CrawlDelay: rules.CrawlDelay(), Failed: true}, nil
 	}
-	defer resp.Close()
+	defer func() {
+		if !w.handed { // else the tail closes it
+			resp.Close()
+		}
+	}()
 	if n.opts.ReleaseEarly {
 		// The host's request is over: its next fetch may be scheduled now
 		// (Mercator); the lease itself ends with the loop's Done.
@@ -313,37 +319,29 @@ func (w *worker) fetch(ctx context.Context, l frontier.Lease, u *urlnorm.URL, ru
 	if resp.Truncated {
 		e.Note = "truncated " + e.Note
 	}
-	w.warcLoc, w.warcOK = warc.Location{}, false
-	archived := func() error { return nil }
+	p := &pageEnd{url: l.URL, e: e, outcome: outcome, resp: resp, pr: pr}
+	if n.rv != nil {
+		// Revisit state is the worker's: its page ends in the worker.
+		p.observe = func(e *LogEntry) { w.revisitObserve(e, resp) }
+	}
 	if n.opts.WARC != nil {
-		archived = w.startArchive(l.URL, start, resp)
+		p.finish = w.startArchive(l.URL, start, resp)
 	}
-	e.Links = w.routed + len(w.links)
+	p.e.Links = w.routed + len(w.links)
 	if err := w.routeLinks(ctx, childDepth(l.Depth)); err != nil {
-		archived()
-		return res, err
-	}
-	// Before the crawl log line: a logged fetch is archived.
-	if err := archived(); err != nil {
-		return res, err
-	}
-	if w.warcOK {
-		e.WARCFile, e.WARCOffset, e.Digest = w.warcLoc.File, w.warcLoc.Offset, w.warcLoc.PayloadDigest
-	}
-	if e.Digest == "" {
-		var derr error
-		if e.Digest, derr = payloadDigest(resp.Body.NewReader()); derr != nil {
-			// The body's spill file failed to read back: the line goes
-			// without a digest rather than stop the node over it.
-			n.opts.Logger.Warn("crawl: digest failed", "url", l.URL, "err", derr)
+		if p.finish != nil {
+			p.finish()
 		}
-	}
-	w.revisitObserve(&e, resp)
-	if err := w.logFetch(e, outcome, resp.Duration, resp.Bytes); err != nil {
 		return res, err
 	}
-	pr.count(&n.metrics)
-	return res, nil
+	if p.finish != nil && w.sm == smPage && !n.opts.WARCArchive.WaitInWorker && p.observe == nil {
+		return res, w.handOff(l, res, p)
+	}
+	if w.sm != smPage {
+		p.e.Note = sitemapNote(w.sm, w.smHops, p.e.Note)
+		p.sitemap = true
+	}
+	return res, n.endPage(p)
 }
 
 // entry fills in how the leased URL was reached.
@@ -369,18 +367,24 @@ func (w *worker) annotate(s string, i int) string {
 // it. A line that cannot be written (disk full) is a fatal error: the URL
 // is requeued rather than completed without its record.
 func (w *worker) logFetch(e LogEntry, outcome *atomic.Uint64, d time.Duration, bytes int64) error {
-	m := &w.n.metrics
 	if w.sm != smPage {
 		e.Note = sitemapNote(w.sm, w.smHops, e.Note)
 	}
-	if err := w.logLine(e); err != nil {
+	return w.n.logFetch(e, outcome, d, bytes, w.sm != smPage)
+}
+
+// logFetch is worker.logFetch for a line whose sitemap note, if any, is
+// set (a tail goroutine's: warctail.go).
+func (n *Node) logFetch(e LogEntry, outcome *atomic.Uint64, d time.Duration, bytes int64, sitemap bool) error {
+	m := &n.metrics
+	if err := n.logLine(e); err != nil {
 		return err
 	}
-	if f := w.n.opts.OnFetch; f != nil {
+	if f := n.opts.OnFetch; f != nil {
 		f(e)
 	}
-	if w.sm != smPage {
-		w.n.sm.m.fetches.Add(1)
+	if sitemap {
+		n.sm.m.fetches.Add(1)
 	}
 	m.Fetches.Add(1)
 	outcome.Add(1)
@@ -390,8 +394,10 @@ func (w *worker) logFetch(e LogEntry, outcome *atomic.Uint64, d time.Duration, b
 }
 
 // logLine writes a crawl log line; failing to is fatal to the node.
-func (w *worker) logLine(e LogEntry) error {
-	if err := w.n.log.Write(e); err != nil {
+func (w *worker) logLine(e LogEntry) error { return w.n.logLine(e) }
+
+func (n *Node) logLine(e LogEntry) error {
+	if err := n.log.Write(e); err != nil {
 		return fmt.Errorf("crawl: crawl log: %w", err)
 	}
 	return nil

@@ -184,7 +184,7 @@ func TestTruncatedAndChunked(t *testing.T) {
 // rotating often.
 func writeMany(t *testing.T, dir string, n int) (*warc.Writer, []warc.Location) {
 	t.Helper()
-	w := newWriter(t, warc.Options{Dir: dir, MaxSize: 4 << 10, NodeID: "nt"})
+	w := newWriter(t, warc.Options{Dir: dir, MaxSize: 6 << 10, NodeID: "nt"})
 	var locs []warc.Location
 	for i := 0; i < n; i++ {
 		body := []byte(fmt.Sprintf("<html>page %d %s</html>", i%7, strings.Repeat("y", i%7*50)))

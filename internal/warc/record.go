@@ -174,11 +174,15 @@ func (w *Writer) startFetch(f Fetch) (func() (Location, error), error) {
 	}
 	for i, p := range ps {
 		buf := bufferWriter{b: getBuf()}
-		if err := compress(&buf, p, w.o.Level); err != nil {
+		level := w.o.Level
+		if p == req {
+			level = w.o.RequestLevel
+		}
+		if err := compress(&buf, p, level); err != nil {
 			j.release()
 			return nil, err
 		}
-		m := member{gz: buf.b, id: p.id, info: info}
+		m := member{gz: buf.b, id: p.id, info: info, level: level}
 		if i == 0 {
 			m.cdx = &cdxEntry{url: f.URL, date: f.Date, mime: mt, status: status, digest: payloadDigest}
 		}
@@ -253,7 +257,7 @@ func (w *Writer) WriteRecord(r Record) (Location, error) {
 	if err := compress(&buf, p, w.o.Level); err != nil {
 		return Location{}, err
 	}
-	j := &job{members: []member{{gz: buf.b, id: p.id, info: info}}}
+	j := &job{members: []member{{gz: buf.b, id: p.id, info: info, level: w.o.Level}}}
 	if err := w.submit(j); err != nil {
 		return Location{}, err
 	}

@@ -91,10 +91,11 @@ type job struct {
 
 // member is one record compressed as its own gzip member.
 type member struct {
-	gz   []byte
-	id   string
-	info string    // the WARC-Warcinfo-ID it was compressed with ("": none)
-	cdx  *cdxEntry // non-nil for response and revisit records
+	gz    []byte
+	id    string
+	info  string    // the WARC-Warcinfo-ID it was compressed with ("": none)
+	level int       // the gzip level it was compressed at
+	cdx   *cdxEntry // non-nil for response and revisit records
 }
 
 // submit hands j to the writer goroutine and waits until it is written.
@@ -205,7 +206,7 @@ func (w *Writer) write(j *job) error {
 	j.locs = make([]Location, len(j.members))
 	for i, m := range j.members {
 		if m.info != "" && m.info != c.infoID {
-			gz, err := reinfo(m.gz, m.info, c.infoID, w.o.Level)
+			gz, err := reinfo(m.gz, m.info, c.infoID, m.level)
 			if err != nil {
 				return err // this job only: nothing of it is written yet
 			}
