@@ -2,16 +2,17 @@ package frontier
 
 import "time"
 
-// waitQueue holds the Next callers that found nothing to lease. A change
-// wakes one of them, not all: with 64 workers and a politeness-bound crawl,
-// waking every waiter on every Done and every timer cost ≈ 40 passes through
-// Next per lease (simweb crawl, 434,827 passes for 10,716 leases), each a
-// lock, a refill attempt, a timer and a park. A caller that leaves Next
-// (lease, error, idle) passes the wake-up on to the next waiter, so when a
-// change makes several hosts ready they are leased one after the other; one
-// that finds nothing waits again without waking anyone. Only one waiter
-// holds a timer, for the earliest wake it has seen: a waiter that sees an
-// earlier wake than the holder's takes the role over.
+// waitQueue holds the Next callers that found nothing to lease. Only one
+// of them holds a timer, for the earliest wake it has seen (a waiter that
+// sees an earlier wake takes the role over): when every waiter set a timer
+// for the same earliest wake, a politeness-bound crawl with 64 workers woke
+// all 64 at once for one ready host (simweb crawl: 175,577 timer wake-ups
+// for 10,716 leases). A caller that leaves Next after waiting (lease, error,
+// idle) wakes the next waiter, so that hosts that became ready together at
+// the holder's wake are leased one after the other. A change (Add, Done)
+// still wakes every waiter: waking only one (tried) left the one-host crawl
+// waiting for that one goroutine to be scheduled on a loaded machine
+// (docs/bench/onehost.md, branch h-cpu).
 type waitQueue struct {
 	q       []*waiter
 	holder  *waiter   // the waiter whose timer is for timerAt
@@ -41,6 +42,13 @@ func (f *Frontier) enqueueLocked(w *waiter, wake time.Time) bool {
 		return true
 	}
 	return false
+}
+
+// signalAllLocked wakes every queued waiter.
+func (f *Frontier) signalAllLocked() {
+	for len(f.mu.waiters.q) > 0 {
+		f.signalOneLocked()
+	}
 }
 
 // signalOneLocked wakes the longest-waiting queued waiter, if any.

@@ -55,9 +55,7 @@ func collect(t *testing.T, got chan Lease, n int) map[string]bool {
 	return hosts
 }
 
-// One change wakes one waiter, and each waiter that leases passes the
-// wake-up on: one Add that makes 8 hosts ready leases all 8 to the 8
-// waiting callers.
+// One Add that makes 8 hosts ready leases all 8 to the 8 waiting callers.
 func TestWaitersCascadeOnAdd(t *testing.T) {
 	f := open(t, t.TempDir(), Options{})
 	defer f.Close()
@@ -135,7 +133,7 @@ func TestWaiterLeavingPassesWakeUp(t *testing.T) {
 	}
 	f.signalOneLocked()
 	if len(w1.ch) != 1 || len(w2.ch) != 0 {
-		t.Fatalf("a change woke %d and %d waiters, want the first only", len(w1.ch), len(w2.ch))
+		t.Fatalf("signalOne woke %d and %d waiters, want the first only", len(w1.ch), len(w2.ch))
 	}
 	f.leaveLocked(w1)
 	if len(w2.ch) != 1 {
