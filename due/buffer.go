@@ -29,6 +29,28 @@ func (b *buffer) init(n int) {
 
 func (b *buffer) len() int { return len(b.fps) }
 
+// reset empties the buffer and keeps its memory, so that a merged buffer
+// becomes the next active one instead of a fresh allocation: at the default
+// 2^20 entries a new buffer is 16 MiB to allocate and zero, and a narrow
+// crawl merges many times a second (frontier kicks) a few URLs at a time.
+// A sparse table is emptied by walking each entry's probe run from its home
+// slot to the first empty one (every slot of a run lies after the home of
+// the entry in the run's first slot, so the runs end up zeroed whole);
+// a dense one is cleared at once.
+func (b *buffer) reset() {
+	if 8*len(b.fps) >= len(b.slots) {
+		clear(b.slots)
+	} else {
+		mask := uint64(len(b.slots) - 1)
+		for _, fp := range b.fps {
+			for i := b.slot(fp); b.slots[i] != 0; i = (i + 1) & mask {
+				b.slots[i] = 0
+			}
+		}
+	}
+	b.fps = b.fps[:0]
+}
+
 func (b *buffer) slot(fp uint64) uint64 { return (fp * 0x9E3779B97F4A7C15) >> b.shift }
 
 // lookup returns the arrival index of fp, or -1.

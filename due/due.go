@@ -1,6 +1,7 @@
 package due
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -47,6 +48,7 @@ type DUE struct {
 	man       manifest
 	runs      []*run
 	batchURLs map[uint64][]Entry
+	runBuf    *bufio.Writer // the run writer's buffer, reused by every merge
 
 	// syncMu is held by the log writer that leads a group commit, and by
 	// log rotation. Lock order: mergeMu, syncMu, mu.
@@ -61,6 +63,7 @@ type DUE struct {
 		frozen     *buffer
 		frozenLogs []uint64 // logs holding the frozen buffer
 		frozenHi   uint64   // log floor once the frozen buffer is merged
+		spareBuf   *buffer  // the last merged buffer, emptied: the next active one
 		log        *logFile
 		pend       chunk
 		appended   uint64 // records appended to the log (LSN)
@@ -310,6 +313,9 @@ func (d *DUE) Stats() Stats {
 		// Plus the merge's scratch: sorted copy and radix buffer (8+8
 		// bytes) and two flags per entry.
 		s.MemBytes += d.mu.frozen.memBytes() + int64(d.mu.frozen.len())*18
+	}
+	if d.mu.spareBuf != nil {
+		s.MemBytes += d.mu.spareBuf.memBytes()
 	}
 	if d.mu.log != nil {
 		s.LogBytes = d.mu.log.size.Load()

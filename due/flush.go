@@ -82,7 +82,10 @@ func (d *DUE) freeze() error {
 		return d.failLocked(err)
 	}
 	d.mu.frozen, d.mu.frozenLogs, d.mu.frozenHi = d.mu.active, d.mu.activeLogs, nl.num
-	d.mu.active = newBuffer(d.opts.BufferEntries)
+	if d.mu.active = d.mu.spareBuf; d.mu.active == nil {
+		d.mu.active = newBuffer(d.opts.BufferEntries)
+	}
+	d.mu.spareBuf = nil
 	d.mu.activeLogs = []uint64{nl.num}
 	d.mu.log = nl
 	d.mu.cond.Broadcast()

@@ -102,7 +102,9 @@ func readLog(fs vfs.FS, path string, fn func(r *record) error) (valid int64, tor
 		return 0, false, err
 	}
 	size := st.Size()
-	r := bufio.NewReaderSize(f, 1<<20)
+	// Sized to the file: a kicked merge reads a log of a few KiB, and a
+	// 1 MiB buffer for it was most of the merge's allocation.
+	r := bufio.NewReaderSize(f, int(min(max(size, 4096), 1<<20)))
 	var hdr [chunkHeaderLen]byte
 	var payload []byte
 	for valid < size {

@@ -1,6 +1,7 @@
 package due
 
 import (
+	"bufio"
 	"fmt"
 	"slices"
 
@@ -101,7 +102,6 @@ func (d *DUE) mergeFrozen() error {
 	dur := d.opts.Now().Sub(start)
 
 	d.mu.Lock()
-	defer d.mu.Unlock()
 	s := &d.mu.stats
 	s.DroppedOnDisk += dups
 	s.Emitted += uint64(len(urls))
@@ -114,6 +114,14 @@ func (d *DUE) mergeFrozen() error {
 	d.setDiskStatsLocked()
 	d.mu.frozen = nil
 	d.mu.cond.Broadcast()
+	d.mu.Unlock()
+
+	// Emptied outside d.mu (clearing a full table takes a while), then
+	// kept for the next freeze.
+	fb.reset()
+	d.mu.Lock()
+	d.mu.spareBuf = fb
+	d.mu.Unlock()
 	return nil
 }
 
@@ -188,10 +196,16 @@ func (d *DUE) setDiskStatsLocked() {
 
 // writeRun writes the union of fresh and the runs (all disjoint) to path.
 func (d *DUE) writeRun(path string, fresh []uint64, runs []*run) (int64, uint64, error) {
-	w, err := createRun(d.fs, path, d.opts.BlockEntries)
+	// A 1 MiB buffer per merge was a fresh allocation to zero, many times a
+	// second when a narrow crawl's frontier kicks small merges.
+	if d.runBuf == nil {
+		d.runBuf = bufio.NewWriterSize(nil, runBufSize)
+	}
+	w, err := createRun(d.fs, path, d.opts.BlockEntries, d.runBuf)
 	if err != nil {
 		return 0, 0, err
 	}
+	defer d.runBuf.Reset(nil)
 	type head struct {
 		it  *runIter
 		v   uint64

@@ -45,12 +45,22 @@ type runWriter struct {
 	started bool
 }
 
-func createRun(fs vfs.FS, path string, blockEntries int) (*runWriter, error) {
+// runBufSize is the run writer's buffer size.
+const runBufSize = 1 << 20
+
+// createRun creates a run file at path, writing through bw (reset to the
+// file; nil: a new buffer).
+func createRun(fs vfs.FS, path string, blockEntries int, bw *bufio.Writer) (*runWriter, error) {
 	f, err := fs.Create(path, vfs.WriteCategoryUnspecified)
 	if err != nil {
 		return nil, err
 	}
-	w := &runWriter{f: f, bw: bufio.NewWriterSize(f, 1<<20), per: blockEntries}
+	if bw == nil {
+		bw = bufio.NewWriterSize(f, runBufSize)
+	} else {
+		bw.Reset(f)
+	}
+	w := &runWriter{f: f, bw: bw, per: blockEntries}
 	w.pend = make([]uint64, 0, blockEntries)
 	_, err = w.bw.WriteString(runMagic)
 	w.off = int64(len(runMagic))

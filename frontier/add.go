@@ -181,6 +181,7 @@ func (f *Frontier) usableLocked() error {
 // notifyLocked wakes the callers waiting for a change, if any took the
 // current channel since the last notification.
 func (f *Frontier) notifyLocked() {
+	f.signalAllLocked()
 	if !f.mu.armed {
 		return
 	}

@@ -127,6 +127,7 @@ type Frontier struct {
 		broken  error         // a failed write: the in-memory state is no longer trusted
 		changed chan struct{} // closed and replaced on a change, if armed
 		armed   bool          // someone may be waiting on changed
+		waiters waitQueue     // Next callers waiting for a change (wait.go)
 
 		sched   *scheduler
 		front   [256]headQueue

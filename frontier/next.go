@@ -23,20 +23,23 @@ func (f *Frontier) Next(ctx context.Context) (Lease, error) {
 func (f *Frontier) NextFor(ctx context.Context, worker int) (Lease, error) {
 	waited := false
 	var since time.Time // when this call first waited
+	var w *waiter       // once this caller has waited (wait.go)
 	for {
 		f.mu.Lock()
+		if w != nil {
+			f.runningLocked(w)
+		}
 		now := f.opts.Clock.Now()
 		l, ok, wake, again, err := f.tryNextLocked(now, worker)
 		if ok && !since.IsZero() {
 			f.mu.stats.NextWait += now.Sub(since)
 		}
-		changed := f.mu.changed
 		idle := f.idleLocked()
+		wait, timed := false, false
 		if !ok && err == nil && !again {
 			// About to wait: commit pending Done writes rather than let
 			// them sit while nothing happens.
 			err = f.flushDoneLocked()
-			f.mu.armed = true // this caller may wait on changed
 			if since.IsZero() {
 				since = now
 			}
@@ -44,6 +47,15 @@ func (f *Frontier) NextFor(ctx context.Context, worker int) (Lease, error) {
 				f.mu.stats.PolitenessWaits++
 				waited = true
 			}
+			if err == nil && !(idle && f.opts.ExitWhenIdle) {
+				if w == nil {
+					w = newWaiter()
+				}
+				wait, timed = true, f.enqueueLocked(w, wake)
+			}
+		}
+		if !wait && !again && w != nil {
+			f.signalOneLocked() // pass on the wake-up (see waitQueue)
 		}
 		f.mu.Unlock()
 		switch {
@@ -57,17 +69,20 @@ func (f *Frontier) NextFor(ctx context.Context, worker int) (Lease, error) {
 			return Lease{}, ErrEmpty
 		}
 		var timer <-chan time.Time
-		if !wake.IsZero() {
+		if timed {
 			timer = f.opts.Clock.After(wake.Sub(now))
-		} else if f.opts.OnStarve != nil {
+		} else if wake.IsZero() && f.opts.OnStarve != nil {
 			f.opts.OnStarve()
 		}
 		select {
 		case <-ctx.Done():
+			f.mu.Lock()
+			f.leaveLocked(w)
+			f.mu.Unlock()
 			return Lease{}, ctx.Err()
 		case <-f.closed:
 			return Lease{}, ErrClosed
-		case <-changed:
+		case <-w.ch:
 		case <-timer:
 		}
 	}
