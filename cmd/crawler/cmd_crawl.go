@@ -59,6 +59,7 @@ simweb', use --resolve 'sim.test=127.0.0.1:PORT' --allow-private --min-delay 0.`
 	every := f.Duration("progress", 5*time.Second, "interval of progress lines when stdout is not a terminal (0 = none, also no live line)")
 	advice := f.Bool("cache-advice", true, "estimate the front cache's miss-ratio curve live (SHARDS, package mrc; well under 1% of the crawl's CPU, see docs/bench/operator.md) and end the report with sizing advice; --cache-advice=false turns it off")
 	reportJSON := f.String("report-json", "", "also write the final report as JSON to this file")
+	metricsAddr := f.String("metrics-listen", "", "serve the node's Prometheus metrics (Go heap, RSS, frontier, DUE) on this address's /metrics while crawling (e.g. 127.0.0.1:0: the address is printed); off by default")
 	force := f.Bool("force", false, "take over a --data made by another run (demo, node, other seeds or web): its IDENTITY is rewritten, with a warning")
 	if err := f.parse(args); err != nil {
 		return err
@@ -141,7 +142,7 @@ simweb', use --resolve 'sim.test=127.0.0.1:PORT' --allow-private --min-delay 0.`
 		tweak(&opts)
 	}
 	r := crawlRun{maxFetches: *maxFetches, dur: *dur, every: *every,
-		live: isTerminal(env.stdout), est: est, reportJSON: *reportJSON}
+		live: isTerminal(env.stdout), est: est, reportJSON: *reportJSON, metricsAddr: *metricsAddr}
 	if web != nil {
 		r.oracle = &simwebOracle{web: web, rules: oracleRules(opts, f.Lookup("max-url-length").Value.(flag.Getter).Get().(int))}
 	}
@@ -185,6 +186,8 @@ type crawlRun struct {
 	est        *mrc.Shared
 	reportJSON string
 	oracle     *simwebOracle // --simweb: check the fetched set at the end
+	// metricsAddr: serve /metrics there while crawling ("": no).
+	metricsAddr string
 }
 
 // crawlOnce opens the node, seeds it and runs it to the end or a limit,
@@ -202,6 +205,12 @@ func crawlOnce(ctx context.Context, env *cmdEnv, opts crawl.Options, seeds []str
 		n.Close()
 		return err
 	}
+	ms, err := serveCrawlMetrics(env, r.metricsAddr, n)
+	if err != nil {
+		n.Close()
+		return err
+	}
+	defer ms.Close()
 	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	if r.dur > 0 {
@@ -244,6 +253,7 @@ func crawlOnce(ctx context.Context, env *cmdEnv, opts crawl.Options, seeds []str
 	wg.Wait()
 	st := n.Stats()
 	workers, per, shared := n.CacheSizes()
+	ms.Close() // before the node it reads
 	closeErr := n.Close()
 	how, complete := "frontier empty", false
 	switch {
