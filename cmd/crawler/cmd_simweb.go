@@ -99,7 +99,7 @@ sub-directory per host).`)
 	if *hugeMax != 0 {
 		cfg.HugeMax = *hugeMax
 	}
-	cfg.NoPathologies = *noPath
+	cfg.NoPathologies = cfg.NoPathologies || *noPath // the scale preset has none
 	if *plain {
 		cfg.HTTPSShare, cfg.RedirectHTTPSShare, cfg.H2Share, cfg.HSTSShare = 0, 0, 0, 0
 	}

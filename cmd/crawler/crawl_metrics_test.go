@@ -1,42 +1,22 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"net/http"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
-
-// syncBuffer is a bytes.Buffer safe to read while the command writes it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // crawl --metrics-listen serves the node's metrics, the Go heap and the
 // process RSS while the crawl runs (make scale samples them).
 func TestCrawlMetricsListen(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var out, errOut syncBuffer
+	var out, errOut syncBuf
 	args := []string{"--simweb", "small", "--data", filepath.Join(t.TempDir(), "d"), "--workers", "4", "--progress", "0",
 		"--min-delay", "200ms", "--cache-advice=false", "--metrics-listen", "127.0.0.1:0"}
 	errc := make(chan error, 1)
