@@ -22,6 +22,8 @@ import (
 	"path/filepath"
 	"syscall"
 	"time"
+
+	"github.com/sextant-crawler/sextant/simweb"
 )
 
 // options are the command's flags.
@@ -37,6 +39,7 @@ type options struct {
 	figs      string        // also write the plots here (the report links them there)
 	maxWall   time.Duration // stop the crawl after this long (0: no limit)
 	crawlArgs []string      // extra crawl flags (after --)
+	only      string        // "oracle" or "check": that step alone (see -only)
 }
 
 func main() {
@@ -51,8 +54,16 @@ func main() {
 	flag.StringVar(&o.benchMD, "bench-md", "", "also replace the make-scale section of this BENCHMARKS.md")
 	flag.StringVar(&o.figs, "figs", "", "also write the plots into this directory, and link them from there in the report (e.g. ../docs/bench/scale)")
 	flag.DurationVar(&o.maxWall, "max-wall", 0, "stop the crawl after this long (0: run to the end)")
+	flag.StringVar(&o.only, "only", "", "oracle: only compute the web's streaming oracle into OUT/oracle.txt; check: only compare OUT/data/crawl.log with the oracle (-oracle or computed)")
 	flag.Parse()
 	o.crawlArgs = flag.Args()
+	if o.only != "" {
+		if err := runOnly(o); err != nil {
+			fmt.Fprintln(os.Stderr, "scale:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
@@ -138,4 +149,36 @@ func run(ctx context.Context, o options, log *slog.Logger) (*result, error) {
 		return res, errors.New(res.crawlErr)
 	}
 	return res, nil
+}
+
+// runOnly runs one step of the benchmark alone (-only), e.g. to compute a
+// big web's oracle ahead of its crawl or to check a crawl log again.
+func runOnly(o options) error {
+	web, err := simweb.New(scaleConfig(o.hosts))
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(o.out, 0o755); err != nil {
+		return err
+	}
+	switch o.only {
+	case "oracle":
+		path := filepath.Join(o.out, "oracle.txt")
+		t0, cpu0 := time.Now(), selfCPU()
+		res, err := web.StreamOracle(web.Seeds(), simweb.Rules{}, o.out, path)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("oracle of %d hosts: %d URLs, %d levels, largest host %d URLs, %d disallowed, %d out of scope; %.0f s wall, %.0f s CPU, peak RSS %s; written to %s\n",
+			o.hosts, res.Fetched, res.Levels, res.MaxHostURLs, res.Disallowed, res.OutOfScope, time.Since(t0).Seconds(), selfCPU()-cpu0, mb(selfMaxRSS()), path)
+		return nil
+	case "check":
+		c, err := checkAgainstOracle(o, web, filepath.Join(o.out, "data", "crawl.log"))
+		if err != nil {
+			return err
+		}
+		fmt.Printf("%s; equal: %v; e.g. %v\n", c.summary(), c.Equal(), c.Examples)
+		return nil
+	}
+	return fmt.Errorf("-only %q: want oracle or check", o.only)
 }

@@ -120,3 +120,25 @@ func TestHarnessTinyWeb(t *testing.T) {
 		t.Errorf("figures not sampled: peak RSS %v, last %+v", res.peakRSS, res.final)
 	}
 }
+
+// -only oracle writes the streaming oracle; -only check then compares a
+// crawl log with it (here a log that is missing).
+func TestOnlySteps(t *testing.T) {
+	out := t.TempDir()
+	o := options{out: out, hosts: 8, only: "oracle"}
+	if err := runOnly(o); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(out, "oracle.txt"))
+	if err != nil || !strings.HasPrefix(string(b), "http://h00000.sim.test/") {
+		t.Fatalf("oracle.txt: %v %.80q", err, b)
+	}
+	o.only, o.oracle = "check", filepath.Join(out, "oracle.txt")
+	if err := runOnly(o); err == nil {
+		t.Errorf("check without a crawl log: no error")
+	}
+	o.only = "nonsense"
+	if err := runOnly(o); err == nil {
+		t.Errorf("-only nonsense: no error")
+	}
+}
