@@ -54,7 +54,7 @@ func main() {
 	flag.StringVar(&o.benchMD, "bench-md", "", "also replace the make-scale section of this BENCHMARKS.md")
 	flag.StringVar(&o.figs, "figs", "", "also write the plots into this directory, and link them from there in the report (e.g. ../docs/bench/scale)")
 	flag.DurationVar(&o.maxWall, "max-wall", 0, "stop the crawl after this long (0: run to the end)")
-	flag.StringVar(&o.only, "only", "", "oracle: only compute the web's streaming oracle into OUT/oracle.txt; check: only compare OUT/data/crawl.log with the oracle (-oracle or computed)")
+	flag.StringVar(&o.only, "only", "", "oracle: only compute the web's streaming oracle into OUT/oracle.txt; check: only compare OUT/data/crawl.log with the oracle (-oracle or computed); report: only the figures and plots (-figs) of OUT/samples.csv, e.g. of a crawl still running")
 	flag.Parse()
 	o.crawlArgs = flag.Args()
 	if o.only != "" {
@@ -172,6 +172,25 @@ func runOnly(o options) error {
 		fmt.Printf("oracle of %d hosts: %d URLs, %d levels, largest host %d URLs, %d disallowed, %d out of scope; %.0f s wall, %.0f s CPU, peak RSS %s; written to %s\n",
 			o.hosts, res.Fetched, res.Levels, res.MaxHostURLs, res.Disallowed, res.OutOfScope, time.Since(t0).Seconds(), selfCPU()-cpu0, mb(selfMaxRSS()), path)
 		return nil
+	case "report":
+		samples, err := readCSV(filepath.Join(o.out, "samples.csv"))
+		if err != nil {
+			return err
+		}
+		r := &result{opts: o, samples: samples, started: time.Now().UTC(), loadBefore: "?", loadAfter: loadavg(),
+			web: (&webProc{web: web}).describe(), command: "see " + filepath.Join(o.out, "crawl.out"),
+			crawlErr: "partial figures: the samples of a crawl that had not finished (" + filepath.Join(o.out, "samples.csv") + ")"}
+		if len(samples) > 0 {
+			r.wall = samples[len(samples)-1].Elapsed
+		}
+		r.analyze()
+		if o.figs != "" {
+			if err := plotSamples(o.figs, samples); err != nil {
+				return err
+			}
+		}
+		fmt.Print(r.markdown())
+		return nil
 	case "check":
 		c, err := checkAgainstOracle(o, web, filepath.Join(o.out, "data", "crawl.log"))
 		if err != nil {
@@ -180,5 +199,5 @@ func runOnly(o options) error {
 		fmt.Printf("%s; equal: %v; e.g. %v\n", c.summary(), c.Equal(), c.Examples)
 		return nil
 	}
-	return fmt.Errorf("-only %q: want oracle or check", o.only)
+	return fmt.Errorf("-only %q: want oracle, check or report", o.only)
 }

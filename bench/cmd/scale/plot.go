@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 
 	"gonum.org/v1/plot"
@@ -23,6 +24,9 @@ type series struct {
 func plotSamples(dir string, samples []sample) error {
 	if len(samples) < 2 {
 		return errors.New("fewer than 2 samples: nothing to plot")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("plot: %w", err)
 	}
 	figs := []struct {
 		title, ylabel string

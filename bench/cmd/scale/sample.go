@@ -181,3 +181,32 @@ func promSum(text, name string) float64 {
 	}
 	return s
 }
+
+// readCSV reads samples.csv back (a run's, possibly one still going).
+func readCSV(path string) ([]sample, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		return nil, err
+	}
+	if len(rows) == 0 || strings.Join(rows[0], ",") != strings.Join(csvHeader, ",") {
+		return nil, fmt.Errorf("%s: not a samples.csv of this version", path)
+	}
+	var out []sample
+	for _, r := range rows[1:] {
+		v := make([]float64, len(r))
+		for i, c := range r {
+			if v[i], err = strconv.ParseFloat(c, 64); err != nil {
+				return nil, fmt.Errorf("%s: %w", path, err)
+			}
+		}
+		out = append(out, sample{Elapsed: v[0], Fetched: v[1], PagesPerS: v[2], RSS: v[3], PeakRSS: v[4], Heap: v[5],
+			HeapSys: v[6], Queued: v[7], SeenURLs: v[8], FrontierDisk: v[9], DUEDisk: v[10], LogDisk: v[11],
+			CPU: v[14], SimwebCPU: v[15]})
+	}
+	return out, nil
+}

@@ -137,6 +137,21 @@ func TestOnlySteps(t *testing.T) {
 	if err := runOnly(o); err == nil {
 		t.Errorf("check without a crawl log: no error")
 	}
+	samples := []sample{{Elapsed: 1, Fetched: 10, RSS: 5e7}, {Elapsed: 2, Fetched: 30, RSS: 6e7}, {Elapsed: 3, Fetched: 40, RSS: 6e7}}
+	if err := writeCSV(filepath.Join(out, "samples.csv"), samples); err != nil {
+		t.Fatal(err)
+	}
+	back, err := readCSV(filepath.Join(out, "samples.csv"))
+	if err != nil || len(back) != 3 || back[1].Fetched != 30 || back[2].RSS != 6e7 {
+		t.Fatalf("samples.csv read back: %v %+v", err, back)
+	}
+	o.only, o.figs = "report", filepath.Join(out, "figs")
+	if err := runOnly(o); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(o.figs, "scale-rate.svg")); err != nil {
+		t.Errorf("report: no plot: %v", err)
+	}
 	o.only = "nonsense"
 	if err := runOnly(o); err == nil {
 		t.Errorf("-only nonsense: no error")
