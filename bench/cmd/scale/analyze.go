@@ -53,6 +53,7 @@ func (r *result) analyze() {
 		r.peakRSS = math.Max(r.peakRSS, math.Max(s.PeakRSS, s.RSS))
 		r.peakHeap = math.Max(r.peakHeap, s.Heap)
 		r.cpu = math.Max(r.cpu, s.CPU)
+		r.simwebCPU = math.Max(r.simwebCPU, s.SimwebCPU)
 	}
 	r.meanRate = ratio(r.fetched, r.wall)
 	var xs, ys []float64

@@ -54,7 +54,7 @@ func main() {
 	flag.StringVar(&o.benchMD, "bench-md", "", "also replace the make-scale section of this BENCHMARKS.md")
 	flag.StringVar(&o.figs, "figs", "", "also write the plots into this directory, and link them from there in the report (e.g. ../docs/bench/scale)")
 	flag.DurationVar(&o.maxWall, "max-wall", 0, "stop the crawl after this long (0: run to the end)")
-	flag.StringVar(&o.only, "only", "", "oracle: only compute the web's streaming oracle into OUT/oracle.txt; check: only compare OUT/data/crawl.log with the oracle (-oracle or computed); report: only the figures and plots (-figs) of OUT/samples.csv, e.g. of a crawl still running")
+	flag.StringVar(&o.only, "only", "", "oracle: only compute the web's streaming oracle into OUT/oracle.txt; check: only compare OUT/data/crawl.log with the oracle (-oracle or computed); report: only the plots (-figs) of OUT/samples.csv and the report — OUT/report.md if the run ended, else partial figures of a crawl still running — spliced into -bench-md if given")
 	flag.Parse()
 	o.crawlArgs = flag.Args()
 	if o.only != "" {
@@ -189,7 +189,14 @@ func runOnly(o options) error {
 				return err
 			}
 		}
-		fmt.Print(r.markdown())
+		md := r.markdown()
+		if b, err := os.ReadFile(filepath.Join(o.out, "report.md")); err == nil {
+			md = string(b) // the run ended: its own report (figures, oracle check)
+		}
+		fmt.Print(md)
+		if o.benchMD != "" {
+			return spliceBenchmarks(o.benchMD, md)
+		}
 		return nil
 	case "check":
 		c, err := checkAgainstOracle(o, web, filepath.Join(o.out, "data", "crawl.log"))

@@ -50,6 +50,7 @@ func plotSamples(dir string, samples []sample) error {
 		p.X.Label.Text = "elapsed (min)"
 		p.Y.Label.Text = f.ylabel
 		p.Legend.Top = true
+		p.Y.Min = 0
 		p.Add(plotter.NewGrid())
 		var args []any
 		for _, l := range f.lines {
