@@ -126,7 +126,7 @@ func startAndFind(cmd *exec.Cmd, path string, re *regexp.Regexp, exit chan struc
 }
 
 func (w *webProc) describe() string {
-	return fmt.Sprintf("simweb.ScaleConfig with %d hosts: %d articles, plain HTTP, no pathologies, no sitemaps, no latency (`crawler simweb --preset scale --hosts %d --shape=false --no-latency`), its own process",
+	return fmt.Sprintf("simweb.ScaleConfig with %d hosts: %d articles, plain HTTP, no pathologies, no sitemaps, no latency (`crawler simweb --preset scale --hosts %d --shape=false --no-pathologies --no-latency`), its own process",
 		w.web.NumHosts(), w.web.Pages(), w.web.NumHosts())
 }
 
