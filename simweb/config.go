@@ -193,6 +193,18 @@ func SmallConfig() Config {
 	return c
 }
 
+// ScaleConfig is the web of the scale benchmark (bench/cmd/scale,
+// docs/bench/scale.md): DefaultConfig's link and page shape on 100 000
+// hosts (≈ 5·10⁶ articles, ≈ 10⁷ reachable URLs), every host
+// well-behaved, plain HTTP and no sitemaps, so that what is measured is the
+// crawler's cost per URL at size and its oracle can be streamed
+// (StreamOracle). Smaller runs lower Hosts and keep the per-host shape.
+func ScaleConfig() Config {
+	c := Config{Seed: 29, Hosts: 100_000, NoPathologies: true}
+	c.EnsureDefaults()
+	return c
+}
+
 func defaultShares() map[Pathology]float64 {
 	m := map[Pathology]float64{}
 	for _, p := range Pathologies() {

@@ -65,6 +65,12 @@ func New(cfg Config) (*Web, error) {
 		if k := w.hosts[i].kind; k == Slow || k == CrawlDelay {
 			n = min(n, cfg.SlowHostPages)
 		}
+		if w.hosts[i].tls&tlsRedirect != 0 {
+			// Its URLs are reached as http:// and https:// and both count
+			// toward the one per-host budget (a host name's): half the
+			// articles keep it within the budget a plain host fits.
+			n = min(n, max(cfg.MinPagesPerHost, cfg.MaxPagesPerHost/2))
+		}
 		w.hosts[i].n = int32(n)
 		if w.hosts[i].kind != Trap {
 			w.pages += int64(n)

@@ -60,6 +60,7 @@ simweb', use --resolve 'sim.test=127.0.0.1:PORT' --allow-private --min-delay 0.`
 	every := f.Duration("progress", 5*time.Second, "interval of progress lines when stdout is not a terminal (0 = none, also no live line)")
 	advice := f.Bool("cache-advice", true, "estimate the front cache's miss-ratio curve live (SHARDS, package mrc; well under 1% of the crawl's CPU, see docs/bench/operator.md) and end the report with sizing advice; --cache-advice=false turns it off")
 	reportJSON := f.String("report-json", "", "also write the final report as JSON to this file")
+	metricsAddr := f.String("metrics-listen", "", "serve the node's Prometheus metrics (Go heap, RSS, frontier, DUE) on this address's /metrics while crawling (e.g. 127.0.0.1:0: the address is printed); off by default")
 	force := f.Bool("force", false, "take over a --data made by another run (demo, node, other seeds or web): its IDENTITY is rewritten, with a warning")
 	if err := f.parse(args); err != nil {
 		return err
@@ -128,8 +129,7 @@ simweb', use --resolve 'sim.test=127.0.0.1:PORT' --allow-private --min-delay 0.`
 	}
 	opts.Identity, opts.ForceIdentity = crawl.NewIdentity("crawl", seeds, "simweb="+*sim), *force
 	opts.Logger = env.logger()
-	// The fetcher's Info lines: a robots.txt unreachable with its cause
-	// (an untrusted certificate, no such host), a refused redirect.
+	// The fetcher's Info lines: an unreachable robots.txt's cause, a refused redirect.
 	opts.Fetcher.Logger = env.logger()
 	var est *mrc.Shared
 	if *advice {
@@ -142,7 +142,7 @@ simweb', use --resolve 'sim.test=127.0.0.1:PORT' --allow-private --min-delay 0.`
 		tweak(&opts)
 	}
 	r := crawlRun{maxFetches: *maxFetches, dur: *dur, every: *every,
-		live: isTerminal(env.stdout), est: est, reportJSON: *reportJSON}
+		live: isTerminal(env.stdout), est: est, reportJSON: *reportJSON, metricsAddr: *metricsAddr}
 	if web != nil {
 		r.oracle = &simwebOracle{web: web, rules: oracleRules(opts, f.Lookup("max-url-length").Value.(flag.Getter).Get().(int))}
 	}
@@ -186,6 +186,8 @@ type crawlRun struct {
 	est        *mrc.Shared
 	reportJSON string
 	oracle     *simwebOracle // --simweb: check the fetched set at the end
+	// metricsAddr: serve /metrics there while crawling ("": no).
+	metricsAddr string
 }
 
 // crawlOnce opens the node, seeds it and runs it to the end or a limit,
@@ -208,6 +210,12 @@ func crawlOnce(ctx context.Context, env *cmdEnv, opts crawl.Options, seeds []str
 		n.Close()
 		return err
 	}
+	ms, err := serveCrawlMetrics(env, r.metricsAddr, n)
+	if err != nil {
+		n.Close()
+		return err
+	}
+	defer ms.Close()
 	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	if r.dur > 0 {
@@ -215,42 +223,13 @@ func crawlOnce(ctx context.Context, env *cmdEnv, opts crawl.Options, seeds []str
 		rctx, c2 = context.WithTimeout(rctx, r.dur)
 		defer c2()
 	}
-	var wg sync.WaitGroup
-	done := make(chan struct{})
-	wg.Add(1)
-	go func() { // progress
-		defer wg.Done()
-		pr := report.Progress{W: env.stdout, Live: r.live}
-		defer pr.End()
-		every := r.every
-		if r.live && every > 0 {
-			every = 500 * time.Millisecond
-		}
-		t := time.NewTicker(100 * time.Millisecond)
-		defer t.Stop()
-		last, lastFetches, lastPrint := time.Now(), uint64(0), time.Now()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-			}
-			st := n.Stats()
-			if every > 0 && time.Since(lastPrint) >= every {
-				now := time.Now()
-				rate := float64(st.Fetches-lastFetches) / now.Sub(last).Seconds()
-				pr.Print(fmt.Sprintf("%s fetched %d (%.0f pages/s) ok %d, frontier %d, DUE %d URLs, cache hit rate %.2f, %s",
-					now.UTC().Format("15:04:05"), st.Fetches, rate, st.FetchOK, st.Frontier.Queued, st.DUE.EntriesOnDisk, st.CacheHitRate(), mib(st.Bytes)))
-				last, lastFetches, lastPrint = now, st.Fetches, now
-			}
-		}
-	}()
+	stopProgress := startCrawlProgress(env, n, r)
 	runErr := n.Run(rctx, true)
-	close(done)
-	wg.Wait()
+	stopProgress()
 	st := n.Stats()
 	workers, per, shared := n.CacheSizes()
 	maxPages, maxDepth := n.Limits()
+	ms.Close() // before the node it reads
 	closeErr := n.Close()
 	totals, err = report.FinishRun(opts.DataDir, totals)
 	closeErr = errors.Join(closeErr, err)
@@ -308,6 +287,45 @@ func crawlOnce(ctx context.Context, env *cmdEnv, opts crawl.Options, seeds []str
 		return errOracleMismatch
 	}
 	return nil
+}
+
+// startCrawlProgress prints a progress line every r.every (a live line
+// every 500 ms on a terminal) until the returned stop is called.
+func startCrawlProgress(env *cmdEnv, n *crawl.Node, r crawlRun) (stop func()) {
+	var wg sync.WaitGroup
+	done := make(chan struct{})
+	wg.Add(1)
+	go func() { // progress
+		defer wg.Done()
+		pr := report.Progress{W: env.stdout, Live: r.live}
+		defer pr.End()
+		every := r.every
+		if r.live && every > 0 {
+			every = 500 * time.Millisecond
+		}
+		t := time.NewTicker(100 * time.Millisecond)
+		defer t.Stop()
+		last, lastFetches, lastPrint := time.Now(), uint64(0), time.Now()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+			st := n.Stats()
+			if every > 0 && time.Since(lastPrint) >= every {
+				now := time.Now()
+				rate := float64(st.Fetches-lastFetches) / now.Sub(last).Seconds()
+				pr.Print(fmt.Sprintf("%s fetched %d (%.0f pages/s) ok %d, frontier %d, DUE %d URLs, cache hit rate %.2f, %s",
+					now.UTC().Format("15:04:05"), st.Fetches, rate, st.FetchOK, st.Frontier.Queued, st.DUE.EntriesOnDisk, st.CacheHitRate(), mib(st.Bytes)))
+				last, lastFetches, lastPrint = now, st.Fetches, now
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		wg.Wait()
+	}
 }
 
 func mib(b uint64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }

@@ -26,7 +26,8 @@ address, the web's shape (hosts, articles, the oracle's reachable count,
 link statistics) and how to reach it, then serves until interrupted.
 With --dir it serves ROOT/<hostname>/… instead (static sites, one
 sub-directory per host).`)
-	preset := f.String("preset", "default", "base config: default (≈300 hosts, the demo's web) or small (30 hosts, the tests' web)")
+	preset := f.String("preset", "default", "base config: default (≈300 hosts, the demo's web), small (30 hosts, the tests' web) or scale (10⁵ hosts, ≈10⁷ URLs, plain HTTP, no pathologies: make scale's web)")
+	shape := f.Bool("shape", true, "compute and print the web's shape (an in-memory oracle walk) before serving; --shape=false for big webs")
 	seed := f.Uint64("seed", 0, "seed of the web (0: the preset's)")
 	hosts := f.Int("hosts", 0, "number of hosts (0: the preset's)")
 	pages := f.Int("pages", 0, "approximate number of articles in all (0: the preset's)")
@@ -78,8 +79,10 @@ sub-directory per host).`)
 		cfg = simweb.DefaultConfig()
 	case "small":
 		cfg = simweb.SmallConfig()
+	case "scale":
+		cfg = simweb.ScaleConfig()
 	default:
-		return usagef("--preset %q: want default or small", *preset)
+		return usagef("--preset %q: want default, small or scale", *preset)
 	}
 	if *seed != 0 {
 		cfg.Seed = *seed
@@ -96,14 +99,14 @@ sub-directory per host).`)
 	if *hugeMax != 0 {
 		cfg.HugeMax = *hugeMax
 	}
-	cfg.NoPathologies = *noPath
+	cfg.NoPathologies = cfg.NoPathologies || *noPath // the scale preset has none
 	if *plain {
 		cfg.HTTPSShare, cfg.RedirectHTTPSShare, cfg.H2Share, cfg.HSTSShare = 0, 0, 0, 0
 	}
 	if err := cfg.Validate(); err != nil {
 		return usagef("%v", err)
 	}
-	return serveWeb(ctx, env, cfg, opts, *caOut)
+	return serveWeb(ctx, env, cfg, opts, *caOut, *shape)
 }
 
 // writeCA writes the server's CA to path (if set) and says so.
@@ -127,15 +130,19 @@ func writeCA(env *cmdEnv, srv *simweb.Server, path string) error {
 
 // serveWeb builds the web of cfg, prints its shape and serves it until ctx
 // is done.
-func serveWeb(ctx context.Context, env *cmdEnv, cfg simweb.Config, opts simweb.Options, caOut string) error {
+func serveWeb(ctx context.Context, env *cmdEnv, cfg simweb.Config, opts simweb.Options, caOut string, shape bool) error {
 	web, err := simweb.New(cfg)
 	if err != nil {
 		return err
 	}
 	start := time.Now()
-	sum, err := simweb.Describe(web)
-	if err != nil {
-		return err
+	var sum fmt.Stringer = noShape{web}
+	if shape {
+		s, err := simweb.Describe(web)
+		if err != nil {
+			return err
+		}
+		sum = s
 	}
 	srv, err := simweb.Start(web, opts)
 	if err != nil {
@@ -145,7 +152,11 @@ func serveWeb(ctx context.Context, env *cmdEnv, cfg simweb.Config, opts simweb.O
 		srv.Close()
 		return err
 	}
-	fmt.Fprintf(env.stdout, "%s  (shape computed in %v)\n", sum, time.Since(start).Round(time.Millisecond))
+	if shape {
+		fmt.Fprintf(env.stdout, "%s  (shape computed in %v)\n", sum, time.Since(start).Round(time.Millisecond))
+	} else {
+		fmt.Fprintln(env.stdout, sum)
+	}
 	fmt.Fprintf(env.stdout, "serving %d hosts *.%s on %s\n", web.NumHosts(), web.Domain(), srv.Addr())
 	printReach(env, srv.Addr(), web.HostName(0), web.Domain())
 	return serveUntilDone(ctx, env, srv)
@@ -166,4 +177,12 @@ func serveUntilDone(ctx context.Context, env *cmdEnv, srv *simweb.Server) error 
 	err := srv.Close()
 	fmt.Fprintf(env.stdout, "stopped after %d requests, %d body bytes\n", st.Requests, st.Bytes)
 	return err
+}
+
+// noShape stands for the shape of a web not described (--shape=false).
+type noShape struct{ web *simweb.Web }
+
+func (n noShape) String() string {
+	c := n.web.Config()
+	return fmt.Sprintf("simweb seed %d: %d hosts, %d articles (shape not computed: --shape=false)", c.Seed, n.web.NumHosts(), n.web.Pages())
 }

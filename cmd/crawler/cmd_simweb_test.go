@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -82,5 +83,33 @@ func TestSimwebCAOut(t *testing.T) {
 	}
 	if code, _, errOut := runCLI(t, "simweb", "--ca-out", filepath.Join(t.TempDir(), "no", "such", "dir", "ca.pem"), "--preset", "small"); code == 0 {
 		t.Errorf("an unwritable --ca-out exits 0: %s", errOut)
+	}
+}
+
+// --preset scale serves simweb.ScaleConfig (no pathologies, whatever
+// --no-pathologies says) and --shape=false skips the oracle walk.
+func TestSimwebScalePreset(t *testing.T) {
+	cfg := simweb.ScaleConfig()
+	cfg.Hosts = 60
+	web, err := simweb.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var out, errOut syncBuf
+	done := make(chan int)
+	go func() {
+		done <- run(ctx, []string{"simweb", "--preset", "scale", "--hosts", "60", "--shape=false", "--no-latency"}, &out, &errOut)
+	}()
+	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(out.String(), "serving ") && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+	}
+	cancel()
+	if code := <-done; code != 0 {
+		t.Errorf("exit %d: %s", code, errOut.String())
+	}
+	want := "simweb seed 29: 60 hosts, " + strconv.FormatInt(web.Pages(), 10) + " articles (shape not computed: --shape=false)"
+	if !strings.Contains(out.String(), want) || !strings.Contains(out.String(), "serving 60 hosts") {
+		t.Errorf("output lacks %q:\n%s", want, out.String())
 	}
 }
