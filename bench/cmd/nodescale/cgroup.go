@@ -49,13 +49,17 @@ func hasWord(s, w string) bool {
 }
 
 // newCgroup makes group name limited to cores CPUs (quota per 100 ms
-// period). weight raises the group's share so that, on a shared machine,
+// period; 0: no quota). weight raises the group's share so that, on a shared machine,
 // the quota rather than the other tenants' load is what binds (v1 shares;
 // v2 cpu.weight, 1..10000).
 func newCgroup(name string, cores float64, weight int) (*cgroup, error) {
 	const period = 100000
 	quota := int(cores * period)
-	if quota < 1000 {
+	q1, q2 := strconv.Itoa(quota), strconv.Itoa(quota)
+	switch {
+	case cores == 0: // no quota: only the weight (simweb's group)
+		q1, q2 = "-1", "max"
+	case quota < 1000:
 		return nil, fmt.Errorf("%w: a quota of %v cores is below 1 ms per period", ErrCgroup, cores)
 	}
 	if root := unifiedRoot(); root != "" {
@@ -64,7 +68,7 @@ func newCgroup(name string, cores float64, weight int) (*cgroup, error) {
 		d := filepath.Join(root, name)
 		cg := &cgroup{v2: true, dirs: []string{d}, cpu: d, acct: d}
 		w := min(max(weight/100, 1), 10000)
-		files := map[string]string{"cpu.max": fmt.Sprintf("%d %d", quota, period), "cpu.weight": strconv.Itoa(w)}
+		files := map[string]string{"cpu.max": fmt.Sprintf("%s %d", q2, period), "cpu.weight": strconv.Itoa(w)}
 		return cg, cg.make(files)
 	}
 	if _, err := os.Stat(filepath.Join(cgroupRoots.cpu, "cpu.cfs_quota_us")); err != nil {
@@ -76,7 +80,7 @@ func newCgroup(name string, cores float64, weight int) (*cgroup, error) {
 		// cpu and cpuacct mounted apart: join both.
 		cg.dirs, cg.acct = append(cg.dirs, acct), acct
 	}
-	files := map[string]string{"cpu.cfs_period_us": strconv.Itoa(period), "cpu.cfs_quota_us": strconv.Itoa(quota),
+	files := map[string]string{"cpu.cfs_period_us": strconv.Itoa(period), "cpu.cfs_quota_us": q1,
 		"cpu.shares": strconv.Itoa(weight)}
 	return cg, cg.make(files)
 }

@@ -22,6 +22,7 @@ import (
 // unshaped, unlimited), the same web computed in-process and its oracle.
 type web struct {
 	cmd    *exec.Cmd
+	cg     *cgroup // no quota; the nodes' weight, so that the tenants' load does not starve it
 	web    *simweb.Web
 	oracle map[string]struct{}
 	size   int
@@ -32,12 +33,17 @@ type web struct {
 
 // startWeb serves the web of -hosts/-pages in namespace ns on webIP():80
 // and computes its oracle (sitemaps read, as the nodes do by default).
-func startWeb(ctx context.Context, o options, crawler, ns string) (*web, error) {
-	w := &web{addr: webIP() + ":80", out: filepath.Join(o.work, "simweb.out")}
+func startWeb(ctx context.Context, o options, crawler, ns string) (w *web, err error) {
+	w = &web{addr: webIP() + ":80", out: filepath.Join(o.work, "simweb.out")}
 	args := []string{"simweb", "--hosts", strconv.Itoa(o.hosts), "--pages", strconv.Itoa(o.pages), "--no-latency",
 		"--no-pathologies", "--plain", "--listen", w.addr, "--allow-remote"}
+	cg, err := newCgroup(ns, 0, o.shares)
+	if err != nil {
+		return nil, err
+	}
+	w.cg = cg
 	bin, argv := nsCommand(ns, crawler, args...)
-	w.cmd = exec.Command(bin, argv...)
+	w.cmd = exec.Command("sh", append([]string{"-c", cg.joinScript() + "exec \"$@\"", "sh", bin}, argv...)...)
 	w.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	stdout, err := w.cmd.StdoutPipe()
 	if err != nil {
@@ -129,6 +135,9 @@ func (w *web) cpu() float64 {
 }
 
 func (w *web) close() {
+	if w.cg != nil {
+		defer w.cg.remove()
+	}
 	if w.cmd == nil || w.cmd.Process == nil {
 		return
 	}
