@@ -26,7 +26,7 @@ type node struct {
 	done           chan error
 	stdout         string
 	perf           *perfRec
-	bytes0         int64 // its namespace's gRPC bytes sent before the run
+	nft0           nftCount // its namespace's gRPC bytes and packets sent before the run
 }
 
 // metricsAddr is where every node serves /metrics: its own namespace's

@@ -62,12 +62,12 @@ func FuzzParsePerfScript(f *testing.F) {
 	})
 }
 
-func TestParseNftBytes(t *testing.T) {
+func TestParseNft(t *testing.T) {
 	out := "table inet nodescale {\n\tcounter grpc_out {\n\t\tpackets 12 bytes 3456\n\t}\n}\n"
-	if n, err := parseNftBytes(out); err != nil || n != 3456 {
-		t.Errorf("got %d, %v; want 3456", n, err)
+	if c, err := parseNft(out); err != nil || c.Bytes != 3456 || c.Packets != 12 {
+		t.Errorf("got %+v, %v; want 12 packets, 3456 bytes", c, err)
 	}
-	if _, err := parseNftBytes("table inet x {}"); err == nil {
+	if _, err := parseNft("table inet x {}"); err == nil {
 		t.Error("no bytes: no error")
 	}
 }

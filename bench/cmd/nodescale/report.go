@@ -71,6 +71,8 @@ func (rep *report) byN(n int) (runResult, bool) {
 			a.Discovered += r.Discovered
 			a.Suppressed += r.Suppressed
 			a.WireBytes += r.WireBytes
+			a.WirePackets += r.WirePackets
+			a.AppBytes += r.AppBytes
 			a.SteadyRate += r.SteadyRate
 			a.Prof.plus(r.Prof)
 			for i := range a.CPU {

@@ -25,6 +25,7 @@ type runResult struct {
 	Discovered, Sent      float64   // cross links found; cross URLs sent (after the per-peer caches)
 	Received, Suppressed  float64
 	WireBytes, AppBytes   float64 // nft: IP bytes on the gRPC port; the splitter's own wire counter
+	WirePackets           float64 // nft: IP packets on the gRPC port
 	Prof                  cpuSplit
 	Distinct, Oracle      int
 	Missing, Extra, Twice int
@@ -69,7 +70,7 @@ func runN(ctx context.Context, o options, t *topology, w *web, pki string, n, re
 			r.Err = err.Error()
 			return r
 		}
-		if nd.bytes0, err = grpcBytes(nd.ns); err != nil {
+		if nd.nft0, err = grpcBytes(nd.ns); err != nil {
 			r.Err = err.Error()
 			return r
 		}
@@ -155,7 +156,8 @@ func measure(ctx context.Context, nodes []*node, r *runResult) {
 		if err != nil && r.Err == "" {
 			r.Err = err.Error()
 		}
-		r.WireBytes += float64(b - nd.bytes0)
+		r.WireBytes += float64(b.Bytes - nd.nft0.Bytes)
+		r.WirePackets += float64(b.Packets - nd.nft0.Packets)
 	}
 }
 

@@ -161,28 +161,38 @@ func countGRPC(ns string) error {
 	return ipRun("ip", "netns", "exec", ns, "nft", "-f", f.Name())
 }
 
-// grpcBytes reads the counter countGRPC made in ns.
-func grpcBytes(ns string) (int64, error) {
+// grpcBytes reads the counter countGRPC made in ns: bytes and packets.
+func grpcBytes(ns string) (nftCount, error) {
 	out, err := exec.Command("ip", "netns", "exec", ns, "nft", "list", "counter", "inet", "nodescale", "grpc_out").CombinedOutput()
 	if err != nil {
-		return 0, fmt.Errorf("%w: nft list counter: %v: %s", ErrTopology, err, out)
+		return nftCount{}, fmt.Errorf("%w: nft list counter: %v: %s", ErrTopology, err, out)
 	}
-	return parseNftBytes(string(out))
+	return parseNft(string(out))
 }
 
-// parseNftBytes finds "bytes N" in `nft list counter` output.
-func parseNftBytes(s string) (int64, error) {
+type nftCount struct{ Bytes, Packets int64 }
+
+// parseNft finds "packets N bytes M" in `nft list counter` output.
+func parseNft(s string) (nftCount, error) {
+	var c nftCount
+	found := 0
 	f := strings.Fields(s)
 	for i := 0; i+1 < len(f); i++ {
-		if f[i] == "bytes" {
-			n, err := strconv.ParseInt(strings.TrimSuffix(f[i+1], ";"), 10, 64)
-			if err != nil {
-				return 0, fmt.Errorf("nft counter: %q: %w", f[i+1], err)
-			}
-			return n, nil
+		dst := map[string]*int64{"bytes": &c.Bytes, "packets": &c.Packets}[f[i]]
+		if dst == nil {
+			continue
 		}
+		n, err := strconv.ParseInt(strings.TrimSuffix(f[i+1], ";"), 10, 64)
+		if err != nil {
+			return c, fmt.Errorf("nft counter: %q: %w", f[i+1], err)
+		}
+		*dst = n
+		found++
 	}
-	return 0, fmt.Errorf("nft counter: no bytes in %q", s)
+	if found != 2 {
+		return c, fmt.Errorf("nft counter: no packets and bytes in %q", s)
+	}
+	return c, nil
 }
 
 func (t *topology) close() {
