@@ -46,6 +46,7 @@ type options struct {
 	perfHz          int
 	runTimeout      time.Duration
 	keep            bool
+	from            string // rewrite -out from this results.json, run nothing
 }
 
 func main() {
@@ -53,6 +54,13 @@ func main() {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "nodescale:", err)
 		os.Exit(2)
+	}
+	if o.from != "" {
+		if err := rewrite(o); err != nil {
+			fmt.Fprintln(os.Stderr, "nodescale:", err)
+			os.Exit(1)
+		}
+		return
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -81,6 +89,7 @@ func parseFlags(args []string) (options, error) {
 	fs.IntVar(&o.perfHz, "perf-hz", 199, "perf sampling frequency of every node (0: no profile)")
 	fs.DurationVar(&o.runTimeout, "run-timeout", 15*time.Minute, "give up a run after this long")
 	fs.BoolVar(&o.keep, "keep", false, "keep stores and profiles of every run")
+	fs.StringVar(&o.from, "from", "", "only rewrite -out's section from the results.json of an earlier run (give that run's -hosts, -pages, -workers, -cpu)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -185,4 +194,17 @@ func build(ctx context.Context, o options) (string, error) {
 
 func logf(format string, args ...any) {
 	fmt.Fprintf(os.Stderr, "%s nodescale: %s\n", time.Now().UTC().Format("15:04:05"), fmt.Sprintf(format, args...))
+}
+
+// rewrite regenerates the report's section from saved results.
+func rewrite(o options) error {
+	b, err := os.ReadFile(o.from)
+	if err != nil {
+		return err
+	}
+	rep := &report{Opts: o}
+	if err := json.Unmarshal(b, rep); err != nil {
+		return fmt.Errorf("%s: %w", o.from, err)
+	}
+	return rep.writeSection(o.out)
 }

@@ -135,12 +135,19 @@ func TestModel(t *testing.T) {
 	if !m.Valid || m.FitN != 2 || m.C1 != 1e-3 || m.U != 0.5 || m.H != 0.75 || m.B != 10 || m.D != 1 {
 		t.Fatalf("fit %+v", m)
 	}
-	if math.Abs(m.K-1e-3) > 1e-12 { // 10% of 10 CPU s over 1000 cross URLs
-		t.Errorf("k = %v, want 1e-3", m.K)
+	// 1.25 ms per page at N = 2, 0.125 cross URLs sent per page: 2 ms each
+	// all-in; the profile sees 10% of 10 CPU s over 1000 cross URLs.
+	if math.Abs(m.K-2e-3) > 1e-12 || math.Abs(m.KProf-1e-3) > 1e-12 {
+		t.Errorf("k = %v, k(profile) = %v, want 2e-3 and 1e-3", m.K, m.KProf)
 	}
 	// N = 3: 2/3 of a link per page is cross, a quarter of it sent.
-	if got, want := m.rate(3), 0.5/(1e-3+1e-3/6); math.Abs(got-want) > 1e-9 {
+	if got, want := m.rate(3), 0.5/(1e-3+2e-3/6); math.Abs(got-want) > 1e-9 {
 		t.Errorf("rate(3) = %v, want %v", got, want)
+	}
+	// Averaging runs must not change them (the runs' CPU slices).
+	rep.Runs = append(rep.Runs, rep.Runs[0])
+	if m2 := rep.fit(); m2.C1 != m.C1 || rep.Runs[0].CPU[0] != 5 {
+		t.Errorf("refit c1 %v (want %v), run 0 CPU %v (want 5)", m2.C1, m.C1, rep.Runs[0].CPU)
 	}
 	if !strings.Contains(rep.markdown(), "| 1000 |") {
 		t.Error("the model table has no N = 1000 row")

@@ -64,6 +64,7 @@ func (rep *report) byN(n int) (runResult, bool) {
 		}
 		if k == 0 {
 			a = r
+			a.CPU = append([]float64(nil), r.CPU...) // summed into below: not r's
 		} else {
 			a.Wall += r.Wall
 			a.Pages += r.Pages
@@ -89,14 +90,18 @@ func (rep *report) byN(n int) (runResult, bool) {
 
 // model is the cost model fitted to measured costs (see docs/bench/scaling.md).
 type model struct {
-	C1    float64 // CPU s per page on one node
-	U     float64 // cores a node obtained (CPU s per wall s) at N = 1
-	K     float64 // CPU s per cross URL, sender + receiver
-	D     float64 // cross-host links per page, all hosts elsewhere (N → ∞), before the caches
-	H     float64 // share of cross links the per-peer caches suppress
-	B     float64 // wire bytes per cross URL sent
-	FitN  int     // the cluster size K, D, H and B come from
-	Valid bool
+	C1 float64 // CPU s per page on one node
+	U  float64 // cores a node obtained (CPU s per wall s) at N = 1
+	// K is the CPU s a cross URL costs the cluster, sender + receiver,
+	// all-in: the growth of the cgroups' CPU per page from N = 1 to FitN,
+	// divided by the cross URLs sent per page. KProf is the part of it
+	// the profile finds in split+gRPC+protobuf stacks.
+	K, KProf float64
+	D        float64 // cross-host links per page, all hosts elsewhere (N → ∞), before the caches
+	H        float64 // share of cross links the per-peer caches suppress
+	B        float64 // wire bytes per cross URL sent
+	FitN     int     // the cluster size K, D, H and B come from
+	Valid    bool
 }
 
 // fit takes C1 and U from the N = 1 runs and the cross costs from the
@@ -107,7 +112,8 @@ func (rep *report) fit() model {
 		return model{}
 	}
 	m := model{C1: one.cpu() / float64(one.Pages), U: one.cpu() / one.Wall}
-	for _, n := range rep.Opts.ns {
+	for _, run := range rep.Runs {
+		n := run.N
 		if n < 2 {
 			continue
 		}
@@ -117,7 +123,9 @@ func (rep *report) fit() model {
 		}
 		if m.FitN == 0 || n < m.FitN {
 			m.FitN = n
-			m.K = r.cpuPerCross()
+			perPage := r.Sent / float64(r.Pages)
+			m.K = (r.cpu()/float64(r.Pages) - m.C1) / perPage
+			m.KProf = r.cpuPerCross()
 			m.D = r.Discovered / float64(r.Pages) * float64(n) / float64(n-1)
 			m.H = r.Suppressed / r.Discovered
 			m.B = r.WireBytes / r.Sent
@@ -132,8 +140,11 @@ func (m model) sentPerPage(n int) float64 {
 	return m.D * float64(n-1) / float64(n) * (1 - m.H)
 }
 
+// cpuPerPage is the predicted CPU s per page at N nodes.
+func (m model) cpuPerPage(n int) float64 { return m.C1 + m.sentPerPage(n)*m.K }
+
 // rate is the predicted pages/s per node at N nodes, each with U cores.
-func (m model) rate(n int) float64 { return m.U / (m.C1 + m.sentPerPage(n)*m.K) }
+func (m model) rate(n int) float64 { return m.U / m.cpuPerPage(n) }
 
 // handEnd closes the region of BENCHMARKS.md that `make bench`
 // (bench/cmd/benchall) keeps verbatim; a new section goes just before it.

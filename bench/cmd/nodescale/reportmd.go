@@ -73,16 +73,18 @@ func (rep *report) modelTable(b *strings.Builder) {
 		b.WriteString("\nNo cost model: it needs an N = 1 run and a run with N > 1 that sent cross URLs.\n")
 		return
 	}
-	fmt.Fprintf(b, "\nCost model fitted to N = 1 (CPU per page c₁ = %.2f ms, %.2f cores obtained per node) and N = %d (cross links per page d = %.2f before the caches, %.1f%% suppressed by the per-peer caches, k = %.0f µs CPU per cross URL sent+received, %.1f wire B per cross URL): per node, pages/s = cores ÷ (c₁ + d·(N−1)/N·(1−h)·k); cross traffic per node = pages/s · d·(N−1)/N·(1−h) · B each way.\n\n",
-		1e3*m.C1, m.U, m.FitN, m.D, 100*m.H, 1e6*m.K, m.B)
-	b.WriteString("| N | predicted pages/s per node | measured | cross URLs sent per page | cross URLs/s per node | to each peer, URLs/s | cross-machine traffic per node, kbit/s each way | cluster pages/s |\n|---|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(b, "\nCost model (docs/bench/scaling.md) fitted to N = 1 (CPU per page c₁ = %.3f ms; %.2f cores obtained per node) and N = %d (cross links per page d = %.2f with every other host remote, h = %.1f%% of them suppressed by the per-peer caches; **k = %.0f µs of CPU per cross URL sent, both ends, all-in** = the growth of the cgroups' CPU per page ÷ cross URLs sent per page, of which the profile finds %.0f µs in split+gRPC+protobuf stacks; B = %.1f wire bytes per cross URL): per node, CPU per page = c₁ + d·(N−1)/N·(1−h)·k, pages/s = cores ÷ that; cross traffic per node = pages/s · d·(N−1)/N·(1−h) · B each way. Predictions at N > %d are checks of the model.\n\n",
+		1e3*m.C1, m.U, m.FitN, m.D, 100*m.H, 1e6*m.K, 1e6*m.KProf, m.B, m.FitN)
+	b.WriteString("| N | predicted CPU ms per page | measured | predicted pages/s per node (at the N = 1 cores) | measured (cores obtained) | cross URLs sent per page | cross URLs/s per node | to each peer, URLs/s | cross-machine traffic per node, kbit/s each way | cluster pages/s |\n|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, n := range []int{2, 3, 10, 100, 1000} {
-		meas := "–"
+		measC, measR := "–", "–"
 		if r, ok := rep.byN(n); ok {
-			meas = fmt.Sprintf("%.0f", r.perNodeRate())
+			measC = fmt.Sprintf("%.3f", 1e3*r.cpu()/float64(r.Pages))
+			measR = fmt.Sprintf("%.0f (%.2f)", r.perNodeRate(), r.cpu()/r.Wall/float64(n))
 		}
 		rate, s := m.rate(n), m.sentPerPage(n)
-		fmt.Fprintf(b, "| %d | %.0f | %s | %.2f | %.0f | %.2f | %.1f | %.0f |\n", n, rate, meas, s, rate*s, rate*s/float64(n-1), rate*s*m.B*8/1e3, rate*float64(n))
+		fmt.Fprintf(b, "| %d | %.3f | %s | %.0f | %s | %.2f | %.0f | %.2f | %.1f | %.0f |\n", n, 1e3*m.cpuPerPage(n), measC, rate, measR, s, rate*s,
+			rate*s/float64(n-1), rate*s*m.B*8/1e3, rate*float64(n))
 	}
 	b.WriteString("\n")
 }
