@@ -141,6 +141,10 @@ func run(ctx context.Context, o options) (*report, error) {
 	}
 	defer t.close()
 	rep.Shape = t.shape
+	if t.perfCG, err = newCgroup(t.prefix+"perf", 0, o.shares); err != nil {
+		return nil, err
+	}
+	defer t.perfCG.remove()
 	w, err := startWeb(ctx, o, o.crawler, t.web)
 	if err != nil {
 		return nil, err

@@ -32,9 +32,9 @@ func (r runResult) summary() string {
 	if r.Err != "" {
 		return fmt.Sprintf("N=%d rep %d: FAILED: %s", r.N, r.Rep, r.Err)
 	}
-	return fmt.Sprintf("N=%d rep %d: %d pages in %.1f s = %.0f pages/s per node (steady %.0f); CPU %.1f s (%.2f cores/node, throttled %.1f s); %0.f cross URLs sent, %.0f wire B; split+gRPC %.1f%% of samples; missing %d extra %d twice %d; load %s",
+	return fmt.Sprintf("N=%d rep %d: %d pages in %.1f s = %.0f pages/s per node (steady %.0f); CPU %.1f s (%.2f cores/node, throttled %.1f s); %0.f cross URLs sent, %.0f wire B; split+gRPC %.1f%% of samples (perf sampled %.0f%% of the cgroups' CPU, %d chunks lost); missing %d extra %d twice %d; load %s",
 		r.N, r.Rep, r.Pages, r.Wall, r.perNodeRate(), r.SteadyRate/float64(r.N), r.cpu(), r.cpu()/r.Wall/float64(r.N), sum(r.Throttled),
-		r.Sent, r.WireBytes, 100*r.clusterShare(), r.Missing, r.Extra, r.Twice, r.Load)
+		r.Sent, r.WireBytes, 100*r.clusterShare(), 100*r.Prof.Total/max(r.cpu(), 1e-9), r.Prof.Lost, r.Missing, r.Extra, r.Twice, r.Load)
 }
 
 func (r runResult) clusterShare() float64 {

@@ -14,7 +14,7 @@ func (rep *report) markdown() string {
 		rep.Started.Format("2006-01-02 15:04 UTC"), rep.LoadBefore, rep.LoadAfter)
 	fmt.Fprintf(&b, "Each `crawler node` (mTLS cluster, %d workers, min delay 0) runs in its own cgroup (CPU quota %.2f core) and network namespace, on a veth link to a bridge shaped by `tc qdisc … %s` each way; ONE simweb (`--hosts %d --pages %d --no-latency --no-pathologies --plain`, %d URLs in the oracle, sitemaps read) in a namespace of its own. Model and method: docs/bench/scaling.md.\n\n",
 		o.workers, o.cores, rep.Shape, o.hosts, o.pages, rep.Oracle)
-	b.WriteString("| N | rep | wall s | pages | pages/s per node | steady pages/s per node | cores used per node | CPU ms per page | throttled s | cross URLs sent | sent per page | split+gRPC share of CPU | CPU µs per cross URL | wire B per cross URL (splitter's payload) | wire packets per cross URL | missing / extra / twice (off-web) | load (1/5/15) |\n")
+	b.WriteString("| N | rep | wall s | pages | pages/s per node | steady pages/s per node | cores used per node | CPU ms per page | throttled s | cross URLs sent | sent per page | split+gRPC share of CPU (perf sampled) | CPU µs per cross URL | wire B per cross URL (splitter's payload) | wire packets per cross URL | missing / extra / twice (off-web) | load (1/5/15) |\n")
 	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range rep.Runs {
 		if r.Err != "" {
@@ -27,9 +27,9 @@ func (rep *report) markdown() string {
 			wire = fmt.Sprintf("%.1f (%.1f)", r.WireBytes/r.Sent, r.AppBytes/r.Sent)
 			pk = fmt.Sprintf("%.3f", r.WirePackets/r.Sent)
 		}
-		fmt.Fprintf(&b, "| %d | %d | %.1f | %d | %.0f | %.0f | %.2f | %.2f | %.1f | %.0f | %.2f | %.1f%% | %s | %s | %s | %d / %d / %d (%d) | %s |\n",
+		fmt.Fprintf(&b, "| %d | %d | %.1f | %d | %.0f | %.0f | %.2f | %.2f | %.1f | %.0f | %.2f | %.1f%% (%.0f%%) | %s | %s | %s | %d / %d / %d (%d) | %s |\n",
 			r.N, r.Rep, r.Wall, r.Pages, r.perNodeRate(), r.SteadyRate/float64(r.N), r.cpu()/r.Wall/float64(r.N),
-			1e3*r.cpu()/float64(r.Pages), sum(r.Throttled), r.Sent, r.Sent/float64(r.Pages), 100*r.clusterShare(), per, wire, pk,
+			1e3*r.cpu()/float64(r.Pages), sum(r.Throttled), r.Sent, r.Sent/float64(r.Pages), 100*r.clusterShare(), 100*r.Prof.Total/max(r.cpu(), 1e-9), per, wire, pk,
 			r.Missing, r.Extra, r.Twice, r.OffWeb, r.Load)
 	}
 	b.WriteString("\n")

@@ -33,7 +33,8 @@ type topology struct {
 	router string
 	web    string
 	nodes  []string
-	shape  string // the qdisc actually applied to each node link ("" = none)
+	shape  string  // the qdisc actually applied to each node link ("" = none)
+	perfCG *cgroup // where the profilers run (set by run)
 }
 
 // webIP and nodeIP are the addresses on the bridge's subnet.
