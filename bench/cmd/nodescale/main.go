@@ -210,5 +210,25 @@ func rewrite(o options) error {
 	if err := json.Unmarshal(b, rep); err != nil {
 		return fmt.Errorf("%s: %w", o.from, err)
 	}
+	// Profiles kept (-keep) beside the results are analysed again, so
+	// that a change of the classification applies to saved runs.
+	dir := filepath.Dir(o.from)
+	for i, r := range rep.Runs {
+		var s cpuSplit
+		for j := range r.N {
+			f := filepath.Join(dir, fmt.Sprintf("n%d-r%d", r.N, r.Rep), nodeID(j)+".perf")
+			if _, err := os.Stat(f); err != nil {
+				s = r.Prof
+				break
+			}
+			p := &perfRec{data: f, log: f + ".log"}
+			one, err := p.analyze()
+			if err != nil {
+				return err
+			}
+			s.plus(one)
+		}
+		rep.Runs[i].Prof = s
+	}
 	return rep.writeSection(o.out)
 }

@@ -22,7 +22,8 @@ const perfSample = `    5000000
 
     10000000 
 	          1 github.com/sextant-crawler/sextant/extract.Links
-	          2 github.com/sextant-crawler/sextant/internal/crawl.(*Node).worker
+	          2 github.com/sextant-crawler/sextant/internal/crawl.(*Node).Run.gowrap1
+	          3 runtime.goexit.abi0
 
     2000000 
 	          1 google.golang.org/protobuf/proto.Marshal
@@ -42,6 +43,10 @@ func TestParsePerfScript(t *testing.T) {
 	}
 	if !near(s.Cluster, 0.007) || !near(s.GRPC, 0.010) || !near(s.Split, 0.007) || !near(s.Proto, 0.002) {
 		t.Errorf("got %+v, want cluster 0.007, grpc 0.010, split 0.007, proto 0.002", s)
+	}
+	const g = "gRPC, splitter sender, group flusher, termination probe"
+	if w := s.Roots["workers (fetch, extract, route → splitter)"]; !near(w, 0.010) || !near(s.Roots[g], 0.012) {
+		t.Errorf("roots %v: want 0.010 s in workers, 0.012 s in %s", s.Roots, g)
 	}
 	if _, err := parsePerfScript(strings.NewReader("not-a-period\n")); err == nil {
 		t.Error("a sample line without a period parsed")

@@ -69,6 +69,9 @@ type cpuSplit struct {
 	Split, GRPC, Proto float64
 	Samples            int
 	Lost               int64 // chunks perf record reports lost
+	// Roots is the time by the goroutine that ran it (rootGroup of the
+	// frame under runtime.goexit).
+	Roots map[string]float64 `json:",omitempty"`
 }
 
 // analyze runs perf script on the recording and classifies its stacks.
@@ -168,6 +171,10 @@ func anyMark(frames, marks []string) bool {
 func (s *cpuSplit) add(secs float64, frames []string) {
 	s.Samples++
 	s.Total += secs
+	if s.Roots == nil {
+		s.Roots = map[string]float64{}
+	}
+	s.Roots[rootGroup(frames)] += secs
 	sp, g, p := anyMark(frames, splitMarks), anyMark(frames, grpcMarks), anyMark(frames, protoMarks)
 	if sp {
 		s.Split += secs
@@ -191,4 +198,49 @@ func (s *cpuSplit) plus(o cpuSplit) {
 	s.Proto += o.Proto
 	s.Samples += o.Samples
 	s.Lost += o.Lost
+	for k, v := range o.Roots {
+		if s.Roots == nil {
+			s.Roots = map[string]float64{}
+		}
+		s.Roots[k] += v
+	}
+}
+
+// rootGroups name the goroutines a node's CPU goes to, by a substring of
+// the goroutine's start function (the frame under runtime.goexit); the
+// first match wins; GC is any stack with a mark worker.
+var rootGroups = []struct{ name, mark string }{
+	{"workers (fetch, extract, route → splitter)", "crawl.(*Node).Run"},
+	{"Go scheduler (mstart, mcall, morestack)", "runtime.mstart"},
+	{"Go scheduler (mstart, mcall, morestack)", "runtime.mcall"},
+	{"Go scheduler (mstart, mcall, morestack)", "runtime.morestack"},
+	{"pebble WAL writers (frontier, DUE log, spool)", "NewLogWriter"},
+	{"DUE merges", "sextant/due."},
+	{"HTTP connections to the web", "net/http.(*Transport)"},
+	{"GC", "runtime.gcenable"},
+	{"gRPC, splitter sender, group flusher, termination probe", "google.golang.org/grpc"},
+	{"gRPC, splitter sender, group flusher, termination probe", "sextant/hostsplit."},
+	{"gRPC, splitter sender, group flusher, termination probe", "GroupFlusher"},
+	{"gRPC, splitter sender, group flusher, termination probe", "termProbe"},
+	{"metrics, status, health", "prometheus"},
+	{"metrics, status, health", "net/http.(*Server)"},
+	{"metrics, status, health", "serveNode"},
+}
+
+func rootGroup(frames []string) string {
+	root := ""
+	for _, f := range frames {
+		if strings.Contains(f, "gcBgMarkWorker") {
+			return "GC"
+		}
+		if !strings.HasPrefix(f, "runtime.goexit") {
+			root = f
+		}
+	}
+	for _, g := range rootGroups {
+		if strings.Contains(root, g.mark) {
+			return g.name
+		}
+	}
+	return "other"
 }

@@ -34,8 +34,48 @@ func (rep *report) markdown() string {
 	}
 	b.WriteString("\n")
 	rep.targets(&b)
+	rep.rootsTable(&b)
 	rep.modelTable(&b)
 	return b.String()
+}
+
+// rootsTable is the profile by goroutine, scaled to the cgroups' CPU, in
+// µs per page, for every run with a profile.
+func (rep *report) rootsTable(b *strings.Builder) {
+	var runs []runResult
+	for _, r := range rep.Runs {
+		if r.Err == "" && r.Prof.Total > 0 && r.Pages > 0 {
+			runs = append(runs, r)
+		}
+	}
+	if len(runs) == 0 {
+		return
+	}
+	b.WriteString("\nWhere a page's CPU goes (perf samples by the goroutine that ran them, scaled to the cgroups' CPU), µs per page:\n\n| goroutine |")
+	for _, r := range runs {
+		fmt.Fprintf(b, " N=%d r%d |", r.N, r.Rep)
+	}
+	b.WriteString("\n|---|" + strings.Repeat("---|", len(runs)) + "\n")
+	var names []string
+	seen := map[string]bool{}
+	for _, g := range append(rootGroups, struct{ name, mark string }{"GC", ""}, struct{ name, mark string }{"other", ""}) {
+		if !seen[g.name] {
+			seen[g.name] = true
+			names = append(names, g.name)
+		}
+	}
+	for _, name := range names {
+		fmt.Fprintf(b, "| %s |", name)
+		for _, r := range runs {
+			fmt.Fprintf(b, " %.0f |", 1e6*r.Prof.Roots[name]/r.Prof.Total*r.cpu()/float64(r.Pages))
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("| **all (cgroup CPU)** |")
+	for _, r := range runs {
+		fmt.Fprintf(b, " **%.0f** |", 1e6*r.cpu()/float64(r.Pages))
+	}
+	b.WriteString("\n")
 }
 
 // targets states the target (per-node efficiency at N = 3 ≥ 0.9 of
