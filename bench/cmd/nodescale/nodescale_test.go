@@ -151,7 +151,8 @@ func TestModel(t *testing.T) {
 	}
 	// Averaging runs must not change them (the runs' CPU slices).
 	rep.Runs = append(rep.Runs, rep.Runs[0])
-	if m2 := rep.fit(); m2.C1 != m.C1 || rep.Runs[0].CPU[0] != 5 {
+	rep.Runs[0].Prof.Roots = map[string]float64{"x": 1}
+	if m2 := rep.fit(); m2.C1 != m.C1 || rep.Runs[0].CPU[0] != 5 || rep.Runs[0].Prof.Roots["x"] != 1 {
 		t.Errorf("refit c1 %v (want %v), run 0 CPU %v (want 5)", m2.C1, m.C1, rep.Runs[0].CPU)
 	}
 	if !strings.Contains(rep.markdown(), "| 1000 |") {

@@ -64,7 +64,10 @@ func (rep *report) byN(n int) (runResult, bool) {
 		}
 		if k == 0 {
 			a = r
-			a.CPU = append([]float64(nil), r.CPU...) // summed into below: not r's
+			// Summed into below: neither r's slice nor r's map.
+			a.CPU = append([]float64(nil), r.CPU...)
+			a.Prof.Roots = nil
+			a.Prof.plus(cpuSplit{Roots: r.Prof.Roots})
 		} else {
 			a.Wall += r.Wall
 			a.Pages += r.Pages
