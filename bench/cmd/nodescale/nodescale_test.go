@@ -226,7 +226,7 @@ func TestQuickRun(t *testing.T) {
 		}
 	}
 	b, _ := os.ReadFile(out)
-	if !strings.Contains(string(b), "Cost model fitted to N = 1") {
+	if !strings.Contains(string(b), "fitted to N = 1") {
 		t.Errorf("no model in the report:\n%s", b)
 	}
 }
