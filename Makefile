@@ -1,6 +1,6 @@
 # Convenience targets; every one is a plain `go` command underneath, so a
 # machine with only Go installed needs none of them.
-.PHONY: demo test ci bench bench-onehost build
+.PHONY: demo test ci bench bench-onehost build scale-nodes
 build:
 	go build -o bin/crawler ./cmd/crawler
 demo:
@@ -28,3 +28,10 @@ SCALE_HOSTS ?= 100000
 .PHONY: scale
 scale:
 	cd bench && go run ./cmd/scale -hosts $(SCALE_HOSTS) -out $(SCALE_OUT) -figs ../docs/bench/scale -bench-md ../BENCHMARKS.md
+
+# What a machine buys: 1, 2, 3 `crawler node`s, each in a CPU-quota cgroup and
+# its own network namespace on a shaped link, against one simweb; regenerates
+# BENCHMARKS.md's node-scaling section (docs/bench/scaling.md). Needs root,
+# tc, nft (nftables) and perf (linux-perf). Not in CI (its quick test is).
+scale-nodes:
+	cd bench && go run ./cmd/nodescale -out ../BENCHMARKS.md
