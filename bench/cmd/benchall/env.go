@@ -18,6 +18,7 @@ import (
 	"time"
 
 	whatwg "github.com/nlnwa/whatwg-url/url"
+	"github.com/sextant-crawler/sextant/bench/internal/procstat"
 	"github.com/sextant-crawler/sextant/simweb"
 )
 
@@ -278,26 +279,9 @@ func (e *env) close() {
 	}
 }
 
-// serverCPU is the simweb process's CPU time so far (utime+stime from
-// /proc), so that a run's server-side cost can be reported too.
-func (e *env) serverCPU() float64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", e.simweb.Process.Pid))
-	if err != nil {
-		return 0
-	}
-	s := string(b)
-	if i := strings.LastIndexByte(s, ')'); i >= 0 {
-		s = s[i+1:]
-	}
-	f := strings.Fields(s)
-	if len(f) < 13 {
-		return 0
-	}
-	// Fields after the command: state(0) … utime(11) stime(12), in clock ticks.
-	ut, _ := strconv.ParseFloat(f[11], 64)
-	st, _ := strconv.ParseFloat(f[12], 64)
-	return (ut + st) / 100 // USER_HZ is 100 on Linux
-}
+// serverCPU is the simweb process's CPU time so far, so that a run's
+// server-side cost can be reported too.
+func (e *env) serverCPU() float64 { return procstat.CPU(e.simweb.Process.Pid) }
 
 // onWeb reports whether u is on one of the web's hosts (the resolver
 // override also sends the web's deliberately unresolvable host to simweb).

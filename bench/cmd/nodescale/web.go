@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/sextant-crawler/sextant/bench/internal/procstat"
 	"github.com/sextant-crawler/sextant/simweb"
 )
 
@@ -115,24 +116,8 @@ func (w *web) computeOracle(o options) (err error) {
 	return nil
 }
 
-// cpu is the simweb process's CPU time so far (utime+stime from /proc).
-func (w *web) cpu() float64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", w.cmd.Process.Pid))
-	if err != nil {
-		return 0
-	}
-	s := string(b)
-	if i := strings.LastIndexByte(s, ')'); i >= 0 {
-		s = s[i+1:]
-	}
-	f := strings.Fields(s)
-	if len(f) < 13 {
-		return 0
-	}
-	ut, _ := strconv.ParseFloat(f[11], 64)
-	st, _ := strconv.ParseFloat(f[12], 64)
-	return (ut + st) / 100 // USER_HZ
-}
+// cpu is the simweb process's CPU time so far.
+func (w *web) cpu() float64 { return procstat.CPU(w.cmd.Process.Pid) }
 
 func (w *web) close() {
 	if w.cg != nil {

@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/sextant-crawler/sextant/bench/internal/procstat"
 	"github.com/sextant-crawler/sextant/simweb"
 )
 
@@ -191,23 +192,7 @@ func startCrawl(ctx context.Context, o options, w *webProc) (*crawlProc, error) 
 }
 
 // procCPU is a process's user+system CPU seconds so far (0 if gone).
-func procCPU(pid int) float64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0
-	}
-	s := string(b)
-	if i := strings.LastIndexByte(s, ')'); i >= 0 {
-		s = s[i+1:]
-	}
-	f := strings.Fields(s)
-	if len(f) < 13 {
-		return 0
-	}
-	ut, _ := strconv.ParseFloat(f[11], 64)
-	st, _ := strconv.ParseFloat(f[12], 64)
-	return (ut + st) / 100 // USER_HZ
-}
+func procCPU(pid int) float64 { return procstat.CPU(pid) }
 
 // procMem is a process's resident set and its peak (VmRSS, VmHWM) in bytes.
 func procMem(pid int) (rss, peak float64) {
