@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sextant-crawler/sextant/bench/internal/promtext"
 )
 
 func TestPromSum(t *testing.T) {
@@ -18,13 +20,13 @@ sextant_wire_bytes_total{node="node-0",peer="node-2"} 23.5
 sextant_wire_bytes_total_other 7
 sextant_wire_raw_url_bytes_total{node="node-0",peer="node-1"} 1e3
 `
-	if got := promSum(text, "sextant_wire_bytes_total"); got != 123.5 {
+	if got := promtext.Sum(text, "sextant_wire_bytes_total"); got != 123.5 {
 		t.Errorf("wire = %v, want 123.5", got)
 	}
-	if got := promSum(text, "sextant_wire_raw_url_bytes_total"); got != 1000 {
+	if got := promtext.Sum(text, "sextant_wire_raw_url_bytes_total"); got != 1000 {
 		t.Errorf("raw = %v, want 1000", got)
 	}
-	if got := promSum(text, "sextant_missing"); got != 0 {
+	if got := promtext.Sum(text, "sextant_missing"); got != 0 {
 		t.Errorf("missing = %v", got)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/sextant-crawler/sextant/bench/internal/promtext"
 	"github.com/sextant-crawler/sextant/internal/nodeconfig"
 )
 
@@ -151,11 +152,11 @@ func scrapeCluster(r *result, nodes []clusterNode) {
 		if err != nil {
 			continue
 		}
-		r.Discovered += promSum(t, "sextant_splitter_urls_discovered_total")
-		r.Suppressed += promSum(t, "sextant_splitter_urls_suppressed_total")
-		r.Sent += promSum(t, "sextant_splitter_urls_sent_total")
-		r.WireBytes += promSum(t, "sextant_wire_bytes_total")
-		r.RawBytes += promSum(t, "sextant_wire_raw_url_bytes_total")
+		r.Discovered += promtext.Sum(t, "sextant_splitter_urls_discovered_total")
+		r.Suppressed += promtext.Sum(t, "sextant_splitter_urls_suppressed_total")
+		r.Sent += promtext.Sum(t, "sextant_splitter_urls_sent_total")
+		r.WireBytes += promtext.Sum(t, "sextant_wire_bytes_total")
+		r.RawBytes += promtext.Sum(t, "sextant_wire_raw_url_bytes_total")
 		if a, ok := peerAdvice(n.status); ok {
 			a.Node = n.id
 			r.PeerAdvice = append(r.PeerAdvice, a)

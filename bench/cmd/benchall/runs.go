@@ -330,26 +330,6 @@ func runSextant(ctx context.Context, o options, e *env, rep int, kind string, ex
 	return r
 }
 
-// promSum adds the values of every sample of metric name in a Prometheus
-// text exposition.
-func promSum(text, name string) float64 {
-	var s float64
-	for _, l := range strings.Split(text, "\n") {
-		if !strings.HasPrefix(l, name) {
-			continue
-		}
-		rest := l[len(name):]
-		if rest == "" || (rest[0] != '{' && rest[0] != ' ') {
-			continue
-		}
-		f := strings.Fields(l)
-		if v, err := strconv.ParseFloat(f[len(f)-1], 64); err == nil {
-			s += v
-		}
-	}
-	return s
-}
-
 // failure describes a contender's failed run with the end of its output,
 // which the run directory (a test's temporary one) may not outlive.
 func failure(err error, stdout string) string {

@@ -180,25 +180,6 @@ func waitTerminated(ctx context.Context, nodes []*node, timeout time.Duration) e
 	return nil
 }
 
-// promSum sums every sample of metric name in a Prometheus text page.
-func promSum(text, name string) float64 {
-	var s float64
-	for _, l := range strings.Split(text, "\n") {
-		if !strings.HasPrefix(l, name) {
-			continue
-		}
-		rest := l[len(name):]
-		if rest == "" || (rest[0] != '{' && rest[0] != ' ') {
-			continue
-		}
-		f := strings.Fields(l)
-		if v, err := strconv.ParseFloat(f[len(f)-1], 64); err == nil {
-			s += v
-		}
-	}
-	return s
-}
-
 func tail(s string, n int) string {
 	if len(s) > n {
 		return "…" + s[len(s)-n:]

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sextant-crawler/sextant/bench/internal/promtext"
 )
 
 const perfSample = `    5000000 
@@ -80,7 +82,7 @@ func TestParseNft(t *testing.T) {
 func TestPromSum(t *testing.T) {
 	text := "# TYPE sextant_splitter_urls_sent_total counter\nsextant_splitter_urls_sent_total{node=\"node-0\",peer=\"node-1\"} 10\n" +
 		"sextant_splitter_urls_sent_total{node=\"node-0\",peer=\"node-2\"} 2.5\nsextant_splitter_urls_sent_totalx 9\n"
-	if got := promSum(text, "sextant_splitter_urls_sent_total"); got != 12.5 {
+	if got := promtext.Sum(text, "sextant_splitter_urls_sent_total"); got != 12.5 {
 		t.Errorf("got %v, want 12.5", got)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/sextant-crawler/sextant/bench/internal/promtext"
 	"github.com/sextant-crawler/sextant/internal/crawl"
 )
 
@@ -137,11 +138,11 @@ func runN(ctx context.Context, o options, t *topology, w *web, pki string, n, re
 func measure(ctx context.Context, nodes []*node, r *runResult) {
 	for _, nd := range nodes {
 		if t, err := nd.metrics(ctx); err == nil {
-			r.Discovered += promSum(t, "sextant_splitter_urls_discovered_total")
-			r.Suppressed += promSum(t, "sextant_splitter_urls_suppressed_total")
-			r.Sent += promSum(t, "sextant_splitter_urls_sent_total")
-			r.Received += promSum(t, "sextant_splitter_urls_received_total")
-			r.AppBytes += promSum(t, "sextant_wire_bytes_total")
+			r.Discovered += promtext.Sum(t, "sextant_splitter_urls_discovered_total")
+			r.Suppressed += promtext.Sum(t, "sextant_splitter_urls_suppressed_total")
+			r.Sent += promtext.Sum(t, "sextant_splitter_urls_sent_total")
+			r.Received += promtext.Sum(t, "sextant_splitter_urls_received_total")
+			r.AppBytes += promtext.Sum(t, "sextant_wire_bytes_total")
 		} else if r.Err == "" {
 			r.Err = fmt.Sprintf("%s: /metrics: %v", nd.id, err)
 		}

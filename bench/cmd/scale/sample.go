@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/sextant-crawler/sextant/bench/internal/promtext"
 )
 
 // sample is one row of samples.csv.
@@ -152,9 +154,9 @@ func takeSample(client *http.Client, c *crawlProc, w *webProc) (sample, bool) {
 		return sample{}, false
 	}
 	m := string(b)
-	s := sample{Fetched: promSum(m, "sextant_fetches_total"), Heap: promSum(m, "go_memstats_heap_alloc_bytes"),
-		HeapSys: promSum(m, "go_memstats_heap_sys_bytes"), Queued: promSum(m, "sextant_frontier_urls"),
-		SeenURLs: promSum(m, "sextant_due_entries")}
+	s := sample{Fetched: promtext.Sum(m, "sextant_fetches_total"), Heap: promtext.Sum(m, "go_memstats_heap_alloc_bytes"),
+		HeapSys: promtext.Sum(m, "go_memstats_heap_sys_bytes"), Queued: promtext.Sum(m, "sextant_frontier_urls"),
+		SeenURLs: promtext.Sum(m, "sextant_due_entries")}
 	pid := c.cmd.Process.Pid
 	s.RSS, s.PeakRSS = procMem(pid)
 	s.CPU, s.SimwebCPU = procCPU(pid), w.cpu()
@@ -164,22 +166,6 @@ func takeSample(client *http.Client, c *crawlProc, w *webProc) (sample, bool) {
 		s.LogDisk = float64(fi.Size())
 	}
 	return s, true
-}
-
-// promSum sums the samples of one metric in Prometheus text format.
-func promSum(text, name string) float64 {
-	var s float64
-	for _, l := range strings.Split(text, "\n") {
-		rest, ok := strings.CutPrefix(l, name)
-		if !ok || rest == "" || (rest[0] != '{' && rest[0] != ' ') {
-			continue
-		}
-		f := strings.Fields(l)
-		if v, err := strconv.ParseFloat(f[len(f)-1], 64); err == nil {
-			s += v
-		}
-	}
-	return s
 }
 
 // readCSV reads samples.csv back (a run's, possibly one still going).
