@@ -29,6 +29,15 @@ func (f *Frontier) NextFor(ctx context.Context, worker int) (Lease, error) {
 		if w != nil {
 			f.runningLocked(w)
 		}
+		if err := ctx.Err(); err != nil {
+			// A caller that stopped takes no lease: it would only fetch
+			// into a cancelled context and requeue the URL.
+			if w != nil {
+				f.leaveLocked(w) // pass on a wake-up it may have taken
+			}
+			f.mu.Unlock()
+			return Lease{}, err
+		}
 		now := f.opts.Clock.Now()
 		l, ok, wake, again, err := f.tryNextLocked(now, worker)
 		if ok && !since.IsZero() {

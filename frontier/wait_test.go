@@ -146,3 +146,25 @@ func TestWaiterLeavingPassesWakeUp(t *testing.T) {
 		t.Errorf("%d waiters still queued", n)
 	}
 }
+
+// A caller whose context has ended takes no lease, even with a host ready:
+// it would only requeue the URL (a stopping crawl's workers each leased,
+// failed and requeued the same URL before).
+func TestNextAfterCancelLeasesNothing(t *testing.T) {
+	f := open(t, t.TempDir(), Options{})
+	defer f.Close()
+	if err := f.Add(items("h", 2)...); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if l, err := f.Next(ctx); err != context.Canceled {
+		t.Fatalf("Next on a cancelled context: lease %v, err %v; want context.Canceled", l.Item.URL, err)
+	}
+	if n := f.InFlight(); n != 0 {
+		t.Fatalf("%d leases in flight after a cancelled Next", n)
+	}
+	if _, err := f.Next(context.Background()); err != nil {
+		t.Fatalf("the URL is still there for a live caller: %v", err)
+	}
+}

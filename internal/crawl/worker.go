@@ -107,15 +107,6 @@ func (w *worker) loop(ctx context.Context) error {
 			}
 			return fmt.Errorf("crawl: frontier: %w", err)
 		}
-		if ctx.Err() != nil {
-			// Stopped while leasing: the URL goes back unfetched (not a
-			// fetch cut short), or each worker would lease, fail and
-			// requeue it once more before it saw the stop.
-			if err := w.n.fr.Done(l, frontier.Result{Requeue: true}); err != nil {
-				return fmt.Errorf("crawl: frontier done: %w", err)
-			}
-			return nil
-		}
 		if w.n.fence != nil {
 			if held, _ := w.n.fence(); !held {
 				// Fenced (issue 25): no request to the host; the URL goes
