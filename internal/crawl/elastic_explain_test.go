@@ -1,6 +1,7 @@
 package crawl
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 
@@ -35,12 +36,12 @@ func (c *elasticCluster) explainMissing(want []string, got []string, views ...ho
 		h, _ := hostsplit.Host(u)
 		var owners []string
 		for i, r := range rings {
-			owners = append(owners, string(r.Owner(h))+"@"+string(rune('0'+views[i].Epoch)))
+			owners = append(owners, fmt.Sprintf("%s@%d", r.Owner(h), views[i].Epoch))
 		}
 		t.Logf("missing %s: owners %v", u, owners)
 		base, _, _ := strings.Cut(u, "?")
 		for _, e := range all {
-			if e.URL == base || e.Via == base || strings.HasPrefix(e.URL, base) {
+			if e.Via == base || strings.HasPrefix(e.URL, base) { // the page, its variants, what was found on it
 				t.Logf("  %s %s epoch %d %s status %d via %s", e.Time.Format("15:04:05.000"), e.Node, e.Epoch, e.URL, e.Status, e.Via)
 			}
 		}
