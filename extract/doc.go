@@ -39,7 +39,8 @@
 // browser reads it: with HTML rules a self-closing <script/> would swallow
 // the rest of the page. The links and limits are the same; a syntax error
 // hands the rest of the document, from the failing token on, to the HTML
-// tokenizer (see extractXML).
+// tokenizer (see extractXML). Text between tags is not decoded: it is
+// skipped once checked to be what the decoder would accept (xmlskip.go).
 //
 // IsHTML decides which responses go to the extractor.
 //

@@ -99,7 +99,10 @@ type Extractor struct {
 	xbr  *bufio.Reader // buffers a transcoded document for xsrc
 	// slowAttrs forces Tokenizer.TagAttr for every tag (tests compare).
 	slowAttrs bool
-	token     string // Options.RobotsToken, lower-case
+	// decodeText makes encoding/xml read all text on the XML path
+	// instead of xmlSource skipping it (tests compare).
+	decodeText bool
+	token      string // Options.RobotsToken, lower-case
 
 	// per-document state
 	base    *urlnorm.URL

@@ -76,6 +76,8 @@ func (e *Extractor) extractXML(r io.Reader, kind docKind) error {
 	src := &e.xsrc
 	src.reset(br)
 	src.max = e.opts.MaxTokenBytes
+	src.noSkip = e.decodeText
+	src.skip = !src.noSkip
 	d := newXMLDecoder(src)
 	depth, skipFrom, root := 0, 0, false
 	for {
@@ -92,7 +94,7 @@ func (e *Extractor) extractXML(r io.Reader, kind docKind) error {
 			}
 			return e.tokenize(io.MultiReader(bytes.NewReader(src.tok), br), 0)
 		}
-		src.boundary(d.InputOffset())
+		src.boundary(d.InputOffset(), tok)
 		switch t := tok.(type) {
 		case xml.StartElement:
 			if !root {
@@ -193,6 +195,8 @@ type xmlSource struct {
 	max    int
 	tooBig bool
 	err    error // a read error other than io.EOF
+	skip   bool  // the next read starts a token: skip text (xmlskip.go)
+	noSkip bool  // the decoder reads all text (Extractor.decodeText)
 }
 
 func (s *xmlSource) reset(br *bufio.Reader) {
@@ -200,13 +204,22 @@ func (s *xmlSource) reset(br *bufio.Reader) {
 	if cap(tok) > 1<<20 {
 		tok = nil // do not keep a huge token's buffer for the next document
 	}
-	*s = xmlSource{br: br, tok: tok}
+	*s = xmlSource{br: br, tok: tok, noSkip: s.noSkip}
 }
 
 func (s *xmlSource) ReadByte() (byte, error) {
 	if len(s.tok) >= s.max {
 		s.tooBig = true
 		return 0, errTokenTooBig
+	}
+	if s.skip {
+		s.skip = false
+		if err := s.skipText(); err != nil {
+			if err != io.EOF {
+				s.err = err
+			}
+			return 0, err
+		}
 	}
 	b, err := s.br.ReadByte()
 	if err != nil {
@@ -232,14 +245,18 @@ func (s *xmlSource) Read(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// boundary marks the end of a token: the decoder has consumed off bytes;
+// boundary marks the end of token t: the decoder has consumed off bytes;
 // a byte read beyond them (its look-ahead) begins the next token.
-func (s *xmlSource) boundary(off int64) {
+func (s *xmlSource) boundary(off int64, t xml.Token) {
 	keep := int(s.n - off)
 	if keep < 0 || keep > len(s.tok) {
 		keep = 0
 	}
 	s.tok = s.tok[:copy(s.tok, s.tok[len(s.tok)-keep:])]
+	s.skip = false
+	if keep == 0 {
+		s.atTokenStart(t)
+	}
 }
 
 // xmlDeclEncoding returns the encoding label of an XML declaration at the
