@@ -83,6 +83,7 @@ var skipDocs = []string{
 	"<html xmlns=\"http://www.w3.org/1999/xhtml\"><p>\xc3&amp;\xa9</p><a href=\"/1\"/><p>\x0c</p><a href=\"/2\"/></html>",
 	"<html xmlns=\"http://www.w3.org/1999/xhtml\"><p>a\r\nb\rc\x00</p><a href=\"/1\"/></html>",
 	`<html xmlns="http://www.w3.org/1999/xhtml"><br>text</br><a href="/1"/><img src="/i">x</img><BR>y</br><hr/>z</hr><a href="/2"/></html>`,
+	`<html xmlns="http://www.w3.org/1999/xhtml"><title><br>t</br><a href="/in"/></title><a href="/2"/><style><img>x</img><a href="/s"/></style></html>`,
 	`<html xmlns="http://www.w3.org/1999/xhtml"><br><br>t</br><a href="/1"/><br><!--c-->t</br><a href="/2"/></html>`,
 	`<html xmlns="http://www.w3.org/1999/xhtml"><script>x < y</script><a href="/1"/><style><![CDATA[a<b]]>t</style><?pi x?>t<!-- <a href="/no"/> -->t<a href="/2"/></html>`,
 	`<html xmlns="http://www.w3.org/1999/xhtml"><a href="/a?x=1&amp;y=&#50;&lt;" title="a&nbsp;b">t&amp;t</a> tail`,
