@@ -43,8 +43,8 @@ func benchServer(n int, gz bool) *httptest.Server {
 // BenchmarkFetch measures sequential fetch throughput over loopback for a
 // small and a 20 KB page, with this Fetcher and with a bare net/http client
 // loop (GET, read the body into memory, close) against the same server in
-// the same run. allocs/op include the in-process server's allocations,
-// which are the same for both clients.
+// the same run. allocs/op and cpu-µs/op (the process's CPU, getrusage)
+// include the in-process server's, which are the same for both clients.
 func BenchmarkFetch(b *testing.B) {
 	for _, size := range benchPages {
 		s := benchServer(size.n, size.gzip)
@@ -56,6 +56,7 @@ func BenchmarkFetch(b *testing.B) {
 			defer f.Close()
 			ctx := context.Background()
 			b.ReportAllocs()
+			cpu0 := cpuTime()
 			for b.Loop() {
 				r, err := f.Fetch(ctx, s.URL+"/page")
 				if err != nil || r.Body.Len() != int64(size.n) {
@@ -63,6 +64,7 @@ func BenchmarkFetch(b *testing.B) {
 				}
 				r.Close()
 			}
+			b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/float64(b.N), "cpu-µs/op")
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "pages/s")
 		})
 		b.Run(size.name+"/bare", func(b *testing.B) {
