@@ -23,6 +23,10 @@ type WARCArchive struct {
 	Prefix string
 	// MaxSize rotates files at about this many bytes (default 1 GiB).
 	MaxSize int64
+	// Compression is the records' gzip setting (warc.ParseCompression:
+	// fast, huffman, store or 1-9); DefaultOptions sets warc's default,
+	// fast.
+	Compression string
 	// Metadata adds a metadata record with the page's outlinks to each
 	// fetch (Options.WARC too), as Heritrix does.
 	Metadata bool
@@ -70,7 +74,7 @@ func (n *Node) openWARC() error {
 		info["hostname"] = host
 	}
 	w, err := warc.NewWriter(warc.Options{
-		Dir: a.Dir, Prefix: a.Prefix, NodeID: n.opts.ID, MaxSize: a.MaxSize,
+		Dir: a.Dir, Prefix: a.Prefix, NodeID: n.opts.ID, MaxSize: a.MaxSize, Compression: a.Compression,
 		Software: "sextant/" + Version(), Info: info, Logger: n.opts.Logger,
 	})
 	if err != nil {
@@ -161,10 +165,15 @@ func (n *Node) closeWARC() error {
 }
 
 func (a WARCArchive) validate() error {
+	if a.Compression != "" { // refused even without a Dir: a typo would wait for one
+		if _, err := warc.ParseCompression(a.Compression); err != nil {
+			return fmt.Errorf("%w: WARC: %w", ErrInvalidOptions, err)
+		}
+	}
 	if a.Dir == "" {
 		return nil
 	}
-	o := warc.Options{Dir: a.Dir, Prefix: a.Prefix, MaxSize: a.MaxSize}
+	o := warc.Options{Dir: a.Dir, Prefix: a.Prefix, MaxSize: a.MaxSize, Compression: a.Compression}
 	o.EnsureDefaults()
 	if err := o.Validate(); err != nil {
 		return fmt.Errorf("%w: WARC: %w", ErrInvalidOptions, err)

@@ -37,13 +37,16 @@ type Options struct {
 	// NewID returns a fresh record ID without angle brackets; default a
 	// random urn:uuid.
 	NewID func() string
-	// Level is the gzip level; default gzip.BestSpeed (at the default
-	// level, compressing cost a crawl more CPU than extracting links:
+	// Compression is how records are compressed (ParseCompression):
+	// "fast" (deflate level 1), "huffman" (Huffman coding only, no match
+	// search), "store" (stored deflate blocks: still one gzip member per
+	// record) or a level "1".."9"; default CompressionFast (at the default
+	// zlib level, compressing cost a crawl more CPU than extracting links:
 	// docs/bench/warc.md).
-	Level int
+	Compression string
 	// RequestLevel is the gzip level of request records; default
 	// gzip.NoCompression (0: stored blocks). A request record is ~600
-	// bytes of headers: at Level a gzip member pays a Huffman table for
+	// bytes of headers: at level 1 a gzip member pays a Huffman table for
 	// them, 12 µs of a page's CPU to save ~40% of 600 bytes
 	// (docs/bench/warc.md, issue 27).
 	RequestLevel int
@@ -81,8 +84,8 @@ func (o *Options) EnsureDefaults() {
 	if o.NewID == nil {
 		o.NewID = newUUID
 	}
-	if o.Level == 0 {
-		o.Level = gzip.BestSpeed
+	if o.Compression == "" {
+		o.Compression = CompressionFast
 	}
 	if o.Queue == 0 {
 		o.Queue = 64
@@ -112,8 +115,8 @@ func (o *Options) Validate() error {
 	if o.Queue < 0 {
 		errs = append(errs, fmt.Sprintf("Queue %d < 0", o.Queue))
 	}
-	if o.Level < gzip.HuffmanOnly || o.Level > gzip.BestCompression {
-		errs = append(errs, fmt.Sprintf("Level %d", o.Level))
+	if _, err := ParseCompression(o.Compression); err != nil {
+		errs = append(errs, err.Error())
 	}
 	if o.RequestLevel < gzip.HuffmanOnly || o.RequestLevel > gzip.BestCompression {
 		errs = append(errs, fmt.Sprintf("RequestLevel %d", o.RequestLevel))
@@ -165,4 +168,32 @@ type Stats struct {
 	// the bytes cut from their tails.
 	Repaired int
 	CutBytes int64
+}
+
+// Compression settings (Options.Compression).
+const (
+	CompressionFast    = "fast"    // deflate level 1 (gzip.BestSpeed)
+	CompressionHuffman = "huffman" // Huffman coding only (gzip.HuffmanOnly)
+	// CompressionStore writes stored deflate blocks (gzip.NoCompression):
+	// files stay .warc.gz, one gzip member per record, so that offsets,
+	// CDXJ indexes, crash repair and every reader work unchanged; a member
+	// costs 23 bytes more than the record and a CRC-32.
+	CompressionStore = "store"
+)
+
+// ParseCompression returns the gzip level of a compression setting:
+// "fast", "huffman", "store" or "1".."9".
+func ParseCompression(s string) (int, error) {
+	switch s {
+	case CompressionFast:
+		return gzip.BestSpeed, nil
+	case CompressionHuffman:
+		return gzip.HuffmanOnly, nil
+	case CompressionStore:
+		return gzip.NoCompression, nil
+	}
+	if len(s) == 1 && s[0] >= '1' && s[0] <= '9' {
+		return int(s[0] - '0'), nil
+	}
+	return 0, fmt.Errorf("Compression %q: want fast, huffman, store or 1-9", s)
 }

@@ -174,7 +174,7 @@ func (w *Writer) startFetch(f Fetch) (func() (Location, error), error) {
 	}
 	for i, p := range ps {
 		buf := bufferWriter{b: getBuf()}
-		level := w.o.Level
+		level := w.level
 		if p == req {
 			level = w.o.RequestLevel
 		}
@@ -254,10 +254,10 @@ func (w *Writer) WriteRecord(r Record) (Location, error) {
 		return Location{}, err
 	}
 	var buf bufferWriter
-	if err := compress(&buf, p, w.o.Level); err != nil {
+	if err := compress(&buf, p, w.level); err != nil {
 		return Location{}, err
 	}
-	j := &job{members: []member{{gz: buf.b, id: p.id, info: info, level: w.o.Level}}}
+	j := &job{members: []member{{gz: buf.b, id: p.id, info: info, level: w.level}}}
 	if err := w.submit(j); err != nil {
 		return Location{}, err
 	}
