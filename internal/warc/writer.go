@@ -37,7 +37,8 @@ type Writer struct {
 	// Owned by the run goroutine.
 	cur    *file
 	serial int
-	err    error // sticky write error: the file is no longer well-formed
+	err    error  // sticky write error: the file is no longer well-formed
+	cdxBuf []byte // the CDXJ line being written
 }
 
 // NewWriter returns a Writer for o (defaults applied to a copy). Files of
@@ -226,7 +227,8 @@ func (w *Writer) write(j *job) error {
 		j.locs[i] = Location{File: filepath.Base(c.name), Offset: off, Length: int64(len(m.gz)), RecordID: m.id}
 		if m.cdx != nil && c.cbw != nil {
 			m.cdx.offset, m.cdx.length, m.cdx.filename = off, int64(len(m.gz)), filepath.Base(c.name)
-			c.cbw.WriteString(m.cdx.line())
+			w.cdxBuf = m.cdx.appendLine(w.cdxBuf[:0])
+			c.cbw.Write(w.cdxBuf)
 		}
 	}
 	w.mu.Lock()
