@@ -3,6 +3,7 @@ package warc
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math/rand/v2"
 	"strconv"
 	"strings"
@@ -122,4 +123,19 @@ func BenchmarkCDXJLine(b *testing.B) {
 			_ = e.lineJSON()
 		}
 	})
+}
+
+// uuidURN writes what fmt wrote before it.
+func TestUUIDURN(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 1000 {
+		var b [16]byte
+		for i := range b {
+			b[i] = byte(rng.IntN(256))
+		}
+		want := fmt.Sprintf("urn:uuid:%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:])
+		if got := uuidURN(b); got != want {
+			t.Fatalf("uuidURN(%x) = %q, want %q", b, got, want)
+		}
+	}
 }

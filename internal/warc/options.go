@@ -154,7 +154,27 @@ func newUUID() string {
 	_, _ = rand.Read(b[:])
 	b[6] = b[6]&0x0f | 0x40
 	b[8] = b[8]&0x3f | 0x80
-	return fmt.Sprintf("urn:uuid:%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:])
+	return uuidURN(b)
+}
+
+const hexDigits = "0123456789abcdef"
+
+// uuidURN is "urn:uuid:" and b in the 8-4-4-4-12 hex form, without fmt
+// (three IDs a page: fmt was 5% of archiving a stored page).
+func uuidURN(b [16]byte) string {
+	const prefix = "urn:uuid:"
+	var s [len(prefix) + 36]byte
+	copy(s[:], prefix)
+	i := len(prefix)
+	for j, c := range b {
+		if j == 4 || j == 6 || j == 8 || j == 10 {
+			s[i] = '-'
+			i++
+		}
+		s[i], s[i+1] = hexDigits[c>>4], hexDigits[c&0xf]
+		i += 2
+	}
+	return string(s[:])
 }
 
 // Stats are the Writer's counters.
