@@ -375,6 +375,7 @@ func (c *Config) Validate() error {
 		bad("peer_cache_size %d < 0", *c.PeerCacheSize)
 	}
 	c.validatePoliteness(bad)
+	c.validateWARC(bad)
 	if !httpguts.ValidHeaderFieldValue(c.UserAgent) {
 		bad("user_agent %q: control characters are not allowed in a header", c.UserAgent)
 	}
