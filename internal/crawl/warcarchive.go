@@ -38,7 +38,8 @@ type WARCArchive struct {
 	WaitInWorker bool
 	// ProfileLabels labels the worker's archive stage (digests,
 	// compression, queueing: pprof label stage=warc-archive) for CPU
-	// profiles; ~0.3 µs a page. For measurements (BenchmarkCrawlWARC).
+	// profiles, at the cost of a labelled context a page. For
+	// measurements (BenchmarkCrawlWARC).
 	ProfileLabels bool
 }
 
