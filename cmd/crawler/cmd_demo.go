@@ -42,6 +42,7 @@ Run 'crawler simweb' to only serve the web.`)
 	every := f.Duration("progress", time.Second, "progress interval")
 	traces := f.Bool("traces", false, "write each node's full and cross fingerprint traces (DATA/node-i/{full,cross}.trace) for 'crawler cachesim'; needs --data")
 	warcDir := f.String("warc-dir", "", "archive every fetch as WARC/1.1 files in this directory (off by default)")
+	warcComp := f.String("warc-compression", crawl.DefaultOptions().WARCArchive.Compression, "how WARC records are compressed: fast (deflate level 1), huffman (Huffman coding only), store (no compression, still .warc.gz) or a level 1-9")
 	force := f.Bool("force", false, "take over a --data made by another run (crawl, node, another web or cluster size): its IDENTITY files are rewritten, with a warning")
 	statusAddr := f.String("status", "127.0.0.1:0", "the old spelling of --status-listen")
 	statusListen := f.String("status-listen", "", "listen address of the live, read-only status pages (default 127.0.0.1:0, loopback; 'off' to disable)")
@@ -77,7 +78,7 @@ Run 'crawler simweb' to only serve the web.`)
 		*coalesce = -1
 	}
 	o := demo.Options{Web: cfg, Nodes: *nodes, Workers: *workers, CachePerWorker: *cacheW, CacheShared: *cacheShared, Dispatch: *dispatch, PeerCache: *peerCache, WireCoalesce: *coalesce,
-		DataDir: *data, ReportJSON: *report, Progress: *every, Live: isTerminal(env.stdout), Traces: *traces, WARCDir: *warcDir, StatusAddr: firstNonEmpty(*statusListen, *statusAddr), Force: *force, NoEtcd: *noEtcd,
+		DataDir: *data, ReportJSON: *report, Progress: *every, Live: isTerminal(env.stdout), Traces: *traces, WARCDir: *warcDir, WARCCompression: *warcComp, StatusAddr: firstNonEmpty(*statusListen, *statusAddr), Force: *force, NoEtcd: *noEtcd,
 		Logger: env.logger()}
 	if *traces && *data == "" {
 		return usagef("--traces needs --data (the traces would be removed with a temporary directory)")

@@ -69,6 +69,7 @@ terminates, and the node runs until SIGTERM.`)
 	force := f.Bool("force", false, "take over a data dir made by another run (crawl, demo, another node or seeds): its IDENTITY is rewritten, with a warning")
 	etcd := addEtcdFlags(f)
 	warcDir := f.String("warc-dir", "", "archive every fetch as WARC files in this directory, overriding the config's \"warc_dir\"")
+	warcComp := f.String("warc-compression", "", "how WARC records are compressed (fast, huffman, store or 1-9), overriding the config's \"warc_compression\" (default "+crawl.DefaultOptions().WARCArchive.Compression+")")
 	rvFlags := addNodeRevisitFlags(f.FlagSet)
 	progress := f.Duration("progress", 30*time.Second, "log a progress line (fetched, queued, pages/s, peers) this often; 0: never")
 	skipCheck := f.Bool("skip-check", false, "open the data dir without reading every frontier key and spool entry to verify them (0.2-0.5 s per million queued URLs saved); run 'crawler fsck' after anything worse than a crash")
@@ -99,6 +100,9 @@ terminates, and the node runs until SIGTERM.`)
 	}
 	if *warcDir != "" {
 		cfg.WARCDir = *warcDir
+	}
+	if *warcComp != "" {
+		cfg.WARCCompression = *warcComp
 	}
 	if err := rvFlags.apply(cfg); err != nil {
 		return err

@@ -58,7 +58,7 @@ func DefaultOptions() Options {
 		PolitenessKey:    PolitenessHost,
 		NoFollow:         NoFollowObey,
 		Sitemaps:         SitemapsOn,
-		WARCArchive:      WARCArchive{Prefix: wo.Prefix, MaxSize: wo.MaxSize},
+		WARCArchive:      WARCArchive{Prefix: wo.Prefix, MaxSize: wo.MaxSize, Compression: wo.Compression},
 		// Off (no interval, not adaptive); the bounds apply to --revisit adaptive.
 		Revisit: revisit.Options{Min: revisit.DefaultMin, Max: revisit.DefaultMax, Shrink: revisit.DefaultShrink, Grow: revisit.DefaultGrow},
 	}

@@ -1,10 +1,12 @@
 package crawl
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
 	"runtime/debug"
+	"runtime/pprof"
 	"strconv"
 	"time"
 
@@ -23,6 +25,10 @@ type WARCArchive struct {
 	Prefix string
 	// MaxSize rotates files at about this many bytes (default 1 GiB).
 	MaxSize int64
+	// Compression is the records' gzip setting (warc.ParseCompression:
+	// fast, huffman, store or 1-9); DefaultOptions sets warc's default,
+	// fast.
+	Compression string
 	// Metadata adds a metadata record with the page's outlinks to each
 	// fetch (Options.WARC too), as Heritrix does.
 	Metadata bool
@@ -30,7 +36,15 @@ type WARCArchive struct {
 	// its crawl log line itself, holding the host until then, as before
 	// issue 27's tail (warctail.go): for measurements.
 	WaitInWorker bool
+	// ProfileLabels labels the worker's archive stage (digests,
+	// compression, queueing: pprof label stage=warc-archive) for CPU
+	// profiles, at the cost of a labelled context a page. For
+	// measurements (BenchmarkCrawlWARC).
+	ProfileLabels bool
 }
+
+// archiveLabels are the pprof labels of the worker's archive stage.
+var archiveLabels = pprof.Labels("stage", "warc-archive")
 
 // Version is the crawler's version as the build knows it (the main
 // module's version, "(devel)" for a build from a work tree).
@@ -70,7 +84,7 @@ func (n *Node) openWARC() error {
 		info["hostname"] = host
 	}
 	w, err := warc.NewWriter(warc.Options{
-		Dir: a.Dir, Prefix: a.Prefix, NodeID: n.opts.ID, MaxSize: a.MaxSize,
+		Dir: a.Dir, Prefix: a.Prefix, NodeID: n.opts.ID, MaxSize: a.MaxSize, Compression: a.Compression,
 		Software: "sextant/" + Version(), Info: info, Logger: n.opts.Logger,
 	})
 	if err != nil {
@@ -106,8 +120,12 @@ func warcFetch(rawURL string, start time.Time, resp *fetcher.Response) warc.Fetc
 // returns. The function it returns waits until the records are written:
 // the worker routes the page's links meanwhile, and the crawl log line
 // waits for it (pageEnd).
-func (w *worker) startArchive(rawURL string, start time.Time, resp *fetcher.Response) func() (warc.Location, error) {
+func (w *worker) startArchive(ctx context.Context, rawURL string, start time.Time, resp *fetcher.Response) func() (warc.Location, error) {
 	n := w.n
+	if n.opts.WARCArchive.ProfileLabels {
+		pprof.SetGoroutineLabels(pprof.WithLabels(ctx, archiveLabels))
+		defer pprof.SetGoroutineLabels(ctx)
+	}
 	f := warcFetch(rawURL, start, resp)
 	f.NotModified, f.RefersToDate = w.notModified(resp), w.rv.hist.LastFetch // a 304: a server-not-modified revisit
 	if n.opts.WARCArchive.Metadata {
@@ -161,10 +179,15 @@ func (n *Node) closeWARC() error {
 }
 
 func (a WARCArchive) validate() error {
+	if a.Compression != "" { // refused even without a Dir: a typo would wait for one
+		if _, err := warc.ParseCompression(a.Compression); err != nil {
+			return fmt.Errorf("%w: WARC: %w", ErrInvalidOptions, err)
+		}
+	}
 	if a.Dir == "" {
 		return nil
 	}
-	o := warc.Options{Dir: a.Dir, Prefix: a.Prefix, MaxSize: a.MaxSize}
+	o := warc.Options{Dir: a.Dir, Prefix: a.Prefix, MaxSize: a.MaxSize, Compression: a.Compression}
 	o.EnsureDefaults()
 	if err := o.Validate(); err != nil {
 		return fmt.Errorf("%w: WARC: %w", ErrInvalidOptions, err)

@@ -16,8 +16,9 @@ import (
 // checkArchive validates every WARC file of dir with both readers and
 // compares them with the crawl logs: one response (or revisit) record per
 // fetch logged with a response, one more per robots.txt response, a CDXJ
-// line per response and revisit record, no file left open.
-func checkArchive(t *testing.T, dir string, logs ...string) {
+// line per response and revisit record, no file left open. It returns the
+// records.
+func checkArchive(t *testing.T, dir string, logs ...string) []warctest.Rec {
 	t.Helper()
 	if open, _ := filepath.Glob(filepath.Join(dir, "*.open")); len(open) > 0 {
 		t.Errorf("files left open: %v", open)
@@ -100,6 +101,7 @@ func checkArchive(t *testing.T, dir string, logs ...string) {
 		t.Errorf("%d CDXJ lines, %d response and revisit records", lines, len(pages)+len(robots))
 	}
 	t.Logf("%d files: %v; %d page fetches, %d robots.txt", len(files), types, len(pages), len(robots))
+	return recs
 }
 
 // A crawl of simweb with --warc-dir archives every fetch with a response,

@@ -2,15 +2,19 @@ package crawl
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/sextant-crawler/sextant/extract"
 	"github.com/sextant-crawler/sextant/fetcher"
 	"github.com/sextant-crawler/sextant/frontier"
+	"github.com/sextant-crawler/sextant/internal/warc"
 	"github.com/sextant-crawler/sextant/simweb"
 )
 
@@ -19,10 +23,14 @@ import (
 // tails, warctail.go) and with WARC the pre-tail way (the worker waits for
 // its records holding the host: WARCArchive.WaitInWorker), alternately
 // (off, on, wait, off, on, wait…: the noise of a shared machine hits all
-// three), in the same run. It reports the rates, the ratios to off
-// (target ≥ 0.85 for "ratio"), the CPU time per page of each (the
-// process's, simweb included: the figure a loaded machine disturbs least)
-// and the WARC bytes written per page fetched. Run with -benchtime=1x.
+// three), in the same run; SEXTANT_BENCH_WARC_COMPRESSION=fast,huffman,store
+// replaces the two WARC modes by one per compression setting listed
+// (warcBenchModes). It reports the rates, the ratios to off (target ≥ 0.85
+// for "ratio-warc"), the CPU time per page of each (the process's, simweb
+// included: the figure a loaded machine disturbs least) and the WARC bytes
+// written per page fetched. Each crawl runs under the pprof label
+// warc=MODE; the archive stages carry stage labels (WARCArchive.
+// ProfileLabels, set here). Run with -benchtime=1x.
 // SEXTANT_BENCH_HOSTS sets the web's size, SEXTANT_BENCH_ROUNDS the rounds
 // (default 2), SEXTANT_BENCH_LATENCY (e.g. 20ms) serves every response
 // with simweb's log-normal latency of that median (default none: a
@@ -52,7 +60,7 @@ func BenchmarkCrawlWARC(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer srv.Close()
-	crawl := func(a WARCArchive) (fetches uint64, d, cpu time.Duration) {
+	crawl := func(ctx context.Context, a WARCArchive) (fetches uint64, d, cpu time.Duration) {
 		lf, err := NewSeedFilter(extract.FilterOptions{Scope: extract.ScopeSuffixes, Suffixes: []string{web.Domain()}, MaxRepeatedSegments: -1}, nil)
 		if err != nil {
 			b.Fatal(err)
@@ -68,7 +76,6 @@ func BenchmarkCrawlWARC(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		ctx := context.Background()
 		cpu0, start := cpuTime(), time.Now()
 		if err := n.Seed(ctx, web.Seeds()); err != nil {
 			b.Fatal(err)
@@ -82,43 +89,80 @@ func BenchmarkCrawlWARC(b *testing.B) {
 		}
 		return st.Fetches, time.Since(start), cpuTime() - cpu0
 	}
-	type sum struct {
-		n    uint64
-		d, c time.Duration
-	}
 	for i := 0; i < b.N; i++ {
-		var off, on, wait sum
-		var bytes int64
-		add := func(s *sum, a WARCArchive) {
-			n, d, c := crawl(a)
-			s.n, s.d, s.c = s.n+n, s.d+d, s.c+c
-			fs, _ := filepath.Glob(filepath.Join(a.Dir, "*.warc.gz"))
-			for _, f := range fs {
-				if fi, err := os.Stat(f); err == nil && s == &on {
-					bytes += fi.Size()
+		ms := warcBenchModes(b)
+		for range rounds {
+			for _, m := range ms {
+				a := m.a
+				if m.name != "off" {
+					a.Dir, a.ProfileLabels = b.TempDir(), true
+				}
+				// Labelled so that a CPU profile (-test.cpuprofile) splits by
+				// mode: go tool pprof -tagfocus warc=huffman.
+				pprof.Do(context.Background(), pprof.Labels("warc", m.name), func(ctx context.Context) {
+					n, d, c := crawl(ctx, a)
+					m.n, m.d, m.c = m.n+n, m.d+d, m.c+c
+				})
+				if a.Dir != "" {
+					m.bytes += dirBytes(a.Dir)
 				}
 			}
 		}
-		for range rounds {
-			add(&off, WARCArchive{})
-			add(&on, WARCArchive{Dir: b.TempDir()})
-			add(&wait, WARCArchive{Dir: b.TempDir(), WaitInWorker: true})
+		off := ms[0]
+		rate := func(m *warcBenchMode) float64 { return float64(m.n) / m.d.Seconds() }
+		cpu := func(m *warcBenchMode) float64 { return float64(m.c.Microseconds()) / float64(m.n) }
+		var line strings.Builder
+		for _, m := range ms {
+			suffix := "-" + m.name
+			if m.name != "off" {
+				b.ReportMetric(rate(m)/rate(off), "ratio"+suffix)
+				b.ReportMetric(float64(m.bytes)/float64(m.n), "warc-bytes/page"+suffix)
+			}
+			b.ReportMetric(rate(m), "pages/s"+suffix)
+			b.ReportMetric(cpu(m), "cpu-µs/page"+suffix)
+			fmt.Fprintf(&line, "; %s %d fetches in %v, %d WARC bytes", m.name, m.n, m.d.Round(time.Millisecond), m.bytes)
 		}
-		rate := func(s sum) float64 { return float64(s.n) / s.d.Seconds() }
-		cpu := func(s sum) float64 { return float64(s.c.Microseconds()) / float64(s.n) }
-		b.ReportMetric(rate(off), "pages/s-off")
-		b.ReportMetric(rate(on), "pages/s-warc")
-		b.ReportMetric(rate(wait), "pages/s-warc-wait")
-		b.ReportMetric(rate(on)/rate(off), "ratio")
-		b.ReportMetric(rate(wait)/rate(off), "ratio-wait")
-		b.ReportMetric(float64(bytes)/float64(on.n), "warc-bytes/page")
-		b.ReportMetric(cpu(off), "cpu-µs/page-off")
-		b.ReportMetric(cpu(on), "cpu-µs/page-warc")
-		b.ReportMetric(cpu(wait), "cpu-µs/page-warc-wait")
-		b.Logf("%d hosts, latency %v: %d rounds; without WARC %d fetches in %v, with %d in %v, waiting %d in %v; %d WARC bytes",
-			web.NumHosts(), web.Config().LatencyMedian*time.Duration(btoi(!so.NoLatency)), rounds, off.n, off.d.Round(time.Millisecond),
-			on.n, on.d.Round(time.Millisecond), wait.n, wait.d.Round(time.Millisecond), bytes)
+		b.Logf("%d hosts, latency %v: %d rounds%s", web.NumHosts(), web.Config().LatencyMedian*time.Duration(btoi(!so.NoLatency)), rounds, line.String())
 	}
+}
+
+// warcBenchMode is one way BenchmarkCrawlWARC crawls, and its sums.
+type warcBenchMode struct {
+	name  string
+	a     WARCArchive // Dir set to a fresh directory unless name is "off"
+	n     uint64
+	d, c  time.Duration
+	bytes int64
+}
+
+// warcBenchModes are off, then either "warc" and "warc-wait" at the default
+// compression or, with SEXTANT_BENCH_WARC_COMPRESSION=fast,huffman,store
+// (any of warc.ParseCompression's), one mode per setting, tails on.
+func warcBenchModes(b *testing.B) []*warcBenchMode {
+	ms := []*warcBenchMode{{name: "off"}}
+	env := os.Getenv("SEXTANT_BENCH_WARC_COMPRESSION")
+	if env == "" {
+		return append(ms, &warcBenchMode{name: "warc"}, &warcBenchMode{name: "warc-wait", a: WARCArchive{WaitInWorker: true}})
+	}
+	for _, c := range strings.Split(env, ",") {
+		if _, err := warc.ParseCompression(c); err != nil {
+			b.Fatal(err)
+		}
+		ms = append(ms, &warcBenchMode{name: c, a: WARCArchive{Compression: c}})
+	}
+	return ms
+}
+
+// dirBytes is the size of the WARC files of dir.
+func dirBytes(dir string) int64 {
+	var n int64
+	fs, _ := filepath.Glob(filepath.Join(dir, "*.warc.gz"))
+	for _, f := range fs {
+		if fi, err := os.Stat(f); err == nil {
+			n += fi.Size()
+		}
+	}
+	return n
 }
 
 func btoi(b bool) int {

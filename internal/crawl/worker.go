@@ -325,7 +325,7 @@ func (w *worker) fetch(ctx context.Context, l frontier.Lease, u *urlnorm.URL, ru
 		p.observe = func(e *LogEntry) { w.revisitObserve(e, resp) }
 	}
 	if n.opts.WARC != nil {
-		p.finish = w.startArchive(l.URL, start, resp)
+		p.finish = w.startArchive(ctx, l.URL, start, resp)
 	}
 	p.e.Links = w.routed + len(w.links)
 	if err := w.routeLinks(ctx, childDepth(l.Depth)); err != nil {

@@ -70,6 +70,9 @@ type Options struct {
 	// WARCDir, if set, makes every node archive its fetches as WARC/1.1
 	// files WARCDir/sextant-<node>-*.warc.gz (and .cdxj indexes). Off by default.
 	WARCDir string
+	// WARCCompression is the WARC records' gzip setting
+	// (warc.ParseCompression); default crawl.DefaultOptions'.
+	WARCCompression string
 	// StatusAddr is where the live status pages (one per node, with live
 	// miss-ratio curves) are served; default "127.0.0.1:0"; "off" disables
 	// them. It must be a loopback address unless the operator chooses
@@ -113,6 +116,9 @@ func (o *Options) EnsureDefaults() {
 	if o.StatusAddr == "" {
 		o.StatusAddr = "127.0.0.1:0"
 	}
+	if o.WARCCompression == "" {
+		o.WARCCompression = d.Node.WARCArchive.Compression
+	}
 }
 
 // Validate reports every invalid field.
@@ -132,6 +138,11 @@ func (o *Options) Validate() error {
 	}
 	if d := o.Dispatch; d != "" && d != frontier.DispatchAny && d != frontier.DispatchHostAffine {
 		errs = append(errs, fmt.Errorf("%w: dispatch %q: want %q or %q", ErrInvalidOptions, d, frontier.DispatchAny, frontier.DispatchHostAffine))
+	}
+	if c := o.WARCCompression; c != "" {
+		if _, err := warc.ParseCompression(c); err != nil {
+			errs = append(errs, fmt.Errorf("%w: warc: %w", ErrInvalidOptions, err))
+		}
 	}
 	return errors.Join(errs...)
 }

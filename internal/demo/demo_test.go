@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -136,5 +137,8 @@ func TestDemoSmallWebMatchesOracle(t *testing.T) {
 func TestDemoRejectsBadOptions(t *testing.T) {
 	if _, err := Run(context.Background(), Options{Nodes: 99}, &bytes.Buffer{}); err == nil {
 		t.Fatal("99 nodes accepted")
+	}
+	if _, err := Run(context.Background(), Options{WARCCompression: "0"}, &bytes.Buffer{}); !errors.Is(err, ErrInvalidOptions) {
+		t.Fatalf("WARCCompression 0: %v", err)
 	}
 }

@@ -55,7 +55,7 @@ func startMembers(o Options, web *simweb.Web, srv *simweb.Server, traces *[]*tra
 		if err == nil && o.WARCDir != "" {
 			var w *warc.Writer
 			if err = os.MkdirAll(o.WARCDir, 0o755); err == nil {
-				w, err = warc.NewWriter(warc.Options{Dir: o.WARCDir, NodeID: ids[i], Software: "sextant/" + crawl.Version()})
+				w, err = warc.NewWriter(warc.Options{Dir: o.WARCDir, NodeID: ids[i], Software: "sextant/" + crawl.Version(), Compression: o.WARCCompression})
 			}
 			if err == nil {
 				*warcs = append(*warcs, w)

@@ -208,6 +208,9 @@ type Config struct {
 	WARCPrefix string `json:"warc_prefix,omitempty"`
 	// WARCMetadata adds a metadata record with each page's outlinks.
 	WARCMetadata bool `json:"warc_metadata,omitempty"`
+	// WARCCompression is how WARC records are compressed: fast (the
+	// default), huffman, store or 1-9 (crawl --warc-compression).
+	WARCCompression string `json:"warc_compression,omitempty"`
 	// Revisit makes the crawl continuous (revisit.go): "off" (default),
 	// "adaptive" or an interval such as "24h", as crawl --revisit.
 	// RevisitMin and RevisitMax bound the adaptive interval.
@@ -372,6 +375,7 @@ func (c *Config) Validate() error {
 		bad("peer_cache_size %d < 0", *c.PeerCacheSize)
 	}
 	c.validatePoliteness(bad)
+	c.validateWARC(bad)
 	if !httpguts.ValidHeaderFieldValue(c.UserAgent) {
 		bad("user_agent %q: control characters are not allowed in a header", c.UserAgent)
 	}

@@ -191,6 +191,9 @@ func (c *Config) nodeOptions(lf crawl.LinkFilter, resolve map[string]string) cra
 	if c.WARCMaxSize != 0 {
 		o.WARCArchive.MaxSize = c.WARCMaxSize
 	}
+	if c.WARCCompression != "" {
+		o.WARCArchive.Compression = c.WARCCompression
+	}
 	if c.DUEFlush != nil {
 		o.DUEFlushInterval = time.Duration(*c.DUEFlush)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/sextant-crawler/sextant/frontier"
 	"github.com/sextant-crawler/sextant/internal/termsafe"
+	"github.com/sextant-crawler/sextant/internal/warc"
 )
 
 // validateMembers checks members and that id is one of them.
@@ -62,6 +63,16 @@ func (c *Config) validatePoliteness(bad func(format string, args ...any)) {
 	}
 	if d := c.Dispatch; d != "" && d != frontier.DispatchAny && d != frontier.DispatchHostAffine {
 		bad("dispatch %q: want %q or %q", d, frontier.DispatchAny, frontier.DispatchHostAffine)
+	}
+}
+
+// validateWARC checks the archiving settings that can be checked without
+// their directory.
+func (c *Config) validateWARC(bad func(format string, args ...any)) {
+	if w := c.WARCCompression; w != "" {
+		if _, err := warc.ParseCompression(w); err != nil {
+			bad("warc_compression %q: want fast, huffman, store or 1-9", w)
+		}
 	}
 }
 

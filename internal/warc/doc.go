@@ -12,7 +12,9 @@
 // before a rotation is rewritten by the writer goroutine to name the file
 // it lands in). Every record is its own gzip member,
 // so a file can be read from any record's offset (what CDX indexes rely
-// on).
+// on), compressed as Options.Compression says; "store" writes stored
+// deflate blocks, so its files are .warc.gz like the others, which every
+// reader and the crash repair read alike.
 //
 // WriteFetch writes a response record and its request record (linked by
 // WARC-Concurrent-To), and a metadata record of the page's outlinks if

@@ -126,7 +126,7 @@ func (w *Writer) warcinfo(name string, now time.Time, id string) []byte {
 	}
 	p.digest()
 	var buf bufferWriter
-	if err := compress(&buf, p, w.o.Level); err != nil {
+	if err := compress(&buf, p, w.level); err != nil {
 		panic(err) // writes to memory cannot fail
 	}
 	return buf.b

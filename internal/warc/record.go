@@ -174,7 +174,7 @@ func (w *Writer) startFetch(f Fetch) (func() (Location, error), error) {
 	}
 	for i, p := range ps {
 		buf := bufferWriter{b: getBuf()}
-		level := w.o.Level
+		level := w.level
 		if p == req {
 			level = w.o.RequestLevel
 		}
@@ -254,10 +254,10 @@ func (w *Writer) WriteRecord(r Record) (Location, error) {
 		return Location{}, err
 	}
 	var buf bufferWriter
-	if err := compress(&buf, p, w.o.Level); err != nil {
+	if err := compress(&buf, p, w.level); err != nil {
 		return Location{}, err
 	}
-	j := &job{members: []member{{gz: buf.b, id: p.id, info: info, level: w.o.Level}}}
+	j := &job{members: []member{{gz: buf.b, id: p.id, info: info, level: w.level}}}
 	if err := w.submit(j); err != nil {
 		return Location{}, err
 	}
@@ -293,7 +293,13 @@ func responseHead(proto string, code int, status string, h http.Header) []byte {
 	if reason == "" {
 		reason = http.StatusText(code)
 	}
-	fmt.Fprintf(&b, "%s %d %s\r\n", proto, code, noCRLF(reason))
+	b.Grow(512)
+	b.WriteString(proto)
+	b.WriteByte(' ')
+	b.Write(strconv.AppendInt(b.AvailableBuffer(), int64(code), 10))
+	b.WriteByte(' ')
+	b.WriteString(noCRLF(reason))
+	b.WriteString("\r\n")
 	writeHeader(&b, h, "Transfer-Encoding")
 	return b.Bytes()
 }
@@ -305,9 +311,14 @@ func requestHead(method, rawURL, proto string, h http.Header) []byte {
 		method = http.MethodGet
 	}
 	target, host := requestTarget(rawURL)
-	fmt.Fprintf(&b, "%s %s %s\r\n", method, target, proto)
+	b.Grow(512)
+	for _, s := range []string{method, " ", target, " ", proto, "\r\n"} {
+		b.WriteString(s)
+	}
 	if h.Get("Host") == "" && host != "" {
-		fmt.Fprintf(&b, "Host: %s\r\n", host)
+		b.WriteString("Host: ")
+		b.WriteString(host)
+		b.WriteString("\r\n")
 	}
 	writeHeader(&b, h, "")
 	return b.Bytes()

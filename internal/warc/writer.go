@@ -15,11 +15,12 @@ import (
 // flushes once per batch of queued calls (a record is in the OS before its
 // call returns, so it survives kill -9) and rotates files.
 type Writer struct {
-	o    Options
-	jobs chan *job
-	done chan struct{} // closed when run returns
-	seen *digestMemory
-	dlog *digestLog // the digests of seen, on disk; owned by run
+	o     Options
+	level int // of o.Compression
+	jobs  chan *job
+	done  chan struct{} // closed when run returns
+	seen  *digestMemory
+	dlog  *digestLog // the digests of seen, on disk; owned by run
 	// infoID is the warcinfo record ID of the file the next records go to
 	// (the current one, or the next to open): callers put it in the
 	// records they compress; the writer goroutine renews it at rotation.
@@ -36,7 +37,8 @@ type Writer struct {
 	// Owned by the run goroutine.
 	cur    *file
 	serial int
-	err    error // sticky write error: the file is no longer well-formed
+	err    error  // sticky write error: the file is no longer well-formed
+	cdxBuf []byte // the CDXJ line being written
 }
 
 // NewWriter returns a Writer for o (defaults applied to a copy). Files of
@@ -51,7 +53,8 @@ func NewWriter(o Options) (*Writer, error) {
 	if fi, err := os.Stat(o.Dir); err != nil || !fi.IsDir() {
 		return nil, fmt.Errorf("%w: Dir %q is not a directory", ErrBadOptions, o.Dir)
 	}
-	w := &Writer{o: o, jobs: make(chan *job, o.Queue), done: make(chan struct{})}
+	level, _ := ParseCompression(o.Compression) // validated
+	w := &Writer{o: o, level: level, jobs: make(chan *job, o.Queue), done: make(chan struct{})}
 	if o.RevisitMemory > 0 {
 		w.seen = newDigestMemory(o.RevisitMemory)
 	}
@@ -224,7 +227,8 @@ func (w *Writer) write(j *job) error {
 		j.locs[i] = Location{File: filepath.Base(c.name), Offset: off, Length: int64(len(m.gz)), RecordID: m.id}
 		if m.cdx != nil && c.cbw != nil {
 			m.cdx.offset, m.cdx.length, m.cdx.filename = off, int64(len(m.gz)), filepath.Base(c.name)
-			c.cbw.WriteString(m.cdx.line())
+			w.cdxBuf = m.cdx.appendLine(w.cdxBuf[:0])
+			c.cbw.Write(w.cdxBuf)
 		}
 	}
 	w.mu.Lock()

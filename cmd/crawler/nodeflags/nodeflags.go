@@ -107,6 +107,7 @@ func Add(fs *flag.FlagSet) *NodeFlags {
 	fs.Int64Var(&f.warc.MaxSize, "warc-max-size", d.WARCArchive.MaxSize, "start a new WARC file once one reaches this many bytes")
 	fs.StringVar(&f.warc.Prefix, "warc-prefix", d.WARCArchive.Prefix, "WARC file name prefix (files are PREFIX-NODEID-TIMESTAMP-SERIAL.warc.gz)")
 	fs.BoolVar(&f.warc.Metadata, "warc-metadata", false, "add a metadata record with each page's outlinks")
+	fs.StringVar(&f.warc.Compression, "warc-compression", d.WARCArchive.Compression, "how WARC records are compressed: fast (deflate level 1), huffman (Huffman coding only: less CPU, bigger files), store (no compression, still .warc.gz) or a level 1-9")
 	fs.StringVar(&f.dispatch, "dispatch", fr.Dispatch, "which worker fetches a ready host: any (any free worker) or host-affine (each host bound to one worker by a hash, as Mercator binds a back queue to a thread, so each host's links meet one per-worker front cache; a worker whose own hosts all wait out their delay steals another's ready host, counted)")
 	fs.StringVar(&f.sitemaps, "sitemaps", d.Sitemaps, "read sitemaps: on (robots.txt Sitemap: lines, else /sitemap.xml, once per host; the URLs they list are crawled under the same scope and rules) or off")
 	f.addRevisit(fs)
