@@ -111,7 +111,7 @@ func TestEndToEnd(t *testing.T) {
 		root = "../../.."
 	}
 	o := options{out: out, work: filepath.Join(dir, "work"), root: root, hosts: 8, pages: 120, reps: 1,
-		budget: 10 * time.Minute, workers: 8, nodeWorkers: 3, kinds: []string{"ceiling", "sextant", "sextant-f0", "cluster", "colly", "scrapy", "wget2", "ceiling-https", "sextant-https"},
+		budget: 10 * time.Minute, workers: 8, nodeWorkers: 3, kinds: []string{"ceiling", "sextant", "sextant-f0", "cluster", "colly", "scrapy", "wget2", "ceiling-https", "sextant-https", "sextant-f0-https"},
 		runTimeout: 3 * time.Minute, netns: true}
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()

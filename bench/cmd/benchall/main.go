@@ -60,7 +60,7 @@ func main() {
 	flag.DurationVar(&o.budget, "budget", 20*time.Minute, "wall-clock budget: no new round starts that would not fit")
 	flag.IntVar(&o.workers, "workers", 64, "Sextant workers = colly parallelism = ceiling goroutines")
 	flag.IntVar(&o.nodeWorkers, "node-workers", 0, "workers per cluster node (0: -workers/3 rounded up, the same total)")
-	flag.StringVar(&kinds, "kinds", "ceiling,sextant,sextant-f0,cluster,colly,scrapy,wget2,ceiling-https,sextant-https", "contenders, in the order of a round (ceiling, sextant, sextant-f0, cluster, colly, scrapy, wget2; ceiling-https, sextant-https and sextant-f0-https crawl the same web with HTTPS hosts, served by a second simweb)")
+	flag.StringVar(&kinds, "kinds", "ceiling,sextant,sextant-f0,cluster,colly,scrapy,wget2,ceiling-https,sextant-https,sextant-f0-https", "contenders, in the order of a round (ceiling, sextant, sextant-f0, cluster, colly, scrapy, wget2; ceiling-https, sextant-https and sextant-f0-https crawl the same web with HTTPS hosts, served by a second simweb)")
 	flag.BoolVar(&o.quick, "quick", true, "also run the quick package benchmarks (DUE, cache, cachesim)")
 	flag.BoolVar(&o.profile, "profile", true, "finally crawl the web once more with Sextant under a CPU profiler (bench/cmd/sextantprof) and put the top entries in the report")
 	flag.DurationVar(&o.runTimeout, "run-timeout", 10*time.Minute, "kill a contender run after this long")
