@@ -82,7 +82,8 @@ class SextantBenchSpider(CrawlSpider):
         return self.parse_srcset(response)
 
     # A LinkExtractor takes an attribute's value as one URL; srcset holds a
-    # list ("u 1x, v 2x"), so its candidates are followed here.
+    # list ("u 1x, v 2x"), so its candidates are followed here, and so is a
+    # meta refresh's URL (inside its content attribute: "30; url=/x").
     def parse_srcset(self, response):
         if not isinstance(response, TextResponse):
             return  # an image or media: nothing to parse
