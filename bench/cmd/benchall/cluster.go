@@ -39,7 +39,7 @@ func runCluster(ctx context.Context, o options, e *env, rep int) (r result) {
 	procs := make([]*proc, 0, len(nodes))
 	stopAll := func() {
 		for _, p := range procs {
-			_ = p.cmd.Process.Signal(syscall.SIGTERM)
+			_ = p.Cmd.Process.Signal(syscall.SIGTERM)
 		}
 		for _, p := range procs {
 			if err := p.wait(ctx, 30*time.Second); err != nil && r.Err == "" {
@@ -129,8 +129,8 @@ func waitTerminated(ctx context.Context, o options, dir string, nodes []clusterN
 				return fmt.Errorf("%s: no termination within %v (see %s)", n.id, o.runTimeout, dir)
 			}
 			select {
-			case err := <-procs[i].done:
-				procs[i].done <- err
+			case <-procs[i].Done():
+				err := procs[i].Err()
 				out, _ := os.ReadFile(filepath.Join(dir, n.id+".stdout"))
 				return fmt.Errorf("%s exited before the crawl terminated (%v); the end of %s.stdout:\n%s", n.id, err, filepath.Join(dir, n.id), tail(string(out), 2000))
 			default:

@@ -60,7 +60,7 @@ func main() {
 	flag.DurationVar(&o.budget, "budget", 20*time.Minute, "wall-clock budget: no new round starts that would not fit")
 	flag.IntVar(&o.workers, "workers", 64, "Sextant workers = colly parallelism = ceiling goroutines")
 	flag.IntVar(&o.nodeWorkers, "node-workers", 0, "workers per cluster node (0: -workers/3 rounded up, the same total)")
-	flag.StringVar(&kinds, "kinds", "ceiling,sextant,sextant-f0,cluster,colly,scrapy,wget2,ceiling-https,sextant-https", "contenders, in the order of a round (ceiling, sextant, sextant-f0, cluster, colly, scrapy, wget2; ceiling-https, sextant-https and sextant-f0-https crawl the same web with HTTPS hosts, served by a second simweb)")
+	flag.StringVar(&kinds, "kinds", "ceiling,sextant,sextant-f0,cluster,colly,scrapy,wget2,ceiling-https,sextant-https,sextant-f0-https", "contenders, in the order of a round (ceiling, sextant, sextant-f0, cluster, colly, scrapy, wget2; ceiling-https, sextant-https and sextant-f0-https crawl the same web with HTTPS hosts, served by a second simweb)")
 	flag.BoolVar(&o.quick, "quick", true, "also run the quick package benchmarks (DUE, cache, cachesim)")
 	flag.BoolVar(&o.profile, "profile", true, "finally crawl the web once more with Sextant under a CPU profiler (bench/cmd/sextantprof) and put the top entries in the report")
 	flag.DurationVar(&o.runTimeout, "run-timeout", 10*time.Minute, "kill a contender run after this long")
@@ -89,16 +89,30 @@ func main() {
 }
 
 func run(ctx context.Context, o options) error {
+	rep, err := measure(ctx, o)
+	if err != nil {
+		return err
+	}
+	if err := rep.write(o.out); err != nil {
+		return err
+	}
+	logf("wrote %s in %v", o.out, rep.Elapsed.Round(time.Second))
+	return nil
+}
+
+// measure builds the contenders, serves the web and runs every round (and
+// the quick benchmarks and the profile if asked for): the report run writes.
+func measure(ctx context.Context, o options) (*report, error) {
 	start := time.Now()
 	var err error
 	if o.work, err = filepath.Abs(o.work); err != nil {
-		return err
+		return nil, err
 	}
 	if o.root, err = filepath.Abs(o.root); err != nil {
-		return err
+		return nil, err
 	}
 	if err := os.MkdirAll(o.work, 0o755); err != nil {
-		return err
+		return nil, err
 	}
 	rep := &report{Started: start.UTC(), Opts: o}
 	rep.Machine = machineInfo()
@@ -108,24 +122,24 @@ func run(ctx context.Context, o options) error {
 
 	bins, err := build(ctx, o)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if o.netns {
 		ns, err := setupNetns(fmt.Sprintf("sextant-bench-%d", os.Getpid()))
 		if err != nil {
-			return err
+			return nil, err
 		}
 		nsCur = ns
 		defer func() { nsCur = nil; ns.close() }()
 	}
 	env, err := startEnv(ctx, o, bins)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer env.close()
 	if nsCur != nil {
 		if err := nsCur.writeHosts(env.web.Hosts()); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	rep.Web = env.describe()
@@ -144,7 +158,7 @@ func run(ctx context.Context, o options) error {
 		ran := 0
 		for _, k := range o.kinds {
 			if ctx.Err() != nil {
-				return ctx.Err()
+				return nil, ctx.Err()
 			}
 			if r > 1 && time.Since(start)+last[k]+quickEstimate(o) > o.budget {
 				logf("budget: round %d: skipping %s (its last run took %v)", r, k, last[k].Round(time.Second))
@@ -178,11 +192,7 @@ func run(ctx context.Context, o options) error {
 	}
 	rep.LoadAfter = loadAvg()
 	rep.Elapsed = time.Since(start)
-	if err := rep.write(o.out); err != nil {
-		return err
-	}
-	logf("wrote %s in %v", o.out, rep.Elapsed.Round(time.Second))
-	return nil
+	return rep, nil
 }
 
 func logf(format string, args ...any) {

@@ -9,16 +9,15 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
-	"syscall"
 	"time"
 
-	"golang.org/x/sys/unix"
+	"github.com/sextant-crawler/sextant/bench/internal/harness"
 )
 
 // ErrNetns is returned when the benchmark's network namespace cannot be
-// made or entered (it needs root and iproute2's ip).
+// made (it needs root and iproute2's ip); entering it fails with
+// harness.ErrNetns.
 var ErrNetns = errors.New("benchall: network namespace")
 
 // netns is the private network namespace every contender and simweb run
@@ -81,65 +80,26 @@ func (n *netns) close() {
 // command returns name and args to run inside the namespace (unchanged
 // when n is nil).
 func (n *netns) command(name string, args ...string) (string, []string) {
-	if n == nil {
-		return name, args
-	}
-	return "ip", append([]string{"netns", "exec", n.name, name}, args...)
+	return harness.NetnsCommand(n.nameOf(), name, args...)
 }
 
-// do runs f on an OS thread moved into the namespace: sockets f creates
-// belong to it. The thread is returned to the scheduler only if it could be
-// moved back; otherwise it exits with the goroutine.
-func (n *netns) do(f func() error) error {
-	if n == nil {
-		return f()
-	}
-	errc := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread()
-		self, err := os.Open(fmt.Sprintf("/proc/self/task/%d/ns/net", syscall.Gettid()))
-		if err != nil {
-			errc <- fmt.Errorf("%w: %w", ErrNetns, err)
-			return
-		}
-		defer self.Close()
-		target, err := os.Open(filepath.Join("/run/netns", n.name))
-		if err != nil {
-			errc <- fmt.Errorf("%w: %w", ErrNetns, err)
-			return
-		}
-		defer target.Close()
-		if err := setns(target); err != nil {
-			errc <- err
-			return
-		}
-		err = f()
-		if setns(self) == nil {
-			runtime.UnlockOSThread()
-		}
-		errc <- err
-	}()
-	return <-errc
-}
+// do runs f on an OS thread moved into the namespace (harness.InNetns):
+// sockets f creates belong to it.
+func (n *netns) do(f func() error) error { return harness.InNetns(n.nameOf(), f) }
 
-func setns(f *os.File) error {
-	if err := unix.Setns(int(f.Fd()), unix.CLONE_NEWNET); err != nil {
-		return fmt.Errorf("%w: setns: %w", ErrNetns, err)
+// nameOf is the namespace's name, "" for none (n nil).
+func (n *netns) nameOf() string {
+	if n == nil {
+		return ""
 	}
-	return nil
+	return n.name
 }
 
 // nsClient is an HTTP client whose connections are made inside nsCur (the
 // cluster nodes' /metrics and status pages listen there).
 var nsClient = &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{
 	DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-		var c net.Conn
-		err := nsCur.do(func() (err error) {
-			var d net.Dialer
-			c, err = d.DialContext(ctx, network, addr)
-			return err
-		})
-		return c, err
+		return harness.DialIn(ctx, nsCur.nameOf(), network, addr)
 	},
 	DisableKeepAlives: true,
 }}

@@ -59,6 +59,9 @@ func scrapyArgs(o options, e *env, dir string) []string {
 		// (≈10 pages/s here; docs/bench/peers.md).
 		{"SCHEDULER_PRIORITY_QUEUE", "scrapy.pqueues.DownloaderAwarePriorityQueue"},
 		{"HTTPCACHE_ENABLED", "False"},
+		// A <meta http-equiv=refresh> is a link to Sextant and the oracle,
+		// not a redirect: the middleware dropped the page's other links.
+		{"METAREFRESH_ENABLED", "False"},
 		// One fetch per URL, as the other contenders (a 404 is an answer).
 		{"RETRY_ENABLED", "False"},
 		{"DOWNLOAD_MAXSIZE", strconv.Itoa(16 << 20)},

@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/sextant-crawler/sextant/bench/internal/harness"
 	"github.com/sextant-crawler/sextant/internal/crawl"
 )
 
@@ -115,50 +116,39 @@ var runners = map[string]runner{
 // bench/cmd/rusage, which reports the child's own CPU and peak RSS (see
 // there why the harness cannot take ru_maxrss of its direct children).
 type proc struct {
-	cmd   *exec.Cmd
+	*harness.Proc
 	usage string // rusage's JSON output
-	done  chan error
 }
 
 // usageBin is the rusage wrapper, set by build.
 var usageBin string
 
 func start(ctx context.Context, o options, name, outFile string, args ...string) (*proc, error) {
-	f, err := os.Create(outFile)
+	p := &proc{usage: outFile + ".rusage.json"}
+	_ = os.Remove(p.usage)
+	bin, argv := nsCur.command(usageBin, append([]string{"--out", p.usage, "--", name}, args...)...)
+	hp, err := harness.Start(exec.Command(bin, argv...), outFile)
 	if err != nil {
 		return nil, err
 	}
-	p := &proc{usage: outFile + ".rusage.json", done: make(chan error, 1)}
-	_ = os.Remove(p.usage)
-	bin, argv := nsCur.command(usageBin, append([]string{"--out", p.usage, "--", name}, args...)...)
-	cmd := exec.Command(bin, argv...)
-	cmd.Stdout, cmd.Stderr = f, f
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		f.Close()
-		return nil, err
-	}
-	p.cmd = cmd
-	go func() { err := cmd.Wait(); f.Close(); p.done <- err }()
+	p.Proc = hp
 	_ = ctx
 	return p, nil
 }
 
-// wait waits for p to exit, stopping it on ctx or after the run timeout.
+// wait waits for p to exit, stopping it on ctx or after the run timeout
+// (SIGTERM, forwarded to the contender; SIGKILL to its process group 20 s
+// later).
 func (p *proc) wait(ctx context.Context, timeout time.Duration) error {
+	t := time.NewTimer(timeout)
+	defer t.Stop()
 	select {
-	case err := <-p.done:
-		return err
+	case <-p.Done():
+		return p.Err()
 	case <-ctx.Done():
-	case <-time.After(timeout):
+	case <-t.C:
 	}
-	_ = p.cmd.Process.Signal(syscall.SIGTERM) // forwarded to the contender
-	select {
-	case <-p.done:
-	case <-time.After(20 * time.Second):
-		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL) // its process group
-		<-p.done
-	}
+	_ = p.Stop(syscall.SIGTERM, 20*time.Second)
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}

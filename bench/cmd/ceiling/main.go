@@ -102,8 +102,12 @@ func run(urlsFile, connect, logFile, ua string, workers int, tc *tls.Config) err
 		DisableCompression:  true,
 		MaxConnsPerHost:     1,
 		MaxIdleConnsPerHost: 1,
-		MaxIdleConns:        4 * workers,
-		IdleConnTimeout:     30 * time.Second,
+		// No bound across hosts: the round-robin order visits every other
+		// host between two fetches of one, so a pool smaller than the
+		// number of hosts closed each host's connection before its next
+		// turn (a dial, over TLS a full handshake, per fetch).
+		MaxIdleConns:    0,
+		IdleConnTimeout: 30 * time.Second,
 	}
 	defer tr.CloseIdleConnections()
 	c := &http.Client{Transport: tr, Timeout: time.Minute,

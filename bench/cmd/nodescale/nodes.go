@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/sextant-crawler/sextant/bench/internal/harness"
 	"github.com/sextant-crawler/sextant/internal/nodeconfig"
 )
 
@@ -22,8 +23,7 @@ import (
 type node struct {
 	id, ns, config string
 	cg             *cgroup
-	cmd            *exec.Cmd
-	done           chan error
+	proc           *harness.Proc
 	stdout         string
 	perf           *perfRec
 	nft0           nftCount // its namespace's gRPC bytes and packets sent before the run
@@ -72,40 +72,32 @@ func writeConfigs(o options, w *web, pki, dir string, n int) ([]string, error) {
 // startNode starts a node in its namespace and cgroup: a shell joins the
 // group, then execs `ip netns exec`, which execs the crawler (one pid).
 func startNode(crawler string, nd *node) error {
-	f, err := os.Create(nd.stdout)
+	script := nd.cg.joinScript() + "exec \"$@\""
+	bin, argv := harness.NetnsCommand(nd.ns, crawler, "node", "--config", nd.config)
+	p, err := harness.Start(exec.Command("sh", append([]string{"-c", script, "sh", bin}, argv...)...), nd.stdout)
 	if err != nil {
 		return err
 	}
-	script := nd.cg.joinScript() + "exec \"$@\""
-	bin, argv := nsCommand(nd.ns, crawler, "node", "--config", nd.config)
-	nd.cmd = exec.Command("sh", append([]string{"-c", script, "sh", bin}, argv...)...)
-	nd.cmd.Stdout, nd.cmd.Stderr = f, f
-	nd.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := nd.cmd.Start(); err != nil {
-		f.Close()
-		return err
-	}
-	nd.done = make(chan error, 1)
-	go func() { err := nd.cmd.Wait(); f.Close(); nd.done <- err }()
-	return waitExec(nd.cmd.Process.Pid, crawler, nd.done)
+	nd.proc = p
+	return waitExec(p, crawler)
 }
 
-// waitExec waits until pid runs the crawler binary (after the shell's and
+// waitExec waits until p runs the crawler binary (after the shell's and
 // ip's execs), so that a profiler attached next sees the node from its
 // start.
-func waitExec(pid int, crawler string, done chan error) error {
+func waitExec(p *harness.Proc, crawler string) error {
 	want, err := filepath.EvalSymlinks(crawler)
 	if err != nil {
 		return err
 	}
+	pid := p.Cmd.Process.Pid
 	for range 2000 {
 		if exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid)); err == nil && exe == want {
 			return nil
 		}
 		select {
-		case err := <-done:
-			done <- err
-			return fmt.Errorf("node exited at start: %v", err)
+		case <-p.Done():
+			return fmt.Errorf("node exited at start: %v", p.Err())
 		case <-time.After(time.Millisecond):
 		}
 	}
@@ -114,27 +106,20 @@ func waitExec(pid int, crawler string, done chan error) error {
 
 // stop sends SIGTERM and waits (SIGKILL to the group after 30 s).
 func (nd *node) stop() error {
-	if nd.cmd == nil || nd.cmd.Process == nil {
+	if nd.proc == nil {
 		return nil
 	}
-	_ = nd.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case err := <-nd.done:
-		nd.done <- err
-		return nil
-	case <-time.After(30 * time.Second):
-		_ = syscall.Kill(-nd.cmd.Process.Pid, syscall.SIGKILL)
-		err := <-nd.done
-		nd.done <- err
-		return fmt.Errorf("%s: killed after 30 s: %v", nd.id, err)
+	if err := nd.proc.Stop(syscall.SIGTERM, 30*time.Second); err != nil {
+		return fmt.Errorf("%s: %w", nd.id, err)
 	}
+	return nil
 }
 
 // metrics scrapes the node's /metrics inside its namespace.
 func (nd *node) metrics(ctx context.Context) (string, error) {
 	c := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{
 		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-			return nsDial(ctx, nd.ns, network, addr)
+			return harness.DialIn(ctx, nd.ns, network, addr)
 		},
 		DisableKeepAlives: true,
 	}}
@@ -165,8 +150,8 @@ func waitTerminated(ctx context.Context, nodes []*node, timeout time.Duration) e
 				return fmt.Errorf("%s: no termination within %v (see %s)", nd.id, timeout, nd.stdout)
 			}
 			select {
-			case err := <-nd.done:
-				nd.done <- err
+			case <-nd.proc.Done():
+				err := nd.proc.Err()
 				out, _ := os.ReadFile(nd.stdout)
 				return fmt.Errorf("%s exited before the crawl terminated (%v): %s", nd.id, err, tail(string(out), 1500))
 			default:

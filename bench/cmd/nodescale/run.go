@@ -86,7 +86,7 @@ func runN(ctx context.Context, o options, t *topology, w *web, pki string, n, re
 			return r
 		}
 		if o.perfHz > 0 {
-			if nd.perf, err = startPerf(t.perfCG, nd.cmd.Process.Pid, o.perfHz, filepath.Join(dir, nd.id+".perf"), filepath.Join(dir, nd.id+".perf.log")); err != nil {
+			if nd.perf, err = startPerf(t.perfCG, nd.proc.Cmd.Process.Pid, o.perfHz, filepath.Join(dir, nd.id+".perf"), filepath.Join(dir, nd.id+".perf.log")); err != nil {
 				r.Err = err.Error()
 				stopAll(nodes, &r)
 				return r

@@ -1,19 +1,12 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
-	"syscall"
-
-	"golang.org/x/sys/unix"
 )
 
 // ErrTopology is returned when the namespaces, links or shaping of a run
@@ -200,48 +193,4 @@ func (t *topology) close() {
 	for _, ns := range append(append([]string{}, t.nodes...), t.web, t.router) {
 		_ = exec.Command("ip", "netns", "del", ns).Run()
 	}
-}
-
-// command returns name and args to run inside namespace ns.
-func nsCommand(ns, name string, args ...string) (string, []string) {
-	return "ip", append([]string{"netns", "exec", ns, name}, args...)
-}
-
-// nsDial dials addr from inside namespace ns (the nodes' metrics listen on
-// their namespace's loopback): the socket is made on an OS thread moved
-// into ns, which is returned to the scheduler only if it could be moved
-// back.
-func nsDial(ctx context.Context, ns, network, addr string) (net.Conn, error) {
-	type res struct {
-		c   net.Conn
-		err error
-	}
-	rc := make(chan res, 1)
-	go func() {
-		runtime.LockOSThread()
-		self, err := os.Open(fmt.Sprintf("/proc/self/task/%d/ns/net", syscall.Gettid()))
-		if err != nil {
-			rc <- res{nil, err}
-			return
-		}
-		defer self.Close()
-		target, err := os.Open(filepath.Join("/run/netns", ns))
-		if err != nil {
-			rc <- res{nil, err}
-			return
-		}
-		defer target.Close()
-		if err := unix.Setns(int(target.Fd()), unix.CLONE_NEWNET); err != nil {
-			rc <- res{nil, fmt.Errorf("%w: setns: %w", ErrTopology, err)}
-			return
-		}
-		var d net.Dialer
-		c, err := d.DialContext(ctx, network, addr)
-		if unix.Setns(int(self.Fd()), unix.CLONE_NEWNET) == nil {
-			runtime.UnlockOSThread()
-		}
-		rc <- res{c, err}
-	}()
-	r := <-rc
-	return r.c, r.err
 }

@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/sextant-crawler/sextant/bench/internal/harness"
 	"github.com/sextant-crawler/sextant/bench/internal/procstat"
 	"github.com/sextant-crawler/sextant/simweb"
 )
@@ -43,7 +44,7 @@ func startWeb(ctx context.Context, o options, crawler, ns string) (w *web, err e
 		return nil, err
 	}
 	w.cg = cg
-	bin, argv := nsCommand(ns, crawler, args...)
+	bin, argv := harness.NetnsCommand(ns, crawler, args...)
 	w.cmd = exec.Command("sh", append([]string{"-c", cg.joinScript() + "exec \"$@\"", "sh", bin}, argv...)...)
 	w.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	stdout, err := w.cmd.StdoutPipe()
