@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"sort"
 	"strconv"
 	"strings"
 	"text/template"
@@ -23,47 +24,64 @@ type span struct{ Lo, Hi float64 }
 // of their results.
 func (d *data) funcs() template.FuncMap {
 	return template.FuncMap{
-		"pct":        func(f float64) string { return strconv.FormatFloat(100*f, 'f', 1, 64) + "%" },
-		"pts":        signed,
-		"frac":       func(f float64) string { return strconv.FormatFloat(f, 'f', 2, 64) },
-		"pts1":       func(f float64) string { return strconv.FormatFloat(f, 'f', 1, 64) },
-		"x":          func(f float64) string { return strconv.FormatFloat(f, 'f', 1, 64) + "×" },
-		"num":        groupDigits,
-		"ns":         func(f float64) string { return strconv.FormatFloat(f, 'f', 0, 64) },
-		"kexp":       kexp,
-		"abs":        math.Abs,
-		"rate":       func(f, a string, k int) (float64, error) { p, err := d.at(f, a, k); return p.rate, err },
-		"requests":   d.requests,
-		"distinct":   d.distinct,
-		"share":      func(a, b uint64) float64 { return float64(a) / float64(b) },
-		"has":        d.has,
-		"exists":     d.exists,
-		"curveTable": d.curveTable,
-		"devTable":   d.devTable,
-		"maxGap":     d.maxGap,
-		"gapRange":   d.gapRange,
-		"ratioRange": d.ratioRange,
-		"firstK":     d.firstK,
-		"minOver":    d.minOver,
-		"pw":         d.perWorker,
-		"json":       d.jsonNum,
-		"jsonAt":     d.jsonAt,
-		"pwa":        d.pwAlgo,
-		"jsonTrue":   d.jsonTrue,
-		"bench":      func(name string) (float64, error) { s, err := d.benchSamples(name); return median(s), err },
-		"ints":       ints,
-		"div":        func(a, b float64) float64 { return a / b },
-		"sub":        func(a, b float64) float64 { return a - b },
-		"hit":        func(f float64) float64 { return 1 - f },
-		"list":       func(s ...string) []string { return s },
-		"fields":     strings.Fields,
-		"mul":        func(a string, b int) int { return atoi(a) * b },
-		"ksOf":       d.ksOf,
-		"fileGap":    d.fileGap,
-		"pwGap":      d.pwGap,
-		"minRate":    d.minRate,
-		"worstGap":   d.worstGap,
-		"float":      func(v any) float64 { f, _ := strconv.ParseFloat(fmt.Sprint(v), 64); return f },
+		"pct":          func(f float64) string { return strconv.FormatFloat(100*f, 'f', 1, 64) + "%" },
+		"pts":          signed,
+		"frac":         func(f float64) string { return strconv.FormatFloat(f, 'f', 2, 64) },
+		"pts1":         func(f float64) string { return strconv.FormatFloat(f, 'f', 1, 64) },
+		"x":            func(f float64) string { return strconv.FormatFloat(f, 'f', 1, 64) + "×" },
+		"num":          groupDigits,
+		"ns":           func(f float64) string { return strconv.FormatFloat(f, 'f', 0, 64) },
+		"kexp":         kexp,
+		"abs":          math.Abs,
+		"rate":         func(f, a string, k int) (float64, error) { p, err := d.at(f, a, k); return p.rate, err },
+		"requests":     d.requests,
+		"distinct":     d.distinct,
+		"share":        func(a, b uint64) float64 { return float64(a) / float64(b) },
+		"has":          d.has,
+		"exists":       d.exists,
+		"curveTable":   d.curveTable,
+		"devTable":     d.devTable,
+		"maxGap":       d.maxGap,
+		"gapRange":     d.gapRange,
+		"ratioRange":   d.ratioRange,
+		"firstK":       d.firstK,
+		"minOver":      d.minOver,
+		"pw":           d.perWorker,
+		"json":         d.jsonNum,
+		"jsonAt":       d.jsonAt,
+		"pwa":          d.pwAlgo,
+		"jsonTrue":     d.jsonTrue,
+		"bench":        func(name string) (float64, error) { s, err := d.benchSamples(name); return median(s), err },
+		"ints":         ints,
+		"div":          func(a, b float64) float64 { return a / b },
+		"sub":          func(a, b float64) float64 { return a - b },
+		"hit":          func(f float64) float64 { return 1 - f },
+		"list":         func(s ...string) []string { return s },
+		"fields":       strings.Fields,
+		"mul":          func(a string, b int) int { return atoi(a) * b },
+		"ksOf":         d.ksOf,
+		"fileGap":      d.fileGap,
+		"pwGap":        d.pwGap,
+		"minRate":      d.minRate,
+		"worstGap":     d.worstGap,
+		"float":        func(v any) float64 { f, _ := strconv.ParseFloat(fmt.Sprint(v), 64); return f },
+		"pctShort":     func(f float64) string { return strconv.FormatFloat(100*f, 'f', -1, 64) + "%" },
+		"kcols":        func(ks string) (string, error) { return cols(ks, kexp) },
+		"ncols":        func(ks string) (string, error) { return cols(ks, strconv.Itoa) },
+		"imul":         func(a, b int) int { return a * b },
+		"idiv":         func(a, b int) int { return a / b },
+		"int":          func(v float64) int { return int(math.Round(v)) },
+		"upper":        strings.ToUpper,
+		"lowestOver":   d.lowestOver,
+		"add":          func(a, b float64) float64 { return a + b },
+		"jsonHas":      func(file, field string) bool { j, err := d.json(file); return err == nil && j[field] != nil },
+		"ksList":       d.ks,
+		"last":         func(s []int) int { return s[len(s)-1] },
+		"algos":        d.algos,
+		"pwMin":        d.pwMin,
+		"must":         must,
+		"benchSamples": d.benchSamples,
+		"jsonRange":    d.jsonRange,
 	}
 }
 
@@ -101,6 +119,33 @@ func kexp(k int) string {
 		return "2^" + strconv.Itoa(bits.TrailingZeros(uint(k)))
 	}
 	return strconv.Itoa(k)
+}
+
+// must fails the rendering when a fact the template assumes (a run
+// parameter it names) disagrees with the data.
+func must(ok bool, msg string) (string, error) {
+	if !ok {
+		return "", fmt.Errorf("%w: %s", ErrNoData, msg)
+	}
+	return "", nil
+}
+
+// cols writes the header cells of a table over the sizes ks ("floor" as
+// is), each formatted by f: " 2^8 | 2^10 | floor |".
+func cols(ks string, f func(int) string) (string, error) {
+	var b strings.Builder
+	for _, s := range strings.Split(ks, ",") {
+		if s == "floor" {
+			b.WriteString(" floor |")
+			continue
+		}
+		k, err := strconv.Atoi(s)
+		if err != nil {
+			return "", err
+		}
+		b.WriteString(" " + f(k) + " |")
+	}
+	return b.String(), nil
 }
 
 // ints parses "8,16,32" for the template.
@@ -277,6 +322,35 @@ func (d *data) minOver(file string, kmax int, algos ...string) (float64, error) 
 		}
 	}
 	return best, nil
+}
+
+// algos lists the algorithms of a results.csv.
+func (d *data) algos(file string) ([]string, error) {
+	c, err := d.curve(file)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for a := range c {
+		out = append(out, a)
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// lowestOver is the algorithm with the lowest miss rate at some size ≤ kmax.
+func (d *data) lowestOver(file string, kmax int, algos ...string) (string, error) {
+	best, name := math.Inf(1), ""
+	for _, a := range algos {
+		r, err := d.minOver(file, kmax, a)
+		if err != nil {
+			return "", err
+		}
+		if r < best {
+			best, name = r, a
+		}
+	}
+	return name, nil
 }
 
 // perWorker is the miss rate of a perworker.csv row.
