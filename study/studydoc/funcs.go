@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
-	"sort"
 	"strconv"
 	"strings"
 	"text/template"
@@ -119,33 +118,6 @@ func kexp(k int) string {
 		return "2^" + strconv.Itoa(bits.TrailingZeros(uint(k)))
 	}
 	return strconv.Itoa(k)
-}
-
-// must fails the rendering when a fact the template assumes (a run
-// parameter it names) disagrees with the data.
-func must(ok bool, msg string) (string, error) {
-	if !ok {
-		return "", fmt.Errorf("%w: %s", ErrNoData, msg)
-	}
-	return "", nil
-}
-
-// cols writes the header cells of a table over the sizes ks ("floor" as
-// is), each formatted by f: " 2^8 | 2^10 | floor |".
-func cols(ks string, f func(int) string) (string, error) {
-	var b strings.Builder
-	for _, s := range strings.Split(ks, ",") {
-		if s == "floor" {
-			b.WriteString(" floor |")
-			continue
-		}
-		k, err := strconv.Atoi(s)
-		if err != nil {
-			return "", err
-		}
-		b.WriteString(" " + f(k) + " |")
-	}
-	return b.String(), nil
 }
 
 // ints parses "8,16,32" for the template.
@@ -322,35 +294,6 @@ func (d *data) minOver(file string, kmax int, algos ...string) (float64, error) 
 		}
 	}
 	return best, nil
-}
-
-// algos lists the algorithms of a results.csv.
-func (d *data) algos(file string) ([]string, error) {
-	c, err := d.curve(file)
-	if err != nil {
-		return nil, err
-	}
-	var out []string
-	for a := range c {
-		out = append(out, a)
-	}
-	sort.Strings(out)
-	return out, nil
-}
-
-// lowestOver is the algorithm with the lowest miss rate at some size ≤ kmax.
-func (d *data) lowestOver(file string, kmax int, algos ...string) (string, error) {
-	best, name := math.Inf(1), ""
-	for _, a := range algos {
-		r, err := d.minOver(file, kmax, a)
-		if err != nil {
-			return "", err
-		}
-		if r < best {
-			best, name = r, a
-		}
-	}
-	return name, nil
 }
 
 // perWorker is the miss rate of a perworker.csv row.
