@@ -79,6 +79,8 @@ func (d *data) funcs() template.FuncMap {
 		"algos":        d.algos,
 		"pwMin":        d.pwMin,
 		"must":         must,
+		"pwRequests":   d.pwRequests,
+		"stepDone":     d.stepDone,
 		"benchSamples": d.benchSamples,
 		"jsonRange":    d.jsonRange,
 	}

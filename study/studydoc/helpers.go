@@ -63,3 +63,35 @@ func (d *data) lowestOver(file string, kmax int, algos ...string) (string, error
 	}
 	return name, nil
 }
+
+// pwRequests is the trace length behind a perworker.csv (its first row's
+// requests): equal to the sweep's when both replayed the same trace.
+func (d *data) pwRequests(file string) (uint64, error) {
+	rows, err := d.rows(file)
+	if err != nil {
+		return 0, err
+	}
+	if len(rows) == 0 {
+		return 0, fmt.Errorf("%w: %s is empty", ErrNoData, file)
+	}
+	return strconv.ParseUint(rows[0]["requests"], 10, 64)
+}
+
+// stepDone is when study/run.sh last finished step (its steps.csv: step,
+// finished, load), or "" if steps.csv does not record it.
+func (d *data) stepDone(step string) string {
+	if !d.exists("steps.csv") {
+		return ""
+	}
+	rows, err := d.rows("steps.csv")
+	if err != nil {
+		return ""
+	}
+	last := ""
+	for _, r := range rows {
+		if r["step"] == step {
+			last = r["finished"]
+		}
+	}
+	return last
+}
