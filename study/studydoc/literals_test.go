@@ -206,3 +206,31 @@ func TestTemplateLiterals(t *testing.T) {
 		t.Errorf("literals = %q", got)
 	}
 }
+
+// Every results.csv that study/run.sh makes with $ALGOS holds every policy
+// of $ALGOS: a CSV made by another command (the first study's polite-order
+// CSVs held only lru, min and static) fails here.
+func TestCSVsHoldEveryPolicy(t *testing.T) {
+	runSh, err := os.ReadFile("../run.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^ALGOS=(\S+)$`).FindSubmatch(runSh)
+	if m == nil {
+		t.Fatal("study/run.sh sets no ALGOS")
+	}
+	algos := strings.Split(string(m[1]), ",")
+	dirs := []string{"order-bfs", "order-inlinks", "order-random", "order-polite-bfs", "order-polite-inlinks",
+		"order-polite-random", "wiki", "simweb1-default", "simweb1-nav6", "simweb1-wiki-like"}
+	if d := newData("../../docs/caching-study"); d.has("sweep-full/results.csv", "clock-exact") {
+		dirs = append(dirs, "sweep-full", "sweep-cross") // regenerated with $ALGOS
+	}
+	d := newData("../../docs/caching-study")
+	for _, dir := range dirs {
+		for _, a := range algos {
+			if !d.has(dir+"/results.csv", a) {
+				t.Errorf("docs/caching-study/%s/results.csv has no %s: not made by study/run.sh", dir, a)
+			}
+		}
+	}
+}
