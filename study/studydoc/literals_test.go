@@ -50,16 +50,8 @@ var allowedLiterals = []literal{
 	{"87.4", "this study: 68.3%, 75.6%, 87.4%)", issue, "", ""},
 	{"2", "issue's 2 × 10⁶", issue, "", ""},
 	{"10", "issue's 2 × 10⁶", issue, "", ""},
-	// The large crawl's configuration where crawl-summary.json does not
-	// carry it (the first run's summary had no flags).
-	{"3", "-node Sextant crawl of simweb", runsh, "study/tracecrawl/main.go", `flag.Int("nodes", 3,`},
-	{"3", "⁂ 3-node", runsh, "study/tracecrawl/main.go", `flag.Int("nodes", 3,`},
-	{"32", "loopback cluster as the demo (32 workers per node", runsh, "study/tracecrawl/main.go", `flag.Int("workers", 32,`},
-	{"512", "512-entry CLOCK front cache per worker", code, "internal/crawl/defaults.go", "CachePerWorker:   512,"},
+	// The large crawl's configuration that crawl-summary.json does not carry.
 	{"4096", "4096-entry per-peer caches", code, "internal/crawl/defaults.go", "PeerCacheSize: 4096,"},
-	{"1000", "per-host budget 1000", code, "internal/crawl/defaults.go", "const maxPages = 1000"},
-	{"10 400", "10 400 hosts and 520 000 articles", runsh, "study/run.sh", "HOSTS=10400 PAGES=520000"},
-	{"520 000", "10 400 hosts and 520 000 articles", runsh, "study/run.sh", "HOSTS=10400 PAGES=520000"},
 	// The other runs' parameters.
 	{"2 000", "crawls simweb (2 000 hosts, 100 000 articles", runsh, "study/run.sh", "order --hosts 2000 --pages 100000"},
 	{"100 000", "crawls simweb (2 000 hosts, 100 000 articles", runsh, "study/run.sh", "order --hosts 2000 --pages 100000"},
