@@ -27,6 +27,10 @@ go build -o "$BIN/crawler" ./cmd/crawler
 go build -o "$BIN/tracecrawl" ./study/tracecrawl
 go build -o "$BIN/cachestudy" ./study/cachestudy
 has() { case " $STEPS " in *" $1 "*) return 0 ;; esac; return 1; }
+stamp() { # a step finished: steps.csv (step,finished,load) gives the document its regeneration status
+	[ -f "$OUT/steps.csv" ] || echo "step,finished,load" >"$OUT/steps.csv"
+	echo "$1,$(date -u +%Y-%m-%dT%H:%MZ),$(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo -1)" >>"$OUT/steps.csv"
+}
 keep() { # keep the CSV and the PNGs of a cachesim/cachestudy output dir
 	mkdir -p "$OUT/$2"
 	cp "$1"/*.csv "$1"/*.png "$OUT/$2/"
@@ -39,6 +43,7 @@ if has crawl; then
 	"$BIN/tracecrawl" --hosts $HOSTS --pages $PAGES --no-pathologies --data "$DATA/big" | tee "$DATA/big.log"
 	cp "$DATA/big/summary.json" "$OUT/crawl-summary.json"
 	uptime
+	stamp crawl
 fi
 
 # 2. Item 1: all six algorithms, k = 2^0 … 2^25, full trace and cross subtrace of node-0.
@@ -48,6 +53,7 @@ if has sweep; then
 			--out "$DATA/sweep-$t" | tee "$DATA/sweep-$t.log"
 		keep "$DATA/sweep-$t" "sweep-$t"
 	done
+	stamp sweep
 fi
 
 # 3. Item 2: W per-worker caches of k/W vs one cache of k (and the sharded shared cache).
@@ -57,6 +63,7 @@ if has perworker; then
 			--ws 1,8,32,64,500 --algos clock --kmax 25 --out "$DATA/perworker-$t"
 		keep "$DATA/perworker-$t" "perworker-$t"
 	done
+	stamp perworker
 fi
 
 # 4. Item 3: crawl order (offline crawl of simweb through its generator), without and with
@@ -78,6 +85,7 @@ if has order; then
 	"$BIN/cachestudy" plot --algo lru --title "LRU by crawl order, without and with politeness (simweb 2000 hosts, 204 669 URLs)" \
 		--out "$DATA/order-lru" $args
 	mkdir -p "$OUT/order-lru" && cp "$DATA/order-lru"/*.png "$OUT/order-lru/"
+	stamp order
 fi
 
 # 5. Item 4: the real wiki mirror against simweb, default and with the new knobs.
@@ -99,6 +107,7 @@ if has wiki; then
 	done
 	"$BIN/cachestudy" plot --algo lru --title "LRU: wiki mirror vs one-host simweb" --out "$DATA/wiki-lru" $args
 	mkdir -p "$OUT/wiki-lru" && cp "$DATA/wiki-lru"/*.png "$OUT/wiki-lru/"
+	stamp wiki
 fi
 
 # 6. Item 2, live: per-worker caches (P × 32 workers) vs one shared cache of 32·P per node,
@@ -127,6 +136,7 @@ if has live; then
 				--report-json "$OUT/live/livew-$w-$mode.json" | tail -12
 		done
 	done
+	stamp live
 fi
 
 # 7. ns per lookup: per-worker caches vs cache.NewShared under W goroutines.
@@ -134,6 +144,7 @@ if has bench; then
 	uptime
 	go test ./study/cachestudy -run '^$' -bench Lookup -benchtime 1000000x -count 5 | tee "$OUT/bench-lookup.txt"
 	uptime
+	stamp bench
 fi
 
 # 8. Issue 30: the production CLOCK against exact CLOCK on a live crawl's traces, from a
@@ -147,6 +158,7 @@ if has clocksmall; then
 		mkdir -p "$OUT/clock-small-$t" && cp "$DATA/clock-small-$t/results.csv" "$OUT/clock-small-$t/"
 	done
 	cp "$DATA/small/summary.json" "$OUT/clock-small-full/crawl-summary.json"
+	stamp clocksmall
 fi
 
 # 9. Issue 30: host-affine dispatch in simulation. An offline polite BFS crawl of simweb; every
@@ -160,6 +172,7 @@ if has dispatch; then
 		"$BIN/cachestudy" dispatch --hosts 2000 --pages 100000 --polite 256 --workers 32 --max-pages ${v#*:} \
 			--algos lru,clock --ks 4096,8192,16384,32768,65536,262144 --out "$OUT/$name"
 	done
+	stamp dispatch
 fi
 
 # 10. Issue 30, live: --dispatch any vs host-affine, per-worker caches (512 × 32 per node).
@@ -182,6 +195,7 @@ if has livedispatch; then
 		"$BIN/crawler" demo --status off --progress 30s --hosts 100 --pages 3000 --dispatch $d \
 			--report-json "$OUT/live-dispatch/web100-$d.json" | tail -n 14
 	done
+	stamp livedispatch
 fi
 
 # 11. Fill the document from the data.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 )
@@ -53,4 +54,39 @@ func (d *data) jsonTrue(file, field string) (bool, error) {
 		return false, fmt.Errorf("%w: %s: %s", ErrNoData, file, field)
 	}
 	return v, nil
+}
+
+// pwMin is the lowest miss rate of a perworker.csv row set over all sizes.
+func (d *data) pwMin(file string, workers int, assignment string) (float64, error) {
+	rows, err := d.rows(file)
+	if err != nil {
+		return 0, err
+	}
+	best, n := 2.0, 0
+	for _, r := range rows {
+		if r["workers"] == strconv.Itoa(workers) && r["assignment"] == assignment {
+			v, err := strconv.ParseFloat(r["miss_rate"], 64)
+			if err != nil {
+				return 0, fmt.Errorf("studydoc: %s: %w", file, err)
+			}
+			best, n = min(best, v), n+1
+		}
+	}
+	if n == 0 {
+		return 0, fmt.Errorf("%w: %s W=%d %s", ErrNoData, file, workers, assignment)
+	}
+	return best, nil
+}
+
+// jsonRange is the range of a top-level number over JSON files.
+func (d *data) jsonRange(field string, files ...string) (span, error) {
+	s := span{Lo: math.Inf(1), Hi: math.Inf(-1)}
+	for _, f := range files {
+		v, err := d.jsonNum(f, field)
+		if err != nil {
+			return span{}, err
+		}
+		s.Lo, s.Hi = min(s.Lo, v), max(s.Hi, v)
+	}
+	return s, nil
 }

@@ -71,6 +71,9 @@ func main() {
 			*budget = 1_000_000
 		}
 	}
+	shape = map[string]any{"hosts": *hosts, "pages": *pages, "nodes": *nodes, "workers": *workers,
+		"cache_per_worker": *cacheW, "cache_shared": *shared, "no_pathologies": *noPath, "dir": *dir,
+		"max_pages_per_host": *budget, "seed": *seed}
 	if err := run(ctx, *oracle, *budget, *hosts, *pages, *seed, *noPath, *locality, *dir, *nodes, *workers, *cacheW, *shared, *data); err != nil {
 		fmt.Fprintln(os.Stderr, "tracecrawl:", err)
 		os.Exit(1)
@@ -217,6 +220,7 @@ func run(ctx context.Context, oracle bool, budget, hosts, pages int, seed uint64
 	if err != nil {
 		return err
 	}
+	shape["loadavg_start"] = loadavg()
 	start := time.Now()
 	if err := crawlAll(ctx, ms, seeds, expect, start); err != nil {
 		return err
@@ -366,11 +370,33 @@ func crawlAll(ctx context.Context, ms []*crawl.Member, seeds []string, expect in
 
 // writeSummary records the crawl's counts as JSON, so that the study's
 // document can state them from data (study/studydoc).
+// shape is the run's flags (and the machine's load at the start), copied
+// into summary.json so that the document's run parameters are generated too.
+var shape = map[string]any{}
+
+// loadavg is /proc/loadavg's 1-minute figure, or -1 where it cannot be read.
+func loadavg() float64 {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return -1
+	}
+	var l float64
+	if _, err := fmt.Sscanf(string(b), "%f", &l); err != nil {
+		return -1
+	}
+	return l
+}
+
 func writeSummary(path string, fetches uint64, seconds float64, hits, misses uint64) error {
-	b, err := json.MarshalIndent(map[string]any{
+	m := map[string]any{
 		"fetches": fetches, "elapsed_seconds": seconds,
 		"front_cache_hits": hits, "front_cache_misses": misses,
-	}, "", "  ")
+		"loadavg_end": loadavg(),
+	}
+	for k, v := range shape {
+		m[k] = v
+	}
+	b, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
 		return err
 	}
