@@ -345,6 +345,11 @@ func (m *Member) commit(ctx context.Context, v hostsplit.View, lost []hostsplit.
 	if err := m.handoff(ctx, v.Epoch); err != nil {
 		return err
 	}
+	// The hosts handed over took their queued URLs along, and with them
+	// any count of failed attempts: forget those here (fetchretry.go).
+	if sp := m.Node.opts.Splitter; sp != nil {
+		m.Node.retry.forgetMoved(sp.IsLocal)
+	}
 	// What this node had told a member lost with its disk is re-sent to
 	// the new owners of its hosts; a graceful leaver's hand-off carried
 	// what it knew, so what it was told is forgotten.

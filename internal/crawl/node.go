@@ -65,6 +65,7 @@ type Node struct {
 	warcOwn *warc.Writer          // opened by the node (Options.WARCArchive)
 	rv      *revisit.Store        // Options.Revisit's schedule (revisit.go); nil: off
 	tails   tails                 // ends of archived page fetches (warctail.go)
+	retry   fetchRetry            // URLs to fetch again after a timeout (fetchretry.go)
 }
 
 // Open opens (or resumes) a node in opts.DataDir.
