@@ -75,6 +75,7 @@ type elastic struct {
 	changed   chan struct{} // closed and replaced when phase changes
 	running   bool          // Node.Run is running
 	stopped   chan struct{} // closed and replaced when running becomes false
+	claims    fetchClaims   // workers processing a URL (elastic_claim.go)
 	handoff   HandoffStats
 	commitMu  sync.Mutex // serialises COMMIT work
 	logPath   string
@@ -300,6 +301,13 @@ func (m *Member) prepare(ctx context.Context, v hostsplit.View, deadline time.Ti
 	m.el.mu.Unlock()
 	select {
 	case <-stopped:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	// And for any worker that claimed a URL before the phase changed, had
+	// Run not started its workers yet (elastic_claim.go).
+	select {
+	case <-m.claimsEnded():
 	case <-ctx.Done():
 		return ctx.Err()
 	}

@@ -120,9 +120,19 @@ func (w *worker) loop(ctx context.Context) error {
 				return nil
 			}
 		}
+		if !w.n.claimFetch() {
+			// A membership change began (PREPARE, elastic_claim.go): no
+			// request to a host that may move; the URL goes back and the
+			// worker stops, as Run will stop the others.
+			if err := w.n.fr.Done(l, frontier.Result{Requeue: true}); err != nil {
+				return fmt.Errorf("crawl: frontier done: %w", err)
+			}
+			return nil
+		}
 		w.n.busy.Add(1)
 		w.rv = rvFetch{}
 		res, err := w.process(ctx, l)
+		w.n.endClaim()
 		if w.handed {
 			w.handed = false
 			continue
