@@ -26,13 +26,19 @@ func TestPrepareWaitsForWorkersAboutToStart(t *testing.T) {
 	testHookBeforeWorkers = func(*Member) {
 		once1.Do(func() {
 			close(before)
-			<-release
+			select { // ctx: a failed test does not leave Run stuck
+			case <-release:
+			case <-ctx.Done():
+			}
 		})
 	}
 	testHookWorkersStarted = func(*Member) {
 		once2.Do(func() {
 			close(started)
-			<-check
+			select {
+			case <-check:
+			case <-ctx.Done():
+			}
 		})
 	}
 	t.Cleanup(func() { testHookBeforeWorkers, testHookWorkersStarted = nil, nil })
