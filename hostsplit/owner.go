@@ -58,10 +58,13 @@ func NewRing(ids []NodeID, byDomain bool) (*Ring, error) {
 // Members returns the ids of the ring, in the order given to NewRing.
 func (r *Ring) Members() []NodeID { return append([]NodeID(nil), r.ids...) }
 
-// Owner returns the member that owns host. host should be lower-case and
-// without a port, as in a normalised URL.
+// Owner returns the member that owns host. host should be lower-case, as
+// in a normalised URL. Ownership is by host name: a port ("h:8080",
+// "[::1]:8080") is ignored, so that callers holding a URL's host with its
+// port (urlnorm's Host, the politeness key) and the splitter, which routes
+// by Host (no port), agree on the owner.
 func (r *Ring) Owner(host string) NodeID {
-	key := host
+	key := hostName(host)
 	if r.byDomain {
 		if d, err := publicsuffix.EffectiveTLDPlusOne(host); err == nil {
 			key = d
@@ -76,6 +79,21 @@ func (r *Ring) Owner(host string) NodeID {
 		}
 	}
 	return r.ids[best]
+}
+
+// hostName is host without its port and without the brackets of an IPv6
+// address; a bare IPv6 address ("::1") is returned as it is.
+func hostName(host string) string {
+	if strings.HasPrefix(host, "[") {
+		if j := strings.IndexByte(host, ']'); j > 0 {
+			return host[1:j]
+		}
+		return host
+	}
+	if i := strings.IndexByte(host, ':'); i >= 0 && strings.IndexByte(host[i+1:], ':') < 0 {
+		return host[:i]
+	}
+	return host
 }
 
 // OwnerOfURL returns the owner of the host of a normalised absolute URL.

@@ -140,6 +140,13 @@ func InspectSpool(dir string, lim Limits, scan bool) (rep SpoolReport, err error
 	v, c, err := db.Get([]byte("e"))
 	switch {
 	case errors.Is(err, pebble.ErrNotFound):
+		if empty, err := isEmpty(db); err == nil && empty {
+			// Made by pebble, killed before its epoch was written (a
+			// spool created before createStore was atomic): it holds
+			// nothing, and opens as a new spool.
+			rep.Exists = false
+			return rep, nil
+		}
 		problem("no epoch: the spool lost its first write")
 	case err != nil:
 		problem("epoch: %v", err)

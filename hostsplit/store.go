@@ -30,6 +30,9 @@ type store struct {
 }
 
 func openStore(dir string, log *slog.Logger) (*store, error) {
+	if err := createStore(dir, log); err != nil { // spoolcreate.go
+		return nil, err
+	}
 	db, err := pebble.Open(dir, &pebble.Options{Logger: pebbleLogger{log}})
 	if err != nil {
 		return nil, fmt.Errorf("hostsplit: open spool: %w", err)
@@ -43,6 +46,8 @@ func openStore(dir string, log *slog.Logger) (*store, error) {
 	case ok && len(v) == 8:
 		st.epoch = binary.BigEndian.Uint64(v)
 	default:
+		// A spool created before creation was atomic and cut short
+		// (createStore): it holds nothing, so it takes a new epoch.
 		var b [8]byte
 		_, _ = rand.Read(b[:])
 		b[0] |= 1 // never zero

@@ -30,6 +30,7 @@ var (
 	mBytes         = desc("fetched_bytes_total", "Body bytes fetched (decoded).", "node")
 	mFetchWire     = desc("fetch_wire_bytes_total", "Body bytes read from the network (compressed).", "node")
 	mFetchSeconds  = desc("fetch_seconds_total", "Time spent in fetches, summed over workers.", "node")
+	mFetchRetries  = desc("fetch_retries_total", "Fetches that timed out or failed to connect and were requeued for another attempt (not in sextant_fetches_total; the last failed attempt is).", "node")
 	mLinks         = desc("links_total", "Links extracted, by fate (found, filtered, local, remote; nofollow: not followed for a nofollow directive, not in found).", "node", "kind")
 	mNewURLs       = desc("new_urls_total", "URLs found new by the DUE and queued.", "node")
 	mContentDups   = desc("content_duplicates_total", "Pages whose content was seen before.", "node")
@@ -70,7 +71,7 @@ var (
 
 // Describe implements prometheus.Collector.
 func (c *statsCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{mFetches, mRobotsDenied, mRobotsFetches, mPrivate, mBytes, mFetchWire, mFetchSeconds,
+	for _, d := range []*prometheus.Desc{mFetches, mRobotsDenied, mRobotsFetches, mPrivate, mBytes, mFetchWire, mFetchSeconds, mFetchRetries,
 		mLinks, mNewURLs, mContentDups, mRobotsPages, mFrontier, mInFlight, mHosts, mPolite, mDUEEntries, mDUEBytes, mDUEBuffer,
 		mDUEMerges, mDUEMergeSecs, mCacheHits, mCacheMisses, mSplitDisc, mSplitSupp, mSplitSent,
 		mSplitRecv, mWireBytes, mRawBytes, mStreamErrs, mPeerLastErr, mPeerFailing, mSpoolBatches, mSpoolURLs, mBuffered, mSitemaps, mSitemapURLs, mDone,
@@ -103,6 +104,7 @@ func (c *statsCollector) Collect(ch chan<- prometheus.Metric) {
 	counter(mBytes, float64(st.Bytes))
 	counter(mFetchWire, float64(st.Fetcher.WireBytes))
 	counter(mFetchSeconds, st.FetchTime.Seconds())
+	counter(mFetchRetries, float64(st.FetchRetries))
 	counter(mLinks, float64(st.LinksFound), "found")
 	counter(mLinks, float64(st.LinksFiltered), "filtered")
 	counter(mLinks, float64(st.LinksLocal), "local")

@@ -46,6 +46,12 @@ type Member struct {
 	closeErr  error
 }
 
+// Test seams (nil but in tests, set before any Member runs): Run calls
+// testHookBeforeWorkers once it decided to run the workers, before it
+// starts them; runWorkers calls testHookWorkersStarted once they run,
+// before it watches for a phase change.
+var testHookBeforeWorkers, testHookWorkersStarted func(m *Member)
+
 // sinkRef lets the splitter deliver to the node opened after it.
 type sinkRef struct{ n *Node }
 
@@ -138,6 +144,7 @@ func NewMember(o MemberOptions) (*Member, error) {
 	ref.n = m.Node
 	m.ctl = o.Control
 	m.Node.fence = m.fenceHeld
+	m.Node.claim, m.Node.unclaim = m.claimFetch, m.endClaim
 	fail := func(err error) (*Member, error) {
 		m.Node.Close()
 		m.gf.close()
@@ -218,6 +225,9 @@ func (m *Member) Run(ctx context.Context) error {
 			continue
 		}
 		if fetch {
+			if testHookBeforeWorkers != nil {
+				testHookBeforeWorkers(m)
+			}
 			done, err := m.runWorkers(ctx, changed, t)
 			if err != nil || done {
 				return err
@@ -283,6 +293,9 @@ func (m *Member) runWorkers(ctx context.Context, changed <-chan struct{}, t *tim
 	}()
 	probe := newTermProbe(wctx, m.Split)
 	defer probe.close()
+	if testHookWorkersStarted != nil {
+		testHookWorkersStarted(m)
+	}
 	stop := func() {
 		cancel()
 		<-exited

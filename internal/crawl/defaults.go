@@ -16,6 +16,9 @@ import (
 // node connects directly.
 const DefaultProxy = "env"
 
+// DefaultFetchAttempts is Options.FetchAttempts' default.
+const DefaultFetchAttempts = 3
+
 // DefaultOptions is a node's configuration before the caller changes
 // anything: the one place each of its defaults is stated. The command-line
 // flags (cmd/crawler), the node config file (internal/nodeconfig), the demo
@@ -46,6 +49,9 @@ func DefaultOptions() Options {
 			FetchTimeout: fetcher.DefaultFetchTimeout,
 			Proxy:        fetcher.ProxyFromEnvironment(), // DefaultProxy
 		},
+		// A fetch that times out or fails to connect is tried this many
+		// times in all before it is logged as an error (fetchretry.go).
+		FetchAttempts:    DefaultFetchAttempts,
 		Extract:          extract.Options{MaxBytes: fetcher.DefaultBodyCap},
 		Frontier:         fr,
 		DUEBuffer:        1 << 18,

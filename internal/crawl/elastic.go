@@ -75,6 +75,7 @@ type elastic struct {
 	changed   chan struct{} // closed and replaced when phase changes
 	running   bool          // Node.Run is running
 	stopped   chan struct{} // closed and replaced when running becomes false
+	claims    fetchClaims   // workers processing a URL (elastic_claim.go)
 	handoff   HandoffStats
 	commitMu  sync.Mutex // serialises COMMIT work
 	logPath   string
@@ -303,6 +304,13 @@ func (m *Member) prepare(ctx context.Context, v hostsplit.View, deadline time.Ti
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+	// And for any worker that claimed a URL before the phase changed, had
+	// Run not started its workers yet (elastic_claim.go).
+	select {
+	case <-m.claimsEnded():
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 	if err := m.Split.Flush(ctx); err != nil {
 		return err
 	}
@@ -344,6 +352,11 @@ func (m *Member) commit(ctx context.Context, v hostsplit.View, lost []hostsplit.
 	}
 	if err := m.handoff(ctx, v.Epoch); err != nil {
 		return err
+	}
+	// The hosts handed over took their queued URLs along, and with them
+	// any count of failed attempts: forget those here (fetchretry.go).
+	if sp := m.Node.opts.Splitter; sp != nil {
+		m.Node.retry.forgetMoved(sp.IsLocal)
 	}
 	// What this node had told a member lost with its disk is re-sent to
 	// the new owners of its hosts; a graceful leaver's hand-off carried

@@ -281,8 +281,8 @@ func TestElasticJoinThenLeave(t *testing.T) {
 				t.Errorf("removed %s still queues %d URLs", id, n)
 			}
 		}
-		fs := m.Node.fr.Stats()
-		t.Logf("%s: frontier budget dropped %d, lowered %d; DUE %+v", id, fs.BudgetDropped, fs.BudgetLowered, m.Node.due.Stats())
+		fs, st := m.Node.fr.Stats(), m.Node.Stats()
+		t.Logf("%s: frontier budget dropped %d, lowered %d; fetch retries %d, errors %d; DUE %+v", id, fs.BudgetDropped, fs.BudgetLowered, st.FetchRetries, st.FetchErr, m.Node.due.Stats())
 		if err := m.Close(); err != nil {
 			t.Error(err)
 		}

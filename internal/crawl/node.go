@@ -62,9 +62,14 @@ type Node struct {
 	sm      sitemapState
 	started time.Time
 	fence   func() (bool, string) // set by a Member with a Control (fence.go); nil: always held
-	warcOwn *warc.Writer          // opened by the node (Options.WARCArchive)
-	rv      *revisit.Store        // Options.Revisit's schedule (revisit.go); nil: off
-	tails   tails                 // ends of archived page fetches (warctail.go)
+	// claim and unclaim are set by a Member (elastic_claim.go): a worker
+	// processes a leased URL only once claim said yes; nil: always.
+	claim   func() bool
+	unclaim func()
+	warcOwn *warc.Writer   // opened by the node (Options.WARCArchive)
+	rv      *revisit.Store // Options.Revisit's schedule (revisit.go); nil: off
+	tails   tails          // ends of archived page fetches (warctail.go)
+	retry   fetchRetry     // URLs to fetch again after a timeout (fetchretry.go)
 }
 
 // Open opens (or resumes) a node in opts.DataDir.

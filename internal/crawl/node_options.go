@@ -52,10 +52,15 @@ type Options struct {
 	// Fetcher, Frontier and Extract configure those parts. The node makes
 	// frontier completions durable (Frontier.SyncDone) unless LazyDone is
 	// set: then a kill -9 may re-fetch pages completed just before it.
-	Fetcher  fetcher.Options
-	Frontier frontier.Options
-	Extract  extract.Options
-	LazyDone bool
+	Fetcher fetcher.Options
+	// FetchAttempts is how many times in all a URL whose fetch timed out
+	// or failed to connect is tried (each in a later politeness slot of
+	// its host, failure back-off obeyed) before it is logged as an error
+	// (fetchretry.go). Default: DefaultOptions (3); at least 1.
+	FetchAttempts int
+	Frontier      frontier.Options
+	Extract       extract.Options
+	LazyDone      bool
 	// ReleaseEarly releases a host's politeness slot as soon as its
 	// response is read (frontier.Release, as Mercator does) instead of
 	// once the page is processed and its completion durable: the host's
@@ -226,6 +231,9 @@ func (o *Options) EnsureDefaults() {
 	if o.Workers == 0 {
 		o.Workers = d.Workers
 	}
+	if o.FetchAttempts == 0 {
+		o.FetchAttempts = d.FetchAttempts
+	}
 	if o.DUEBuffer == 0 {
 		o.DUEBuffer = d.DUEBuffer
 	}
@@ -270,6 +278,9 @@ func (o *Options) Validate() error {
 	}
 	if strings.ContainsAny(o.ID, " \n\t") || !termsafe.Printable(o.ID) {
 		errs = append(errs, fmt.Errorf("%w: ID %q contains white space or control characters", ErrInvalidOptions, o.ID))
+	}
+	if o.FetchAttempts < 1 {
+		errs = append(errs, fmt.Errorf("%w: FetchAttempts %d: want at least 1", ErrInvalidOptions, o.FetchAttempts))
 	}
 	if o.DUEBuffer < 0 || o.DUEFlushInterval < 0 {
 		errs = append(errs, fmt.Errorf("%w: DUEBuffer %d or DUEFlushInterval %v < 0", ErrInvalidOptions, o.DUEBuffer, o.DUEFlushInterval))

@@ -16,6 +16,7 @@ type Stats struct {
 	Fetches, FetchOK, FetchRedirect, FetchHTTPErr, FetchErr uint64
 	FetchHTTP1xx, FetchHTTP4xx, FetchHTTP5xx                uint64 // FetchHTTPErr by class (FetchClasses)
 	FetchesRequeued                                         uint64 // begun, cut short by the stop or a fatal error: not in Fetches, URL requeued
+	FetchRetries                                            uint64 // timed out or failed to connect, URL requeued for another attempt (Options.FetchAttempts): not in Fetches
 	RobotsDisallowed, RobotsFetches                         uint64
 	Bytes                                                   uint64
 	LinksFound, LinksFiltered, LinksLocal, LinksRemote      uint64
@@ -73,7 +74,7 @@ func (n *Node) Stats() Stats {
 		ID: n.opts.ID, Elapsed: time.Since(n.started),
 		Fetches: m.Fetches.Load(), FetchOK: m.FetchOK.Load(), FetchRedirect: m.FetchRedirect.Load(),
 		FetchHTTPErr: m.FetchHTTPErr.Load(), FetchErr: m.FetchErr.Load(),
-		FetchHTTP1xx: m.FetchHTTP1xx.Load(), FetchHTTP4xx: m.FetchHTTP4xx.Load(), FetchHTTP5xx: m.FetchHTTP5xx.Load(), FetchesRequeued: m.FetchesRequeued.Load(),
+		FetchHTTP1xx: m.FetchHTTP1xx.Load(), FetchHTTP4xx: m.FetchHTTP4xx.Load(), FetchHTTP5xx: m.FetchHTTP5xx.Load(), FetchesRequeued: m.FetchesRequeued.Load(), FetchRetries: m.FetchRetries.Load(),
 		RobotsDisallowed: m.RobotsDisallowed.Load(), RobotsFetches: m.RobotsFetches.Load(),
 		Bytes: m.Bytes.Load(), LinksFound: m.LinksFound.Load(), LinksFiltered: m.LinksFiltered.Load(),
 		LinksLocal: m.LinksLocal.Load(), LinksRemote: m.LinksRemote.Load(), LinksTooDeep: m.LinksTooDeep.Load(),

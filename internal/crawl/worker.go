@@ -49,9 +49,12 @@ type Metrics struct {
 	// FetchesRequeued counts fetches begun but not completed (cut short by
 	// the stop or by a fatal error): not logged, their URLs requeued.
 	FetchesRequeued atomic.Uint64
-	robotsMetrics   // robotsmeta.go
-	classMetrics    // fetchclass.go
-	revisitMetrics  // revisit.go
+	// FetchRetries counts fetches that timed out or failed to connect and
+	// were requeued for another attempt (fetchretry.go): not logged.
+	FetchRetries   atomic.Uint64
+	robotsMetrics  // robotsmeta.go
+	classMetrics   // fetchclass.go
+	revisitMetrics // revisit.go
 }
 
 type worker struct {
@@ -117,9 +120,19 @@ func (w *worker) loop(ctx context.Context) error {
 				return nil
 			}
 		}
+		if !w.n.claimFetch() {
+			// A membership change began (PREPARE, elastic_claim.go): no
+			// request to a host that may move; the URL goes back and the
+			// worker stops, as Run will stop the others.
+			if err := w.n.fr.Done(l, frontier.Result{Requeue: true}); err != nil {
+				return fmt.Errorf("crawl: frontier done: %w", err)
+			}
+			return nil
+		}
 		w.n.busy.Add(1)
 		w.rv = rvFetch{}
 		res, err := w.process(ctx, l)
+		w.n.endClaim()
 		if w.handed {
 			w.handed = false
 			continue
@@ -136,6 +149,10 @@ func (w *worker) loop(ctx context.Context) error {
 			if ctx.Err() != nil || limited {
 				err = nil
 			}
+		}
+		if !res.Requeue {
+			bare, _ := splitAnnot(l.URL)
+			w.n.retry.forget(bare)
 		}
 		derr := w.n.fr.Done(l, res)
 		w.n.busy.Add(-1)
@@ -242,26 +259,9 @@ func (w *worker) fetch(ctx context.Context, l frontier.Lease, u *urlnorm.URL, ru
 		resp, err = n.ft.FetchCapped(ctx, l.URL, wireCap, decodedCap)
 	}
 	if err != nil {
-		if ctx.Err() != nil {
-			return frontier.Result{}, ctx.Err()
-		}
-		d := time.Since(start)
-		if errors.Is(err, fetcher.ErrLocal) {
-			// Our disk failed, not the server: stop the node with a clear
-			// error rather than drop the URL (the loop requeues it).
-			return frontier.Result{}, fmt.Errorf("crawl: fetching %s: %w", l.URL, err)
-		}
-		note := err.Error()
-		if errors.Is(err, fetcher.ErrPrivateAddress) {
-			n.metrics.PrivateRefused.Add(1)
-			note = privateNote(u.Host(), err)
-		}
-		if err := w.logFetch(w.entry(LogEntry{Time: time.Now(), Node: n.opts.ID, URL: l.URL, Status: -1, Outcome: OutcomeError, Duration: d, Note: note}),
-			&n.metrics.FetchErr, d, 0); err != nil {
-			return frontier.Result{}, err
-		}
-		return frontier.Result{Duration: d, CrawlDelay: rules.CrawlDelay(), Failed: true}, nil
+		return w.fetchFailed(ctx, l, u, rules, time.Since(start), err)
 	}
+	n.retry.forget(l.URL) // answered: a tail may complete the lease (warctail.go)
 	defer func() {
 		if !w.handed { // else the tail closes it
 			resp.Close()

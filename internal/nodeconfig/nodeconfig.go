@@ -174,6 +174,10 @@ type Config struct {
 	NoFollow string `json:"nofollow,omitempty"`
 	// FetchTimeout bounds one whole fetch (default 60 s).
 	FetchTimeout *Duration `json:"fetch_timeout,omitempty"`
+	// FetchAttempts is how many times in all a URL whose fetch timed out
+	// or failed to connect is tried before it is logged as an error
+	// (crawl.Options.FetchAttempts, --fetch-attempts; default 3).
+	FetchAttempts int `json:"fetch_attempts,omitempty"`
 	// BodyCap is the most body bytes fetched and searched for links
 	// (default 16 MiB).
 	BodyCap int64 `json:"body_cap,omitempty"`

@@ -173,6 +173,9 @@ func (c *Config) nodeOptions(lf crawl.LinkFilter, resolve map[string]string) cra
 	if c.FetchTimeout != nil {
 		o.Fetcher.FetchTimeout = time.Duration(*c.FetchTimeout)
 	}
+	if c.FetchAttempts != 0 {
+		o.FetchAttempts = c.FetchAttempts
+	}
 	o.CacheAlgo, o.CachePerWorker = c.CacheAlgo, *c.CachePerWorker
 	if o.CachePerWorker == 0 {
 		o.CacheAlgo = "none"

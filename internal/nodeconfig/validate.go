@@ -58,6 +58,9 @@ func (c *Config) validatePoliteness(bad func(format string, args ...any)) {
 	if c.BodyCap < 0 {
 		bad("body_cap %d < 0", c.BodyCap)
 	}
+	if c.FetchAttempts < 0 {
+		bad("fetch_attempts %d: want ≥ 1 (0 or absent: the default)", c.FetchAttempts)
+	}
 	if f := p.Factor; f != nil && (!(*f >= 0) || math.IsInf(*f, 1)) {
 		bad("politeness.factor %v: want a finite number ≥ 0", *f)
 	}

@@ -116,6 +116,7 @@ type Report struct {
 	HTTPErrors        uint64             `json:"http_errors"`
 	FetchErrors       uint64             `json:"fetch_errors"`
 	FetchesRequeued   uint64             `json:"fetches_requeued"` // begun but cut short by the stop (or a fatal error): not in Fetches
+	FetchRetries      uint64             `json:"fetch_retries"`    // timed out or failed to connect, tried again: not in Fetches
 	RobotsDisallowed  uint64             `json:"robots_disallowed"`
 	RobotsFetches     uint64             `json:"robots_fetches"`
 	PrivateRefused    uint64             `json:"private_address_refused"` // URLs whose host is at a refused private address
@@ -279,6 +280,7 @@ func Build(kind string, in []Input, elapsed time.Duration) *Report {
 		r.HTTPErrors += st.FetchHTTPErr
 		r.FetchErrors += st.FetchErr
 		r.FetchesRequeued += st.FetchesRequeued
+		r.FetchRetries += st.FetchRetries
 		r.RobotsDisallowed += st.RobotsDisallowed
 		r.RobotsFetches += st.RobotsFetches
 		r.PrivateRefused += st.PrivateRefused
@@ -360,6 +362,7 @@ func (r *Report) WriteText(w io.Writer, title string, extra ...string) {
 	}
 	r.writeRevisit(w)
 	fmt.Fprintf(w, "requeued        %d fetches begun but cut short by the stop or a fatal error: not counted above, their URLs fetched again on resume\n", r.FetchesRequeued)
+	fmt.Fprintf(w, "retried         %d fetches timed out or failed to connect and were tried again: not counted above\n", r.FetchRetries)
 	fmt.Fprintf(w, "throughput      %.0f pages/s, %.2f MiB/s (%.1f MiB in all)\n",
 		r.PagesPerSecond, r.BytesPerSecond/(1<<20), float64(r.Bytes)/(1<<20))
 	fmt.Fprintf(w, "links           %d found, %d filtered, %.1f%% local, %.1f%% to peers; %d new URLs, %d dropped by the per-host budget, %d content duplicates\n",

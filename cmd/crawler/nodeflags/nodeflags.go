@@ -30,6 +30,7 @@ type NodeFlags struct {
 	workers, cachePerWorker, maxPages     int
 	softPages, contentSeen                int
 	maxDepth                              int
+	fetchAttempts                         int
 	cacheShared, dueFsync                 bool
 	skipCheck                             bool
 	maxURLLen, maxRepeated                int
@@ -98,6 +99,7 @@ func Add(fs *flag.FlagSet) *NodeFlags {
 	fs.StringVar(&f.userAgent, "user-agent", d.Fetcher.UserAgent, "User-Agent header (keep a contact URL in it); its first product token is the robots token, matched in robots.txt, <meta name=TOKEN> and X-Robots-Tag")
 	fs.StringVar(&f.noFollow, "nofollow", d.NoFollow, "obey: a page whose <meta name=robots> (or the crawler's own meta) or X-Robots-Tag says nofollow has none of its links followed, and rel=nofollow links are not followed; ignore: follow them anyway (directives still recorded in crawl.log and counted)")
 	fs.DurationVar(&f.fetchTimeout, "fetch-timeout", d.Fetcher.FetchTimeout, "bound on one whole fetch, body included")
+	fs.IntVar(&f.fetchAttempts, "fetch-attempts", d.FetchAttempts, "times in all a URL whose fetch timed out or failed to connect is tried (in later politeness slots of its host) before it is logged as an error")
 	fs.StringVar(&f.proxy, "proxy", crawl.DefaultProxy, "HTTP(S) proxy: env (HTTPS_PROXY, HTTP_PROXY and NO_PROXY, never for loopback targets), none, or http://HOST:PORT for every request (https by CONNECT); --resolve hosts go direct; the private-address guard judges the target, not the proxy")
 	fs.DurationVar(&f.dueFlush, "due-flush", d.DUEFlushInterval, "DUE merge interval")
 	fs.BoolVar(&f.skipCheck, "skip-check", d.SkipOpenCheck, "open without reading every frontier key (and spool entry) to verify it: 0.2-0.5 s per million queued URLs saved; a damaged block is then found mid-crawl or by 'crawler fsck' instead (the cheap cross-checks still run)")
@@ -149,7 +151,7 @@ func (f *NodeFlags) Options(seeds []string) (crawl.Options, error) {
 	o.ID, o.DataDir, o.Workers = f.id, f.data, f.workers
 	var err error
 	o.Fetcher.UserAgent, o.Fetcher.AllowPrivate = f.userAgent, f.allowPrivate
-	o.Fetcher.BodyCap, o.Fetcher.FetchTimeout = f.bodyCap, f.fetchTimeout
+	o.Fetcher.BodyCap, o.Fetcher.FetchTimeout, o.FetchAttempts = f.bodyCap, f.fetchTimeout, f.fetchAttempts
 	if o.Fetcher.Resolve, err = crawl.ParseResolve(f.resolve, f.allowPrivate); err != nil {
 		errs = append(errs, err)
 	}
@@ -259,6 +261,9 @@ func (f *NodeFlags) check(bad func(format string, args ...any)) {
 	}
 	if f.maxDepth < 0 {
 		bad("--max-depth %d < 0", f.maxDepth)
+	}
+	if f.fetchAttempts < 1 {
+		bad("--fetch-attempts %d: want ≥ 1", f.fetchAttempts)
 	}
 	if f.bodyCap <= 0 {
 		bad("--body-cap %d must be positive", f.bodyCap)
