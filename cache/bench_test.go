@@ -4,20 +4,10 @@ import (
 	"fmt"
 	"runtime"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
-)
 
-// cpuTime is the process's user+system CPU time: on a shared machine it is
-// a steadier per-operation figure than wall time.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
+	"github.com/sextant-crawler/sextant/internal/cputime"
+)
 
 func heapInUse() uint64 {
 	runtime.GC()
@@ -174,10 +164,10 @@ func benchLookup(b *testing.B, algo string, k int, hit bool) {
 // runLookups times loop (which returns its hits) and checks the hits.
 func runLookups(b *testing.B, k int, hit bool, bytesPerEntry float64, c Cache, loop func() uint64) {
 	b.ResetTimer()
-	cpu := cpuTime()
+	cpu := cputime.Process()
 	hits := loop()
 	b.StopTimer()
-	cpuNs := float64(cpuTime()-cpu) / float64(b.N)
+	cpuNs := float64(cputime.Process()-cpu) / float64(b.N)
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N), "ns/lookup")
 	b.ReportMetric(cpuNs, "cpu-ns/lookup")
 	b.ReportMetric(bytesPerEntry, "B/entry")

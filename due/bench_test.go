@@ -11,12 +11,14 @@ import (
 	"slices"
 	"strconv"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/sextant-crawler/sextant/internal/cputime"
+
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
+
 	"github.com/sextant-crawler/sextant/due"
 	"github.com/sextant-crawler/sextant/internal/fingerprint"
 )
@@ -174,14 +176,6 @@ func dirBytes(dir string) int64 {
 	return n
 }
 
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
 func heapAlloc() uint64 {
 	runtime.GC()
 	var m runtime.MemStats
@@ -283,7 +277,7 @@ func runSeenSet(b *testing.B, alt string, distinct int) {
 		}
 	}()
 	b.ResetTimer()
-	cpu0 := cpuTime()
+	cpu0 := cputime.Process()
 	start := time.Now()
 	for {
 		n := w.fill(es)
@@ -298,7 +292,7 @@ func runSeenSet(b *testing.B, alt string, distinct int) {
 		b.Fatal(err)
 	}
 	el := time.Since(start)
-	cpu := cpuTime() - cpu0
+	cpu := cputime.Process() - cpu0
 	b.StopTimer()
 	close(stop)
 	<-sampled

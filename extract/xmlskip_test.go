@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sextant-crawler/sextant/internal/cputime"
+
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -207,13 +209,13 @@ func BenchmarkXHTMLSkip(b *testing.B) {
 				e.decodeText = path == "decoder"
 				b.SetBytes(int64(len(pg.page)))
 				b.ReportAllocs()
-				cpu0 := cpuTime()
+				cpu0 := cputime.Process()
 				for b.Loop() {
 					if _, err := e.Extract(bytes.NewReader(pg.page), base, xhtmlCT, nil); err != nil {
 						b.Fatal(err)
 					}
 				}
-				b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/float64(b.N), "cpu-µs/op")
+				b.ReportMetric(float64((cputime.Process()-cpu0).Microseconds())/float64(b.N), "cpu-µs/op")
 			})
 		}
 	}

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sextant-crawler/sextant/internal/cputime"
 )
 
 var benchPages = []struct {
@@ -56,7 +58,7 @@ func BenchmarkFetch(b *testing.B) {
 			defer f.Close()
 			ctx := context.Background()
 			b.ReportAllocs()
-			cpu0 := cpuTime()
+			cpu0 := cputime.Process()
 			for b.Loop() {
 				r, err := f.Fetch(ctx, s.URL+"/page")
 				if err != nil || r.Body.Len() != int64(size.n) {
@@ -64,7 +66,7 @@ func BenchmarkFetch(b *testing.B) {
 				}
 				r.Close()
 			}
-			b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/float64(b.N), "cpu-µs/op")
+			b.ReportMetric(float64((cputime.Process()-cpu0).Microseconds())/float64(b.N), "cpu-µs/op")
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "pages/s")
 		})
 		b.Run(size.name+"/bare", func(b *testing.B) {

@@ -10,11 +10,13 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/sextant-crawler/sextant/internal/cputime"
+
 	"github.com/cockroachdb/pebble/v2"
+
 	"github.com/sextant-crawler/sextant/internal/logging"
 )
 
@@ -97,18 +99,8 @@ func rssMiB() float64 {
 	return 0
 }
 
-// cpuTime is the process's user+system CPU time: with other work on the
-// machine it is a steadier cost figure than wall-clock rates.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
 func cpuPerURL(b *testing.B, start time.Duration, n int, name string) {
-	b.ReportMetric(float64(cpuTime()-start)/float64(time.Microsecond)/float64(n), name)
+	b.ReportMetric(float64(cputime.Process()-start)/float64(time.Microsecond)/float64(n), name)
 }
 
 func dirSize(dir string) int64 {
@@ -189,7 +181,7 @@ func BenchmarkFrontier(b *testing.B) {
 			b.Fatal(err)
 		}
 		base := heapInUse()
-		cpu0 := cpuTime()
+		cpu0 := cputime.Process()
 		tenth := n / 10
 		r1 := fill(b, f, 0, tenth)
 		heap10 := heapInUse()
@@ -213,7 +205,7 @@ func BenchmarkFrontier(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		cpu0 = cpuTime()
+		cpu0 = cputime.Process()
 		deq := drainN(b, f, n/5)
 		cpuPerURL(b, cpu0, n/5, "dequeue-CPU-µs/URL")
 		b.ReportMetric(deq, "dequeue-URLs/s")
@@ -240,7 +232,7 @@ func BenchmarkPebbleBaseline(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		start, cpu0 := time.Now(), cpuTime()
+		start, cpu0 := time.Now(), cputime.Process()
 		var buf []byte
 		for i := 0; i < n; i += benchBatch {
 			bt := db.NewBatch()
@@ -257,7 +249,7 @@ func BenchmarkPebbleBaseline(b *testing.B) {
 		b.ReportMetric(float64(n)/time.Since(start).Seconds(), "enqueue-URLs/s")
 		cpuPerURL(b, cpu0, n, "enqueue-CPU-µs/URL")
 
-		start, cpu0 = time.Now(), cpuTime()
+		start, cpu0 = time.Now(), cputime.Process()
 		iter, err := db.NewIter(&pebble.IterOptions{LowerBound: []byte{prefixFront}, UpperBound: []byte{prefixFront + 1}})
 		if err != nil {
 			b.Fatal(err)

@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/sextant-crawler/sextant/internal/cputime"
 )
 
 // articlePaths returns n (host, path) pairs of ordinary articles of w.
@@ -37,7 +39,7 @@ func BenchmarkGenerate(b *testing.B) {
 	b.Run("simweb", func(b *testing.B) {
 		var bytesOut int64
 		b.ReportAllocs()
-		cpu0 := cpuTime()
+		cpu0 := cputime.Process()
 		for i := 0; b.Loop(); i++ {
 			hp := paths[i%len(paths)]
 			h, _ := w.HostIndex(hp[0])
@@ -48,17 +50,17 @@ func BenchmarkGenerate(b *testing.B) {
 		}
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N), "ns/page")
 		b.ReportMetric(float64(bytesOut)/float64(b.N), "bytes/page")
-		b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N), "cpu-ns/page")
+		b.ReportMetric(float64(cputime.Process()-cpu0)/float64(b.N), "cpu-ns/page")
 	})
 	b.Run("baseline-copy", func(b *testing.B) {
 		page := bytes.Repeat([]byte("x"), 20<<10)
 		buf := make([]byte, 0, 64<<10)
-		cpu0 := cpuTime()
+		cpu0 := cputime.Process()
 		for b.Loop() {
 			buf = append(buf[:0], page...)
 		}
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N), "ns/page")
-		b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N), "cpu-ns/page")
+		b.ReportMetric(float64(cputime.Process()-cpu0)/float64(b.N), "cpu-ns/page")
 	})
 }
 
@@ -93,7 +95,7 @@ func BenchmarkServe(b *testing.B) {
 
 func benchServe(b *testing.B, c *http.Client, _ string, paths [][2]string) {
 	var i, bytesIn atomic.Int64
-	start, cpu0 := time.Now(), cpuTime()
+	start, cpu0 := time.Now(), cputime.Process()
 	b.SetParallelism(4)
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
@@ -111,14 +113,14 @@ func benchServe(b *testing.B, c *http.Client, _ string, paths [][2]string) {
 	el := time.Since(start).Seconds()
 	b.ReportMetric(float64(b.N)/el, "pages/s")
 	b.ReportMetric(float64(bytesIn.Load())/el/1e6, "MB/s")
-	b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N), "cpu-ns/page")
+	b.ReportMetric(float64(cputime.Process()-cpu0)/float64(b.N), "cpu-ns/page")
 }
 
 // BenchmarkOracle: the oracle's cost per fetched URL on the small web.
 func BenchmarkOracle(b *testing.B) {
 	w := newWeb(b, SmallConfig())
 	var n int
-	cpu0 := cpuTime()
+	cpu0 := cputime.Process()
 	for b.Loop() {
 		res, err := w.Oracle(w.Seeds(), Rules{})
 		if err != nil {
@@ -127,5 +129,5 @@ func BenchmarkOracle(b *testing.B) {
 		n = len(res.Fetched)
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/URL")
-	b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N*n), "cpu-ns/URL")
+	b.ReportMetric(float64(cputime.Process()-cpu0)/float64(b.N*n), "cpu-ns/URL")
 }

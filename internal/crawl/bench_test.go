@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sextant-crawler/sextant/internal/cputime"
+
 	"golang.org/x/net/html"
 
 	"github.com/sextant-crawler/sextant/extract"
@@ -34,14 +36,6 @@ func benchWeb(b *testing.B) *simweb.Web {
 		b.Fatal(err)
 	}
 	return web
-}
-
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // rssBytes is the process's resident set now (Linux), or 0.
@@ -130,9 +124,9 @@ func BenchmarkCrawlVsCeiling(b *testing.B) {
 	urls := oracle.Fetched
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		cpu0 := cpuTime()
+		cpu0 := cputime.Process()
 		cp, cd := ceiling(b, srv, urls, workers)
-		cpuCeil := cpuTime() - cpu0
+		cpuCeil := cputime.Process() - cpu0
 
 		lf, err := NewSeedFilter(extract.FilterOptions{Scope: extract.ScopeSuffixes, Suffixes: []string{web.Domain()}, MaxRepeatedSegments: -1}, nil)
 		if err != nil {
@@ -155,7 +149,7 @@ func BenchmarkCrawlVsCeiling(b *testing.B) {
 			b.Fatal(err)
 		}
 		ctx := context.Background()
-		cpu1 := cpuTime()
+		cpu1 := cputime.Process()
 		start := time.Now()
 		if err := n.Seed(ctx, web.Seeds()); err != nil {
 			b.Fatal(err)
@@ -164,7 +158,7 @@ func BenchmarkCrawlVsCeiling(b *testing.B) {
 			b.Fatal(err)
 		}
 		d := time.Since(start)
-		cpuCrawl := cpuTime() - cpu1
+		cpuCrawl := cputime.Process() - cpu1
 		rss := rssBytes()
 		st := n.Stats()
 		if err := n.Close(); err != nil {

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sextant-crawler/sextant/internal/cputime"
+
 	"github.com/sextant-crawler/sextant/extract"
 	"github.com/sextant-crawler/sextant/fetcher"
 	"github.com/sextant-crawler/sextant/frontier"
@@ -76,7 +78,7 @@ func BenchmarkCrawlWARC(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		cpu0, start := cpuTime(), time.Now()
+		cpu0, start := cputime.Process(), time.Now()
 		if err := n.Seed(ctx, web.Seeds()); err != nil {
 			b.Fatal(err)
 		}
@@ -87,7 +89,7 @@ func BenchmarkCrawlWARC(b *testing.B) {
 		if err := n.Close(); err != nil { // the WARC file is closed and indexed
 			b.Fatal(err)
 		}
-		return st.Fetches, time.Since(start), cpuTime() - cpu0
+		return st.Fetches, time.Since(start), cputime.Process() - cpu0
 	}
 	for i := 0; i < b.N; i++ {
 		ms := warcBenchModes(b)

@@ -9,8 +9,9 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"syscall"
 	"testing"
+
+	"github.com/sextant-crawler/sextant/internal/cputime"
 
 	"github.com/sextant-crawler/sextant/internal/fixture"
 )
@@ -163,14 +164,14 @@ func BenchmarkURL(b *testing.B) {
 		b.Run(h.name, func(b *testing.B) {
 			var x uint64
 			n := 0
-			cpu := cpuTime()
+			cpu := int64(cputime.Process())
 			for b.Loop() {
 				x ^= h.sum(raw[n])
 				if n++; n == len(raw) {
 					n = 0
 				}
 			}
-			b.ReportMetric(float64(cpuTime()-cpu)/float64(b.N), "cpu-ns/URL")
+			b.ReportMetric(float64(int64(cputime.Process())-cpu)/float64(b.N), "cpu-ns/URL")
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N), "ns/URL")
 			b.ReportMetric(float64(total)/float64(len(urls)), "B/URL")
 			sink = x
@@ -179,16 +180,6 @@ func BenchmarkURL(b *testing.B) {
 }
 
 var sink uint64
-
-// cpuTime is the process's user+system CPU time in ns: on a shared machine
-// a steadier per-URL figure than wall time.
-func cpuTime() int64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return ru.Utime.Nano() + ru.Stime.Nano()
-}
 
 // fnv1a is FNV-1a 64 without hash/fnv's interface.
 func fnv1a(s []byte) uint64 {

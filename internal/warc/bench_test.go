@@ -7,9 +7,9 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"strconv"
-	"syscall"
 	"testing"
-	"time"
+
+	"github.com/sextant-crawler/sextant/internal/cputime"
 
 	"github.com/klauspost/compress/gzip"
 )
@@ -106,7 +106,7 @@ func BenchmarkArchivePage(b *testing.B) {
 				b.Fatal(err)
 			}
 			b.SetBytes(int64(len(body)))
-			cpu0 := cpuTime()
+			cpu0 := cputime.Process()
 			for i := 0; b.Loop(); i++ {
 				body[i%len(body)]++ // a new payload
 				if _, err := w.WriteFetch(Fetch{URL: "https://www.h1.sim.test/articles/p-" + strconv.Itoa(i) + ".html", StatusCode: 200,
@@ -114,20 +114,10 @@ func BenchmarkArchivePage(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N), "cpu-ns/op")
+			b.ReportMetric(float64(cputime.Process()-cpu0)/float64(b.N), "cpu-ns/op")
 			if err := w.Close(); err != nil {
 				b.Fatal(err)
 			}
 		})
 	}
-}
-
-// cpuTime is the process's CPU time (user + system): a loaded machine
-// stretches wall time more than it.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -1,15 +1,13 @@
 //go:build unix
 
-package extract
+package cputime
 
 import (
 	"syscall"
 	"time"
 )
 
-// cpuTime is the process's user+system CPU time, for benchmarks that
-// report CPU per operation (on a loaded machine ns/op includes waiting).
-func cpuTime() time.Duration {
+func process() time.Duration {
 	var ru syscall.Rusage
 	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
 		return 0

@@ -1,8 +1,0 @@
-//go:build !unix
-
-package extract
-
-import "time"
-
-// cpuTime is not measured here (see cputime_unix_test.go).
-func cpuTime() time.Duration { return 0 }
