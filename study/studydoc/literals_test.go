@@ -24,7 +24,7 @@ type literal struct {
 }
 
 const (
-	paper   = "quoted from the paper (../shared/docs/PAPERS.md §2)"
+	paper   = "quoted from the paper (Broder, Najork & Wiener, as digested in the team's PAPERS.md §2)"
 	issue   = "quoted from issue 30, not data of this study"
 	runsh   = "a run parameter of study/run.sh"
 	code    = "a constant of the code, checked in the named file"
