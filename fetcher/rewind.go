@@ -22,14 +22,9 @@ var ErrBufferClosed = errors.New("fetcher: rewind buffer closed")
 // when the buffer is closed, when the buffer is garbage collected without
 // Close (a cleanup closes the descriptor), and when the process dies.
 //
-// The in-memory body is a pooled buffer (bodypool.go), reused by another
-// RewindBuffer once this one is closed: Close must not race with any use of
-// the buffer or of its readers, a reader used after Close fails with
-// ErrBufferClosed, and the slice Bytes returns is valid only until Close.
-//
 // Writing is not safe for concurrent use. Once written, NewReader, Len,
-// Bytes, Fingerprint and the readers may be used concurrently; Close must
-// not race with them. Close is idempotent.
+// Bytes and Fingerprint may be called concurrently; Close must not race
+// with them. Close is idempotent.
 type RewindBuffer struct {
 	threshold int64
 	dir       string
@@ -55,9 +50,6 @@ func (b *RewindBuffer) Write(p []byte) (int, error) {
 		return 0, ErrBufferClosed
 	}
 	if b.file == nil && int64(len(b.mem))+int64(len(p)) <= b.threshold {
-		if len(b.mem)+len(p) > cap(b.mem) {
-			b.grow(len(b.mem) + len(p))
-		}
 		b.mem = append(b.mem, p...)
 		b.size += int64(len(p))
 		return len(p), nil
@@ -75,31 +67,14 @@ func (b *RewindBuffer) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// ReadFrom reads r to EOF into the buffer (io.Copy uses it). Up to the
-// threshold it reads straight into the pooled in-memory buffer, which
-// doubles as needed; past it (the body spills) through a pooled 32 KiB
-// block.
+// ReadFrom reads r to EOF into the buffer (io.Copy uses it). It reads
+// through a pooled 32 KiB buffer in whole blocks, so a body of unknown
+// length below the block size costs one allocation of about its size.
 func (b *RewindBuffer) ReadFrom(r io.Reader) (int64, error) {
 	if b.closed {
 		return 0, ErrBufferClosed
 	}
 	start := b.size
-	for b.file == nil && int64(len(b.mem)) < b.threshold {
-		if len(b.mem) == cap(b.mem) {
-			b.grow(max(2*cap(b.mem), firstBuf))
-		}
-		end := int(min(int64(cap(b.mem)), b.threshold))
-		n, err := r.Read(b.mem[len(b.mem):end])
-		b.mem = b.mem[:len(b.mem)+n]
-		b.size += int64(n)
-		switch err {
-		case nil:
-		case io.EOF, io.ErrUnexpectedEOF: // as the io.ReadFull loop below
-			return b.size - start, nil
-		default:
-			return b.size - start, err
-		}
-	}
 	bufp := copyBufs.Get().(*[]byte)
 	defer copyBufs.Put(bufp)
 	for {
@@ -119,19 +94,14 @@ func (b *RewindBuffer) ReadFrom(r io.Reader) (int64, error) {
 	}
 }
 
-// firstBuf is the first buffer of a body of unknown length.
-const firstBuf = 16 << 10
-
-// grow makes room for n bytes in memory in total, capped at the threshold,
-// with a buffer from the pool; the old one goes back.
+// grow makes room for n bytes in memory in total, capped at the threshold.
 func (b *RewindBuffer) grow(n int) {
 	n = int(min(int64(n), b.threshold))
 	if n <= cap(b.mem) {
 		return
 	}
-	m := bodies.get(n)[:len(b.mem)]
+	m := make([]byte, len(b.mem), n)
 	copy(m, b.mem)
-	bodies.put(b.mem)
 	b.mem = m
 }
 
@@ -163,7 +133,6 @@ func (b *RewindBuffer) spill() error {
 		return err
 	}
 	b.file = tf
-	bodies.put(b.mem)
 	b.mem = nil
 	return nil
 }
@@ -175,8 +144,7 @@ func (b *RewindBuffer) Len() int64 { return b.size }
 func (b *RewindBuffer) Spilled() bool { return b.file != nil }
 
 // Bytes returns the body if it is held in memory (the slice must not be
-// modified, and is valid only until Close), or nil, false if it spilled
-// to disk or the buffer is closed.
+// modified), or nil, false if it spilled to disk.
 func (b *RewindBuffer) Bytes() ([]byte, bool) {
 	if b.file != nil || b.closed {
 		return nil, false
@@ -185,13 +153,15 @@ func (b *RewindBuffer) Bytes() ([]byte, bool) {
 }
 
 // NewReader returns an independent reader positioned at the start of the
-// body. Readers share no state; each may also Seek and ReadAt. Once the
-// buffer is closed its readers return ErrBufferClosed.
+// body. Readers share no state; each may also Seek and ReadAt.
 func (b *RewindBuffer) NewReader() *io.SectionReader {
-	if b.closed {
-		return io.NewSectionReader((*bufferAt)(b), 0, 1)
+	switch {
+	case b.closed:
+		return io.NewSectionReader(closedReaderAt{}, 0, 1)
+	case b.file != nil:
+		return io.NewSectionReader(b.file.f, 0, b.size)
 	}
-	return io.NewSectionReader((*bufferAt)(b), 0, b.size)
+	return io.NewSectionReader(bytesReaderAt(b.mem), 0, b.size)
 }
 
 // Fingerprint returns the xxHash64 of the body, for Mercator's content-seen
@@ -213,7 +183,6 @@ func (b *RewindBuffer) Close() error {
 		return nil
 	}
 	b.closed = true
-	bodies.put(b.mem)
 	b.mem = nil
 	if b.file != nil {
 		return b.file.f.Close()
@@ -221,23 +190,19 @@ func (b *RewindBuffer) Close() error {
 	return nil
 }
 
-// bufferAt reads a RewindBuffer's body until it is closed (a conversion:
-// NewReader allocates only the SectionReader).
-type bufferAt RewindBuffer
+type bytesReaderAt []byte
 
-func (v *bufferAt) ReadAt(p []byte, off int64) (int, error) {
-	b := (*RewindBuffer)(v)
-	switch {
-	case b.closed:
-		return 0, ErrBufferClosed
-	case b.file != nil:
-		return b.file.f.ReadAt(p, off)
-	case off >= int64(len(b.mem)):
+func (m bytesReaderAt) ReadAt(p []byte, off int64) (int, error) {
+	if off >= int64(len(m)) {
 		return 0, io.EOF
 	}
-	n := copy(p, b.mem[off:])
+	n := copy(p, m[off:])
 	if n < len(p) {
 		return n, io.EOF
 	}
 	return n, nil
 }
+
+type closedReaderAt struct{}
+
+func (closedReaderAt) ReadAt([]byte, int64) (int, error) { return 0, ErrBufferClosed }
