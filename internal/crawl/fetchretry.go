@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sextant-crawler/sextant/fetcher"
@@ -24,6 +25,9 @@ import (
 type fetchRetry struct {
 	mu       sync.Mutex
 	attempts map[string]int // bare URL → failed attempts so far
+	// size mirrors len(attempts) so that forget, called for every
+	// completed fetch, takes no lock while no URL awaits a retry.
+	size atomic.Int64
 }
 
 // retryable reports whether a fetch that failed with err may succeed if
@@ -43,21 +47,25 @@ func (r *fetchRetry) again(url string, limit int) bool {
 	k := r.attempts[url] + 1
 	if k >= limit {
 		delete(r.attempts, url)
+		r.size.Store(int64(len(r.attempts)))
 		return false
 	}
 	if r.attempts == nil {
 		r.attempts = make(map[string]int)
 	}
 	r.attempts[url] = k
+	r.size.Store(int64(len(r.attempts)))
 	return true
 }
 
 // forget deletes url's entry: its lease ended without a requeue.
 func (r *fetchRetry) forget(url string) {
-	r.mu.Lock()
-	if len(r.attempts) != 0 {
-		delete(r.attempts, url)
+	if r.size.Load() == 0 { // a URL's entry is made by its own lease, never concurrently
+		return
 	}
+	r.mu.Lock()
+	delete(r.attempts, url)
+	r.size.Store(int64(len(r.attempts)))
 	r.mu.Unlock()
 }
 
@@ -71,14 +79,11 @@ func (r *fetchRetry) forgetMoved(isLocal func(host string) bool) {
 			delete(r.attempts, u)
 		}
 	}
+	r.size.Store(int64(len(r.attempts)))
 }
 
 // len is the number of URLs awaiting another attempt.
-func (r *fetchRetry) len() int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return len(r.attempts)
-}
+func (r *fetchRetry) len() int { return int(r.size.Load()) }
 
 // fetchFailed handles a fetch that got no answer (err, after d): cut short
 // by the stop or our own disk (an error: the loop requeues the URL), tried
