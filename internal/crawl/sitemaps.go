@@ -79,15 +79,21 @@ const (
 
 // withSitemapMark is the marked form of the canonical URL s.
 func withSitemapMark(s string, level, hops uint8) string {
+	return string(appendSitemapMark([]byte(s), level, hops))
+}
+
+// appendSitemapMark appends the sitemap mark of level and hops to dst.
+func appendSitemapMark(dst []byte, level, hops uint8) []byte {
 	if level == smChild {
-		s += markSitemapChild
+		dst = append(dst, markSitemapChild...)
 	} else {
-		s += markSitemap
+		dst = append(dst, markSitemap...)
 	}
 	if hops > 0 {
-		s += markHops + string('0'+min(hops, 9))
+		dst = append(dst, markHops...)
+		dst = append(dst, '0'+min(hops, 9))
 	}
-	return s
+	return dst
 }
 
 // IsSitemapNote reports whether a crawl log note (as written or as read
