@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync"
 
 	iawarc "github.com/internetarchive/gowarc"
 	nlwarc "github.com/nlnwa/gowarc/v3"
@@ -77,7 +78,16 @@ func strict(path string) error {
 	}
 }
 
+// iaMu serialises the internetarchive/gowarc reader: its readUntilDelim
+// (v0.8.101) returns a line inside a buffer it has already put back in a
+// package-wide sync.Pool, so two readers in one process (parallel tests
+// checking their archives) overwrite each other's header lines — a record
+// then seems to lack WARC-Block-Digest (TestValidateConcurrent).
+var iaMu sync.Mutex
+
 func ia(path string) ([]Rec, error) {
+	iaMu.Lock()
+	defer iaMu.Unlock()
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
