@@ -109,6 +109,25 @@ func appendAnnot(dst []byte, s string, a annot) []byte {
 	return dst
 }
 
+// withSitemapMark is the marked form of the canonical URL s.
+func withSitemapMark(s string, level, hops uint8) string {
+	return string(appendSitemapMark([]byte(s), level, hops))
+}
+
+// appendSitemapMark appends the sitemap mark of level and hops to dst.
+func appendSitemapMark(dst []byte, level, hops uint8) []byte {
+	if level == smChild {
+		dst = append(dst, markSitemapChild...)
+	} else {
+		dst = append(dst, markSitemap...)
+	}
+	if hops > 0 {
+		dst = append(dst, markHops...)
+		dst = append(dst, '0'+min(hops, 9))
+	}
+	return dst
+}
+
 // origin returns the scheme://host[:port] prefix of an absolute URL, or ""
 // if it has none.
 func origin(u string) string {

@@ -77,25 +77,6 @@ const (
 	smChild              // listed by a sitemap index: its own children are too deep
 )
 
-// withSitemapMark is the marked form of the canonical URL s.
-func withSitemapMark(s string, level, hops uint8) string {
-	return string(appendSitemapMark([]byte(s), level, hops))
-}
-
-// appendSitemapMark appends the sitemap mark of level and hops to dst.
-func appendSitemapMark(dst []byte, level, hops uint8) []byte {
-	if level == smChild {
-		dst = append(dst, markSitemapChild...)
-	} else {
-		dst = append(dst, markSitemap...)
-	}
-	if hops > 0 {
-		dst = append(dst, markHops...)
-		dst = append(dst, '0'+min(hops, 9))
-	}
-	return dst
-}
-
 // IsSitemapNote reports whether a crawl log note (as written or as read
 // back, spaces escaped) is a sitemap fetch's.
 func IsSitemapNote(note string) bool { return sitemapLevelOfNote(note) != smPage }
