@@ -100,6 +100,8 @@
 // Robots calls for one host share a single fetch. A Response and its
 // RewindBuffer belong to one worker; after the body is complete, readers
 // from NewReader may run concurrently, but not concurrently with Close.
+// In-memory bodies are pooled buffers, another page's once closed: a
+// reader used after Close fails with ErrBufferClosed.
 //
 // # robots.txt
 //

@@ -22,9 +22,14 @@ var ErrBufferClosed = errors.New("fetcher: rewind buffer closed")
 // when the buffer is closed, when the buffer is garbage collected without
 // Close (a cleanup closes the descriptor), and when the process dies.
 //
+// The in-memory body is a pooled buffer (bodypool.go), reused by another
+// RewindBuffer once this one is closed: Close must not race with any use of
+// the buffer or of its readers, a reader used after Close fails with
+// ErrBufferClosed, and the slice Bytes returns is valid only until Close.
+//
 // Writing is not safe for concurrent use. Once written, NewReader, Len,
-// Bytes and Fingerprint may be called concurrently; Close must not race
-// with them. Close is idempotent.
+// Bytes, Fingerprint and the readers may be used concurrently; Close must
+// not race with them. Close is idempotent.
 type RewindBuffer struct {
 	threshold int64
 	dir       string
@@ -50,6 +55,9 @@ func (b *RewindBuffer) Write(p []byte) (int, error) {
 		return 0, ErrBufferClosed
 	}
 	if b.file == nil && int64(len(b.mem))+int64(len(p)) <= b.threshold {
+		if len(b.mem)+len(p) > cap(b.mem) {
+			b.grow(len(b.mem) + len(p))
+		}
 		b.mem = append(b.mem, p...)
 		b.size += int64(len(p))
 		return len(p), nil
@@ -67,14 +75,31 @@ func (b *RewindBuffer) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// ReadFrom reads r to EOF into the buffer (io.Copy uses it). It reads
-// through a pooled 32 KiB buffer in whole blocks, so a body of unknown
-// length below the block size costs one allocation of about its size.
+// ReadFrom reads r to EOF into the buffer (io.Copy uses it). Up to the
+// threshold it reads straight into the pooled in-memory buffer, which
+// doubles as needed; past it (the body spills) through a pooled 32 KiB
+// block.
 func (b *RewindBuffer) ReadFrom(r io.Reader) (int64, error) {
 	if b.closed {
 		return 0, ErrBufferClosed
 	}
 	start := b.size
+	for b.file == nil && int64(len(b.mem)) < b.threshold {
+		if len(b.mem) == cap(b.mem) {
+			b.grow(max(2*cap(b.mem), firstBuf))
+		}
+		end := int(min(int64(cap(b.mem)), b.threshold))
+		n, err := r.Read(b.mem[len(b.mem):end])
+		b.mem = b.mem[:len(b.mem)+n]
+		b.size += int64(n)
+		switch err {
+		case nil:
+		case io.EOF, io.ErrUnexpectedEOF: // as the io.ReadFull loop below
+			return b.size - start, nil
+		default:
+			return b.size - start, err
+		}
+	}
 	bufp := copyBufs.Get().(*[]byte)
 	defer copyBufs.Put(bufp)
 	for {
@@ -94,14 +119,19 @@ func (b *RewindBuffer) ReadFrom(r io.Reader) (int64, error) {
 	}
 }
 
-// grow makes room for n bytes in memory in total, capped at the threshold.
+// firstBuf is the first buffer of a body of unknown length.
+const firstBuf = 16 << 10
+
+// grow makes room for n bytes in memory in total, capped at the threshold,
+// with a buffer from the pool; the old one goes back.
 func (b *RewindBuffer) grow(n int) {
 	n = int(min(int64(n), b.threshold))
 	if n <= cap(b.mem) {
 		return
 	}
-	m := make([]byte, len(b.mem), n)
+	m := bodies.get(n)[:len(b.mem)]
 	copy(m, b.mem)
+	bodies.put(b.mem)
 	b.mem = m
 }
 
@@ -133,6 +163,7 @@ func (b *RewindBuffer) spill() error {
 		return err
 	}
 	b.file = tf
+	bodies.put(b.mem)
 	b.mem = nil
 	return nil
 }
@@ -144,7 +175,8 @@ func (b *RewindBuffer) Len() int64 { return b.size }
 func (b *RewindBuffer) Spilled() bool { return b.file != nil }
 
 // Bytes returns the body if it is held in memory (the slice must not be
-// modified), or nil, false if it spilled to disk.
+// modified, and is valid only until Close), or nil, false if it spilled
+// to disk or the buffer is closed.
 func (b *RewindBuffer) Bytes() ([]byte, bool) {
 	if b.file != nil || b.closed {
 		return nil, false
@@ -153,15 +185,13 @@ func (b *RewindBuffer) Bytes() ([]byte, bool) {
 }
 
 // NewReader returns an independent reader positioned at the start of the
-// body. Readers share no state; each may also Seek and ReadAt.
+// body. Readers share no state; each may also Seek and ReadAt. Once the
+// buffer is closed its readers return ErrBufferClosed.
 func (b *RewindBuffer) NewReader() *io.SectionReader {
-	switch {
-	case b.closed:
-		return io.NewSectionReader(closedReaderAt{}, 0, 1)
-	case b.file != nil:
-		return io.NewSectionReader(b.file.f, 0, b.size)
+	if b.closed {
+		return io.NewSectionReader((*bufferAt)(b), 0, 1)
 	}
-	return io.NewSectionReader(bytesReaderAt(b.mem), 0, b.size)
+	return io.NewSectionReader((*bufferAt)(b), 0, b.size)
 }
 
 // Fingerprint returns the xxHash64 of the body, for Mercator's content-seen
@@ -183,6 +213,7 @@ func (b *RewindBuffer) Close() error {
 		return nil
 	}
 	b.closed = true
+	bodies.put(b.mem)
 	b.mem = nil
 	if b.file != nil {
 		return b.file.f.Close()
@@ -190,19 +221,23 @@ func (b *RewindBuffer) Close() error {
 	return nil
 }
 
-type bytesReaderAt []byte
+// bufferAt reads a RewindBuffer's body until it is closed (a conversion:
+// NewReader allocates only the SectionReader).
+type bufferAt RewindBuffer
 
-func (m bytesReaderAt) ReadAt(p []byte, off int64) (int, error) {
-	if off >= int64(len(m)) {
+func (v *bufferAt) ReadAt(p []byte, off int64) (int, error) {
+	b := (*RewindBuffer)(v)
+	switch {
+	case b.closed:
+		return 0, ErrBufferClosed
+	case b.file != nil:
+		return b.file.f.ReadAt(p, off)
+	case off >= int64(len(b.mem)):
 		return 0, io.EOF
 	}
-	n := copy(p, m[off:])
+	n := copy(p, b.mem[off:])
 	if n < len(p) {
 		return n, io.EOF
 	}
 	return n, nil
 }
-
-type closedReaderAt struct{}
-
-func (closedReaderAt) ReadAt([]byte, int64) (int, error) { return 0, ErrBufferClosed }

@@ -82,19 +82,50 @@ func splitAnnot(s string) (string, annot) {
 
 // withAnnot is the annotated form of the canonical URL s.
 func withAnnot(s string, a annot) string {
-	bare := s
+	if a.sm == smPage && a.hops == "" && a.via == "" {
+		return s
+	}
+	var buf [256]byte // most annotated URLs fit: one allocation, the result's
+	return string(appendAnnot(buf[:0], s, a))
+}
+
+// appendAnnot appends withAnnot(s, a) to dst. Built in one buffer rather
+// than by string concatenation: it runs for every link routed, and the
+// concatenations cost four allocations per link.
+func appendAnnot(dst []byte, s string, a annot) []byte {
+	dst = append(dst, s...)
 	if a.sm != smPage {
-		s = withSitemapMark(s, a.sm, a.smHops)
+		dst = appendSitemapMark(dst, a.sm, a.smHops)
 	}
 	if a.hops != "" {
-		s += annotHops + a.hops
+		dst = append(append(dst, annotHops...), a.hops...)
 	}
 	if a.via != "" {
-		if v := compactVia(bare, a.via); len(s)+len(annotVia)+len(v) <= maxAnnotated {
-			s += annotVia + v
+		n := len(dst)
+		if dst = appendCompactVia(append(dst, annotVia...), s, a.via); len(dst) > maxAnnotated {
+			dst = dst[:n]
 		}
 	}
-	return s
+	return dst
+}
+
+// withSitemapMark is the marked form of the canonical URL s.
+func withSitemapMark(s string, level, hops uint8) string {
+	return string(appendSitemapMark([]byte(s), level, hops))
+}
+
+// appendSitemapMark appends the sitemap mark of level and hops to dst.
+func appendSitemapMark(dst []byte, level, hops uint8) []byte {
+	if level == smChild {
+		dst = append(dst, markSitemapChild...)
+	} else {
+		dst = append(dst, markSitemap...)
+	}
+	if hops > 0 {
+		dst = append(dst, markHops...)
+		dst = append(dst, '0'+min(hops, 9))
+	}
+	return dst
 }
 
 // origin returns the scheme://host[:port] prefix of an absolute URL, or ""
@@ -114,16 +145,19 @@ func origin(u string) string {
 // than u's origin, the length of the prefix they share, '.', and the rest
 // of via ("31.b/index.html"); else whole. Links mostly point into the
 // same site, often the same directory.
-func compactVia(u, via string) string {
+func compactVia(u, via string) string { return string(appendCompactVia(nil, u, via)) }
+
+// appendCompactVia appends compactVia(u, via) to dst.
+func appendCompactVia(dst []byte, u, via string) []byte {
 	o := origin(u)
 	n := 0
 	for n < len(u) && n < len(via) && u[n] == via[n] {
 		n++
 	}
 	if o == "" || n <= len(o) {
-		return via
+		return append(dst, via...)
 	}
-	return strconv.Itoa(n) + "." + via[n:]
+	return append(append(strconv.AppendInt(dst, int64(n), 10), '.'), via[n:]...)
 }
 
 // expandVia undoes compactVia for the bare URL u ("" if v is not a valid
@@ -183,4 +217,33 @@ func queueKey(s string) string {
 func receivedDepth(s string) uint16 {
 	_, a := splitAnnot(s)
 	return hopsDepth(a.hops)
+}
+
+// annotate returns the i-th link s of the leased page annotated with how
+// it was reached; a seed's links (no leased page) are bare.
+func (w *worker) annotate(s string, i int) string {
+	if w.cur == "" {
+		return s
+	}
+	hop := byte(HopLink)
+	if i < len(w.kinds) {
+		hop = w.kinds[i]
+	}
+	w.abuf = appendAnnot(w.abuf[:0], s, annot{hops: w.hopsTo(hop), via: w.cur})
+	return string(w.abuf)
+}
+
+// hopsTo is extendHops(w.ca.hops, hop), remembered: a page's links share
+// its hop path and a few hop kinds, and extending a path allocates.
+func (w *worker) hopsTo(hop byte) string {
+	for i := range w.hopMemo {
+		m := &w.hopMemo[i]
+		if m.hop == hop && m.from == w.ca.hops {
+			return m.hops
+		}
+	}
+	m := &w.hopMemo[w.hopNext%len(w.hopMemo)]
+	w.hopNext++
+	m.hop, m.from, m.hops = hop, w.ca.hops, extendHops(w.ca.hops, hop)
+	return m.hops
 }

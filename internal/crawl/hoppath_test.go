@@ -1,6 +1,7 @@
 package crawl
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -192,4 +193,34 @@ func FuzzParseLogLine(f *testing.F) {
 
 func hasCtl(s string) bool {
 	return strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f })
+}
+
+// TestAnnotate: a page's links are annotated as withAnnot would, whatever
+// their hop kinds and however the worker's hop memo turns over, and each
+// costs one allocation (the result): it used to cost four.
+func TestAnnotate(t *testing.T) {
+	w := &worker{}
+	for _, page := range []struct{ url, hops string }{
+		{"http://a.test/dir/index.html", "LL"},
+		{"http://a.test/dir/index.html", "LLE"}, // same page reached another way
+		{"http://b.test/", ""},
+	} {
+		w.cur, w.ca = page.url, annot{hops: page.hops}
+		w.kinds = []byte{HopLink, HopEmbed, HopRedirect, HopSitemap, HopPrereq, HopLink, HopEmbed}
+		for i := range len(w.kinds) + 1 {
+			hop := byte(HopLink)
+			if i < len(w.kinds) {
+				hop = w.kinds[i]
+			}
+			link := "http://a.test/dir/x" + strconv.Itoa(i)
+			want := withAnnot(link, annot{hops: extendHops(page.hops, hop), via: page.url})
+			if got := w.annotate(link, i); got != want {
+				t.Errorf("page %s (hops %q): annotate(%q, %d) = %q, want %q", page.url, page.hops, link, i, got, want)
+			}
+		}
+	}
+	w.cur, w.ca = "http://a.test/dir/index.html", annot{hops: "LL"}
+	if n := testing.AllocsPerRun(100, func() { _ = w.annotate("http://a.test/dir/x", 0) }); n > 1 {
+		t.Errorf("annotate: %.0f allocations per link, want 1", n)
+	}
 }

@@ -77,19 +77,6 @@ const (
 	smChild              // listed by a sitemap index: its own children are too deep
 )
 
-// withSitemapMark is the marked form of the canonical URL s.
-func withSitemapMark(s string, level, hops uint8) string {
-	if level == smChild {
-		s += markSitemapChild
-	} else {
-		s += markSitemap
-	}
-	if hops > 0 {
-		s += markHops + string('0'+min(hops, 9))
-	}
-	return s
-}
-
 // IsSitemapNote reports whether a crawl log note (as written or as read
 // back, spaces escaped) is a sitemap fetch's.
 func IsSitemapNote(note string) bool { return sitemapLevelOfNote(note) != smPage }

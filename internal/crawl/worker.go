@@ -83,6 +83,13 @@ type worker struct {
 	// handed says the last fetch's end went to a tail goroutine
 	// (warctail.go), which completes its lease: the loop must not.
 	handed bool
+	// abuf and hopMemo serve annotate, once per link routed.
+	abuf    []byte
+	hopMemo [4]struct {
+		hop        byte
+		from, hops string // hops = extendHops(from, hop)
+	}
+	hopNext int
 }
 
 func (n *Node) newWorker(id int) *worker {
@@ -348,19 +355,6 @@ func (w *worker) fetch(ctx context.Context, l frontier.Lease, u *urlnorm.URL, ru
 func (w *worker) entry(e LogEntry) LogEntry {
 	e.Via, e.Hops = w.ca.via, w.ca.hops
 	return e
-}
-
-// annotate returns the i-th link s of the leased page annotated with how
-// it was reached (annot.go); a seed's links (no leased page) are bare.
-func (w *worker) annotate(s string, i int) string {
-	if w.cur == "" {
-		return s
-	}
-	hop := byte(HopLink)
-	if i < len(w.kinds) {
-		hop = w.kinds[i]
-	}
-	return withAnnot(s, annot{hops: extendHops(w.ca.hops, hop), via: w.cur})
 }
 
 // logFetch writes a completed fetch's crawl log line and only then counts

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync"
 
 	iawarc "github.com/internetarchive/gowarc"
 	nlwarc "github.com/nlnwa/gowarc/v3"
@@ -36,9 +37,20 @@ func SHA1(b []byte) string {
 	return "sha1:" + base32.StdEncoding.EncodeToString(s[:])
 }
 
+// mu runs one validation at a time: neither reader is safe for concurrent
+// use in one process, as parallel tests checking their archives use them.
+// internetarchive/gowarc's readUntilDelim (v0.8.101) returns a header line
+// inside a buffer it has already put back in a package-wide sync.Pool, so
+// readers garble each other's lines (a record "without" WARC-Block-Digest:
+// TestValidateConcurrent); nlnwa/gowarc's options write google/uuid's
+// global rand-pool switch on every reader (a data race under -race).
+var mu sync.Mutex
+
 // Validate reads path with both readers and returns its records, or the
 // first problem either found.
 func Validate(path string) ([]Rec, error) {
+	mu.Lock()
+	defer mu.Unlock()
 	if err := strict(path); err != nil {
 		return nil, fmt.Errorf("nlnwa/gowarc strict: %s: %w", path, err)
 	}
