@@ -56,7 +56,8 @@ type Options struct {
 	// RevisitMemory is how many payload digests are remembered to write
 	// later identical payloads as revisit records; default 100000,
 	// negative: no revisit records. Oldest digests are forgotten first.
-	// They survive a restart in Dir/PREFIX-NODEID.digests (revisit.go).
+	// They survive a restart in Dir/PREFIX-NODEID.digests (revisit.go;
+	// after a kill -9, all but the last few written).
 	RevisitMemory int
 	// NoCDXJ turns off the .cdxj index written beside each file.
 	NoCDXJ bool
