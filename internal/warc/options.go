@@ -42,7 +42,9 @@ type Options struct {
 	// search), "store" (stored deflate blocks: still one gzip member per
 	// record) or a level "1".."9"; default CompressionFast (at the default
 	// zlib level, compressing cost a crawl more CPU than extracting links:
-	// docs/bench/warc.md).
+	// docs/bench/warc.md). Bodies already compressed (images, video,
+	// archives, a compressing Content-Encoding) are stored at every
+	// setting: precompressed.go.
 	Compression string
 	// RequestLevel is the gzip level of request records; default
 	// gzip.NoCompression (0: stored blocks). A request record is ~600
