@@ -41,17 +41,16 @@ var magics = [][]byte{
 	{0x1f, 0x8b},             // gzip
 	{0x28, 0xb5, 0x2f, 0xfd}, // zstd
 	[]byte("PK\x03\x04"),     // zip (docx, jar, epub…)
-	[]byte("BZh"),            // bzip2
 	[]byte("\xfd7zXZ\x00"),   // xz
 	[]byte("7z\xbc\xaf\x27\x1c"),
 	[]byte("Rar!\x1a\x07"),
 	[]byte("\x89PNG\r\n\x1a\n"),
-	{0xff, 0xd8, 0xff},       // JPEG
-	[]byte("GIF8"),           // GIF87a, GIF89a
+	{0xff, 0xd8, 0xff}, // JPEG
+	[]byte("GIF87a"),
+	[]byte("GIF89a"),
 	{0x1a, 0x45, 0xdf, 0xa3}, // Matroska, WebM
 	[]byte("OggS"),
 	[]byte("fLaC"),
-	[]byte("ID3"), // MP3 with a tag
 	[]byte("wOFF"),
 	[]byte("wOF2"),
 }
@@ -67,6 +66,10 @@ func compressedMagic(b []byte) bool {
 		return true // WAV and AVI are RIFF too, and not compressed
 	case len(b) >= 8 && string(b[4:8]) == "ftyp":
 		return true // ISO media: MP4, MOV, M4A, HEIC, AVIF
+	case len(b) >= 10 && string(b[:3]) == "BZh" && b[3] >= '1' && b[3] <= '9' && string(b[4:10]) == "1AY&SY":
+		return true // bzip2: "BZh" alone starts English words too
+	case len(b) >= 5 && string(b[:3]) == "ID3" && b[3] >= 2 && b[3] <= 4 && b[4] == 0:
+		return true // MP3 with an ID3v2 tag
 	case len(b) >= 2 && b[0] == 0xff && (b[1] == 0xfb || b[1] == 0xf3 || b[1] == 0xf2):
 		return true // an MP3 frame
 	}

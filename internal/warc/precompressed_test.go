@@ -49,6 +49,11 @@ func TestPrecompressedBodiesStored(t *testing.T) {
 		{"webp", "image/webp", "", append([]byte("RIFF\x00\x00\x00\x00WEBPVP8 "), noise...), true},
 		{"wav", "audio/wav", "", append([]byte("RIFF\x00\x00\x00\x00WAVEfmt "), html...), false},
 		{"pdf", "application/pdf", "", append([]byte("%PDF-1.4\n"), html...), false},
+		{"gif", "image/gif", "", append([]byte("GIF89a"), noise...), true},
+		{"bzip2", "application/x-bzip2", "", append([]byte("BZh91AY&SY"), noise...), true},
+		{"text starting BZh", "text/plain", "", append([]byte("BZh is no word\n"), html...), false},
+		{"text starting ID3", "text/html", "", append([]byte("ID3 tags, explained\n"), html...), false},
+		{"mp3 with ID3v2", "audio/mpeg", "", append([]byte("ID3\x04\x00\x00"), noise...), true},
 	}
 	for _, comp := range []string{warc.CompressionFast, warc.CompressionHuffman} {
 		for _, c := range cases {
