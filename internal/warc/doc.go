@@ -14,7 +14,8 @@
 // so a file can be read from any record's offset (what CDX indexes rely
 // on), compressed as Options.Compression says; "store" writes stored
 // deflate blocks, so its files are .warc.gz like the others, which every
-// reader and the crash repair read alike.
+// reader and the crash repair read alike. A response whose body is already
+// compressed (precompressed.go) is stored whatever the setting.
 //
 // WriteFetch writes a response record and its request record (linked by
 // WARC-Concurrent-To), and a metadata record of the page's outlinks if

@@ -42,7 +42,9 @@ type Options struct {
 	// search), "store" (stored deflate blocks: still one gzip member per
 	// record) or a level "1".."9"; default CompressionFast (at the default
 	// zlib level, compressing cost a crawl more CPU than extracting links:
-	// docs/bench/warc.md).
+	// docs/bench/warc.md). Bodies already compressed (images, video,
+	// archives, a compressing Content-Encoding) are stored at every
+	// setting: precompressed.go.
 	Compression string
 	// RequestLevel is the gzip level of request records; default
 	// gzip.NoCompression (0: stored blocks). A request record is ~600
@@ -56,7 +58,8 @@ type Options struct {
 	// RevisitMemory is how many payload digests are remembered to write
 	// later identical payloads as revisit records; default 100000,
 	// negative: no revisit records. Oldest digests are forgotten first.
-	// They survive a restart in Dir/PREFIX-NODEID.digests (revisit.go).
+	// They survive a restart in Dir/PREFIX-NODEID.digests (revisit.go;
+	// after a kill -9, all but the last few written).
 	RevisitMemory int
 	// NoCDXJ turns off the .cdxj index written beside each file.
 	NoCDXJ bool

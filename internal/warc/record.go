@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/klauspost/compress/gzip"
 )
 
 // Field is one named header field; order is kept.
@@ -149,25 +151,15 @@ func (w *Writer) startFetch(f Fetch) (func() (Location, error), error) {
 	req.digest()
 	ps := []*pending{resp, req}
 	if len(f.Outlinks) > 0 {
-		var b bytes.Buffer
-		for _, l := range f.Outlinks {
-			if strings.ContainsAny(l, "\r\n") {
-				continue
-			}
-			fmt.Fprintf(&b, "outlink: %s L\r\n", l)
-		}
-		md := &pending{typ: "metadata", id: "<" + w.o.NewID() + ">", head: b.Bytes(), body: emptySection()}
-		md.fields = append(append(md.fields, common...),
-			Field{"Content-Type", "application/warc-fields"},
-			Field{"WARC-Concurrent-To", resp.id})
-		md.digest()
-		ps = append(ps, md)
+		ps = append(ps, w.outlinks(f.Outlinks, common, resp.id))
 	}
 	status := strconv.Itoa(f.StatusCode)
 	mt := mediaType(f.Header.Get("Content-Type"))
 	if revisit {
 		mt = "warc/revisit"
 	}
+	// A body already compressed is stored (precompressed.go).
+	stored := w.level != gzip.NoCompression && resp.body.Size() > 0 && precompressed(f.Header, resp.body)
 	j := &job{}
 	if w.seen != nil && !revisit && body.Size() > 0 && !f.Truncated {
 		j.remember = &remembered{payloadDigest, digestEntry{id: resp.id, uri: f.URL, date: date}}
@@ -175,8 +167,11 @@ func (w *Writer) startFetch(f Fetch) (func() (Location, error), error) {
 	for i, p := range ps {
 		buf := bufferWriter{b: getBuf()}
 		level := w.level
-		if p == req {
+		switch {
+		case p == req:
 			level = w.o.RequestLevel
+		case p == resp && stored:
+			level = gzip.NoCompression
 		}
 		if err := compress(&buf, p, level); err != nil {
 			j.release()
@@ -200,6 +195,23 @@ func (w *Writer) startFetch(f Fetch) (func() (Location, error), error) {
 		}
 		return w.fetchDone(j, payloadDigest, revisit), nil
 	}, nil
+}
+
+// outlinks is the metadata record of a response's outlinks.
+func (w *Writer) outlinks(links []string, common []Field, respID string) *pending {
+	var b bytes.Buffer
+	for _, l := range links {
+		if strings.ContainsAny(l, "\r\n") {
+			continue
+		}
+		fmt.Fprintf(&b, "outlink: %s L\r\n", l)
+	}
+	md := &pending{typ: "metadata", id: "<" + w.o.NewID() + ">", head: b.Bytes(), body: emptySection()}
+	md.fields = append(append(md.fields, common...),
+		Field{"Content-Type", "application/warc-fields"},
+		Field{"WARC-Concurrent-To", respID})
+	md.digest()
+	return md
 }
 
 // fetchDone counts a written fetch and returns its Location.

@@ -165,10 +165,14 @@ func (l *digestLog) rewrite(es []remembered) error {
 	return l.open()
 }
 
-func writeDigestLine(bw *bufio.Writer, r remembered) {
+// writeDigestLine writes r's line to bw, and returns bw's error (sticky:
+// that of any earlier write too).
+func writeDigestLine(bw *bufio.Writer, r remembered) error {
+	var err error
 	for _, s := range []string{r.digest, " ", r.e.id, " ", r.e.date, " ", r.e.uri, "\n"} {
-		bw.WriteString(s)
+		_, err = bw.WriteString(s)
 	}
+	return err
 }
 
 func (l *digestLog) close() {
@@ -184,13 +188,14 @@ func (l *digestLog) close() {
 // warning: it only saves archive space.
 func (w *Writer) remember(batch []*job) {
 	n := 0
+	var err error
 	for _, j := range batch {
 		if j.remember == nil || j.err != nil {
 			continue
 		}
 		w.seen.put(j.remember.digest, j.remember.e)
-		if w.dlog != nil {
-			writeDigestLine(w.dlog.bw, *j.remember)
+		if w.dlog != nil && err == nil {
+			err = writeDigestLine(w.dlog.bw, *j.remember)
 			n++
 		}
 	}
@@ -198,7 +203,9 @@ func (w *Writer) remember(batch []*job) {
 		return
 	}
 	w.dlog.lines += n
-	err := w.dlog.bw.Flush()
+	// Not flushed per batch (a write(2) each): a kill -9 loses at most the
+	// buffer's last lines, whose payloads are then archived again in full
+	// if seen again, and a torn last line is dropped at load.
 	if err == nil && w.dlog.lines > w.dlog.max {
 		err = w.dlog.rewrite(w.seen.entries())
 	}
