@@ -39,7 +39,7 @@ type queue struct {
 	lastSeq     uint64
 	acked       uint64
 	pending     map[uint64]int       // spooled seq → URL count
-	spooledAt   map[uint64]time.Time // when this process spooled seq (for coalescing)
+	spooledAt   map[uint64]time.Time // when this process spooled URL batch seq (for coalescing)
 	pendingURLs int
 
 	notify chan struct{} // capacity 1: new batch spooled

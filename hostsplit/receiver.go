@@ -216,5 +216,6 @@ func (srv *server) Status(ctx context.Context, _ *pb.StatusRequest) (*pb.StatusR
 	if _, err := srv.t.identity(ctx); err != nil {
 		return nil, err
 	}
+	srv.t.statusServed.Add(1)
 	return srv.t.LocalStatus().toProto(), nil
 }

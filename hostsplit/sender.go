@@ -206,6 +206,11 @@ func (t *Transport) runStream(ctx context.Context, p *peer, stop <-chan struct{}
 // unsent URLs are fewer than BatchMaxURLs and the oldest was spooled less
 // than CoalesceMaxAge ago, message returns nil and how long to wait.
 func (t *Transport) message(p *peer, next, last uint64) (*pb.Batch, time.Duration, error) {
+	// Decided from memory: the sender wakes for every batch spooled (every
+	// group flush), and mostly to wait again.
+	if wait := t.hold(p, next, last); wait > 0 {
+		return nil, wait, nil
+	}
 	kind, count, enc, err := t.spool.st.getBatch(p.id, next)
 	if err != nil {
 		return nil, 0, err
@@ -214,16 +219,6 @@ func (t *Transport) message(p *peer, next, last uint64) (*pb.Batch, time.Duratio
 		MembershipEpoch: t.own.Epoch(), Kind: kindToProto(kind)}
 	if kind != KindURLs || t.opts.CoalesceMaxAge < 0 {
 		return b, 0, nil
-	}
-	p.q.mu.Lock()
-	unsent := 0
-	for q := next; q <= last && unsent < t.opts.BatchMaxURLs; q++ {
-		unsent += p.q.pending[q]
-	}
-	at, ok := p.q.spooledAt[next]
-	p.q.mu.Unlock()
-	if age := t.opts.Clock.Now().Sub(at); ok && unsent < t.opts.BatchMaxURLs && age < t.opts.CoalesceMaxAge && !t.isClosing() {
-		return nil, t.opts.CoalesceMaxAge - age, nil
 	}
 	urls, err := DecodeBatch(enc, t.opts.Limits)
 	if err != nil {
@@ -259,4 +254,29 @@ func (t *Transport) message(p *peer, next, last uint64) (*pb.Batch, time.Duratio
 	}
 	b.FirstSeq, b.Seq, b.Count = next, end, uint32(len(urls))
 	return b, 0, nil
+}
+
+// hold returns how long the URL batches from next to last should wait for
+// company before they travel: > 0 while they are fewer than BatchMaxURLs
+// URLs and batch next was spooled by this process less than
+// CoalesceMaxAge ago (batches of other kinds, and those spooled before
+// this start, have no spooledAt and go at once).
+func (t *Transport) hold(p *peer, next, last uint64) time.Duration {
+	if t.opts.CoalesceMaxAge < 0 || t.isClosing() {
+		return 0
+	}
+	p.q.mu.Lock()
+	defer p.q.mu.Unlock()
+	at, ok := p.q.spooledAt[next]
+	if !ok {
+		return 0
+	}
+	unsent := 0
+	for q := next; q <= last && unsent < t.opts.BatchMaxURLs; q++ {
+		unsent += p.q.pending[q]
+	}
+	if age := t.opts.Clock.Now().Sub(at); unsent < t.opts.BatchMaxURLs && age < t.opts.CoalesceMaxAge {
+		return t.opts.CoalesceMaxAge - age
+	}
+	return 0
 }

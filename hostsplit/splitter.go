@@ -250,17 +250,57 @@ func (s *Splitter) flushPeer(p *peer, all bool) error {
 	}
 }
 
-// Flush spools every non-empty batch buffer. When it returns nil, every URL
-// given to Route before the call is durable on this node.
+// Flush spools every non-empty batch buffer, the batches of all peers in
+// one synced write: workers wait for a group flush every FlushInterval, so
+// one fsync per peer per round was most of the spool's cost. When it
+// returns nil, every URL given to Route before the call is durable on this
+// node.
 func (s *Splitter) Flush(ctx context.Context) error {
-	var errs []error
-	for _, p := range s.tr.currentPeers() {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		errs = append(errs, s.flushPeer(p, true))
+	if err := ctx.Err(); err != nil {
+		return err
 	}
-	return errors.Join(errs...)
+	peers := s.tr.currentPeers()
+	// The order appendMany's other callers (spoolMany) lock in.
+	slices.SortFunc(peers, func(a, b *peer) int { return strings.Compare(string(a.id), string(b.id)) })
+	for _, p := range peers {
+		p.q.flushMu.Lock()
+	}
+	defer func() {
+		for _, p := range peers {
+			p.q.flushMu.Unlock()
+		}
+	}()
+	var with []*peer
+	var urls [][]string
+	for _, p := range peers {
+		b := &p.b
+		b.mu.Lock()
+		if len(b.buf) > 0 {
+			with, urls = append(with, p), append(urls, b.buf)
+			b.flushing += len(b.buf)
+			b.buf, b.bufBytes = nil, 0
+		}
+		b.mu.Unlock()
+	}
+	if len(with) == 0 {
+		return nil
+	}
+	err := s.spool.appendManyLocked(with, urls, KindURLs, nil, nil)
+	for i, p := range with {
+		b := &p.b
+		b.mu.Lock()
+		b.flushing -= len(urls[i])
+		if err != nil {
+			// Keep the URLs: the next flush tries again.
+			b.buf = append(urls[i], b.buf...)
+			b.bufBytes += totalLen(urls[i])
+		}
+		if len(b.buf) > 0 {
+			b.bufStart = s.opts.Clock.Now()
+		}
+		b.mu.Unlock()
+	}
+	return err
 }
 
 // ageLoop spools buffers older than BatchMaxAge.

@@ -122,6 +122,11 @@ func (sp *Spool) appendMany(peers []*peer, urls [][]string, kind Kind, meta map[
 			p.q.flushMu.Unlock()
 		}
 	}()
+	return sp.appendManyLocked(peers, urls, kind, meta, deletes)
+}
+
+// appendManyLocked is appendMany with every peer's flushMu held.
+func (sp *Spool) appendManyLocked(peers []*peer, urls [][]string, kind Kind, meta map[string][]byte, deletes [][]byte) error {
 	var outs []encoded
 	for i, p := range peers {
 		more, err := sp.encode(p, urls[i])
@@ -147,7 +152,9 @@ func (sp *Spool) appendMany(peers []*peer, urls [][]string, kind Kind, meta map[
 		p.q.mu.Lock()
 		p.q.lastSeq = seqs[i]
 		p.q.pending[seqs[i]] = o.count
-		p.q.spooledAt[seqs[i]] = sp.opts.Clock.Now()
+		if kind == KindURLs { // only URL batches wait for company (Transport.message)
+			p.q.spooledAt[seqs[i]] = sp.opts.Clock.Now()
+		}
 		p.q.pendingURLs += o.count
 		p.q.mu.Unlock()
 		p.st.sentURLs.Add(uint64(o.count))
@@ -168,7 +175,9 @@ func (sp *Spool) appendMany(peers []*peer, urls [][]string, kind Kind, meta map[
 func (sp *Spool) encode(p *peer, urls []string) ([]encoded, error) {
 	urls = slices.Clone(urls)
 	slices.Sort(urls)
+	n := len(urls)
 	urls = slices.Compact(urls)
+	p.st.batchDups.Add(uint64(n - len(urls)))
 	var outs []encoded
 	for len(urls) > 0 {
 		n, size := 0, 0
@@ -215,6 +224,7 @@ func (st *store) putMany(outs []encoded, kind Kind, meta map[string][]byte, dele
 	for _, k := range deletes {
 		_ = b.Delete(k, nil)
 	}
+	st.syncs.Add(1)
 	if err := b.Commit(pebble.Sync); err != nil {
 		return nil, fmt.Errorf("hostsplit: spool write: %w", err)
 	}

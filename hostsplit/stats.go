@@ -48,8 +48,12 @@ type Stats struct {
 	// RejectedAuth counts calls refused for want of a member's
 	// certificate or for a batch claiming another sender.
 	RejectedAuth uint64
-	Total        PeerStats
-	Peers        []PeerStats // in membership order
+	// SpoolSyncs counts the spool's synced writes of batches and applied
+	// marks (one fsync each); StatusAsked the status calls this node made
+	// to peers, StatusServed those it answered. Local: not on the wire.
+	SpoolSyncs, StatusAsked, StatusServed uint64
+	Total                                 PeerStats
+	Peers                                 []PeerStats // in membership order
 }
 
 // TrafficReduction is 1 − sent ÷ discovered-remote: the share of
@@ -92,7 +96,8 @@ func (s Stats) WireRatio() float64 {
 
 // Stats returns a snapshot of the counters.
 func (s *Splitter) Stats() Stats {
-	out := Stats{Self: s.opts.Self, DiscoveredLocal: s.discoveredLocal.Load(), RejectedAuth: s.tr.rejectedAuth.Load()}
+	out := Stats{Self: s.opts.Self, DiscoveredLocal: s.discoveredLocal.Load(), RejectedAuth: s.tr.rejectedAuth.Load(),
+		SpoolSyncs: s.spool.st.syncs.Load(), StatusAsked: s.tr.statusAsked.Load(), StatusServed: s.tr.statusServed.Load()}
 	for _, p := range s.tr.allPeers() {
 		ps := p.stats()
 		out.Peers = append(out.Peers, ps)

@@ -86,6 +86,7 @@ func (t *Transport) PeerStatus(ctx context.Context, id NodeID) (NodeStatus, erro
 	}
 	cctx, cancel := context.WithTimeout(ctx, t.opts.RPCTimeout)
 	defer cancel()
+	t.statusAsked.Add(1)
 	r, err := pb.NewPeerClient(conn).Status(cctx, &pb.StatusRequest{})
 	if err != nil {
 		if ctx.Err() == nil { // not the caller giving up

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"sync/atomic"
 
 	"github.com/cockroachdb/pebble/v2"
 )
@@ -27,6 +28,7 @@ import (
 type store struct {
 	db    *pebble.DB
 	epoch uint64
+	syncs atomic.Uint64 // synced writes of batches and applied marks (Stats.SpoolSyncs)
 }
 
 func openStore(dir string, log *slog.Logger) (*store, error) {
@@ -91,6 +93,7 @@ func spoolKey(id NodeID, seq uint64) []byte {
 func (st *store) putBatch(id NodeID, seq uint64, kind Kind, count int, enc []byte) error {
 	b := st.db.NewBatch()
 	st.setBatch(b, id, seq, kind, count, enc)
+	st.syncs.Add(1)
 	if err := b.Commit(pebble.Sync); err != nil {
 		return fmt.Errorf("hostsplit: spool write: %w", err)
 	}
@@ -284,6 +287,7 @@ func (st *store) applied(sender NodeID) (epoch, seq uint64, err error) {
 
 func (st *store) setApplied(sender NodeID, epoch, seq uint64) error {
 	v := binary.BigEndian.AppendUint64(binary.BigEndian.AppendUint64(nil, epoch), seq)
+	st.syncs.Add(1)
 	if err := st.db.Set(peerKey('r', sender), v, pebble.Sync); err != nil {
 		return fmt.Errorf("hostsplit: record applied batch: %w", err)
 	}

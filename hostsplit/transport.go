@@ -51,6 +51,8 @@ type Transport struct {
 	order []*peer          // the current members but Self, in membership order
 
 	rejectedAuth    atomic.Uint64
+	statusAsked     atomic.Uint64 // status calls made to peers
+	statusServed    atomic.Uint64 // status calls answered
 	rejectedUnknown atomic.Uint64 // malformed batches from unidentified senders
 
 	recvStopOnce sync.Once

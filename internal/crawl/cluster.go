@@ -340,7 +340,13 @@ func (m *Member) runWorkers(ctx context.Context, changed <-chan struct{}, t *tim
 				return false, errors.Join(runErr, fmt.Errorf("crawl: due flush: %w", err))
 			}
 		}
-		probe.start() // a peer may be unreachable: the workers go on
+		// A busy node fails the check by its own status, so asking every
+		// member twice (2(N−1) status calls a tick) would be wasted CPU on
+		// both ends; Idle is what that status reports. A peer may be
+		// unreachable: the probe runs apart, the workers go on.
+		if m.Node.Idle() {
+			probe.start()
+		}
 	}
 }
 
