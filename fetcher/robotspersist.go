@@ -63,11 +63,10 @@ func (f *Fetcher) SaveRobots(w io.Writer) (int, error) {
 	// crawl's live heap, doubled by the GC's heap goal (docs/bench/scale.md).
 	c := f.robots
 	c.mu.Lock()
-	refs := make([]savedRef, 0, c.ll.Len())
+	refs := make([]savedRef, 0, len(c.m))
 	// Oldest first, so that loading them in order leaves the most recently
 	// used at the front of the LRU, as it was.
-	for el := c.ll.Back(); el != nil; el = el.Prev() {
-		e := el.Value.(*robotsEntry)
+	for e := c.tail; e != nil; e = e.prev {
 		if r := e.rules; r != nil && (r.Outcome == RobotsParsed || r.Outcome == RobotsAllowAll) && r.Expires.After(now) {
 			refs = append(refs, savedRef{e.key, r})
 		}
@@ -155,10 +154,6 @@ func (c *robotsCache) restore(key string, r *RobotsRules) bool {
 	if _, ok := c.m[key]; ok {
 		return false
 	}
-	c.m[key] = c.ll.PushFront(&robotsEntry{key: key, rules: r, lastGood: r})
-	for c.ll.Len() > c.size {
-		old := c.ll.Remove(c.ll.Back()).(*robotsEntry)
-		delete(c.m, old.key)
-	}
+	c.addLocked(&robotsEntry{key: key, rules: r, lastGood: r})
 	return true
 }

@@ -161,3 +161,34 @@ func TestSaveRobotsHoldsNoCopyOfTheCache(t *testing.T) {
 		t.Fatalf("restored rules %+v", r)
 	}
 }
+
+// Issue 29: the robots cache keeps one entry per host seen (up to
+// RobotsCacheSize, 10⁵), so its bytes per entry are a 10⁵-host crawl's
+// RSS per host, twice over with the GC's heap goal. The LRU list ran
+// through a container/list element beside each entry and every entry
+// carried a deferred redirect's state: 386 bytes per simweb host besides
+// its key (Go 1.26). Now 322; the bound is that budget.
+func TestRobotsCacheBytesPerHost(t *testing.T) {
+	const n = 50_000
+	rw := newRobotsWeb(t, persistHandler, nil)
+	body := []byte("User-agent: otherbot\nDisallow: /\n\nUser-agent: *\nAllow: /\n") // simweb's
+	now := rw.clock.Now()
+	keys := make([]string, n)
+	for i := range keys {
+		keys[i] = robotsKey("http", fmt.Sprintf("h%05d.sim.test", i))
+	}
+	before := liveHeap()
+	for _, key := range keys {
+		rf := parseRobots(body)
+		r := &RobotsRules{Outcome: RobotsParsed, Status: 200, Sitemaps: rf.sitemaps, rules: rf.forAgent(rw.f.opts.RobotsToken)}
+		rw.f.robots.lookup(key, now)
+		rw.f.robots.store(key, r, now, &rw.f.opts, &rw.f.stats)
+	}
+	per := int64(liveHeap()-before) / n
+	if per > 352 {
+		t.Errorf("robots cache holds %d bytes per host, want ≤ 352", per)
+	}
+	if r := rw.f.CachedRobots("http", "h00007.sim.test"); r == nil || !r.Allowed("/x") {
+		t.Fatalf("cached rules %+v", r)
+	}
+}
