@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"runtime"
 	"strings"
@@ -190,5 +191,25 @@ func TestRobotsCacheBytesPerHost(t *testing.T) {
 	}
 	if r := rw.f.CachedRobots("http", "h00007.sim.test"); r == nil || !r.Allowed("/x") {
 		t.Fatalf("cached rules %+v", r)
+	}
+}
+
+// BenchmarkSaveRobots saves a cache of 10⁴ simweb entries (a node saves
+// its cache every 10 s: at 10⁵ hosts, ten of these per save).
+func BenchmarkSaveRobots(b *testing.B) {
+	rw := newRobotsWeb(b, persistHandler, nil)
+	now := rw.clock.Now()
+	body := []byte("User-agent: otherbot\nDisallow: /\n\nUser-agent: *\nAllow: /\n")
+	for i := range 10_000 {
+		rf := parseRobots(body)
+		r := &RobotsRules{Outcome: RobotsParsed, Status: 200, Fetched: now, Expires: now.Add(time.Hour),
+			Sitemaps: rf.sitemaps, rules: rf.forAgent(rw.f.opts.RobotsToken)}
+		rw.f.robots.restore(robotsKey("http", fmt.Sprintf("h%05d.sim.test", i)), r)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := rw.f.SaveRobots(io.Discard); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
