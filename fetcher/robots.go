@@ -4,14 +4,12 @@ package fetcher
 
 import (
 	"bytes"
-	"container/list"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net/url"
 	"strings"
-	"sync"
 	"time"
 )
 
@@ -103,8 +101,14 @@ type RobotsRules struct {
 	Redirect string
 
 	rules agentRules
-	// RobotsDeferred: the hop to resume at, its number, and the gate's
-	// retry time.
+	// deferred is set on RobotsDeferred rules only: behind a pointer, as
+	// every host's cached rules would otherwise carry its 40 bytes.
+	deferred *robotsHop
+}
+
+// robotsHop is where a deferred robots.txt redirect chain resumes: the hop
+// to fetch, its number, and the gate's retry time.
+type robotsHop struct {
 	pending *url.URL
 	hop     int
 	retryAt time.Time
@@ -216,8 +220,8 @@ func (f *Fetcher) fetchRobots(ctx context.Context, key string, prev *RobotsRules
 	}
 	self := politenessHost(u)
 	hop, via, status := 0, "", 0 // status: of the last redirect
-	if prev != nil && prev.Outcome == RobotsDeferred && prev.pending != nil {
-		u, hop, via = prev.pending, prev.hop, prev.Redirect
+	if prev != nil && prev.Outcome == RobotsDeferred && prev.deferred != nil && prev.deferred.pending != nil {
+		u, hop, via = prev.deferred.pending, prev.deferred.hop, prev.Redirect
 	}
 	selfSent := false // a request to key's own host went out in this call
 	for ; ; hop++ {
@@ -228,7 +232,7 @@ func (f *Fetcher) fetchRobots(ctx context.Context, key string, prev *RobotsRules
 			// chains went out 1–8 ms apart). The caller requeues with the
 			// time spent so far; the next call resumes here.
 			f.stats.robotsDeferred.add(1)
-			return &RobotsRules{Outcome: RobotsDeferred, Redirect: via, pending: u, hop: hop}, home, sent, nil
+			return &RobotsRules{Outcome: RobotsDeferred, Redirect: via, deferred: &robotsHop{pending: u, hop: hop}}, home, sent, nil
 		} else if h != self {
 			if via == "" {
 				via = u.String()
@@ -241,7 +245,7 @@ func (f *Fetcher) fetchRobots(ctx context.Context, key string, prev *RobotsRules
 				}
 				if !ok {
 					f.stats.robotsDeferred.add(1)
-					return &RobotsRules{Outcome: RobotsDeferred, Redirect: via, pending: u, hop: hop, retryAt: retry}, home, sent, nil
+					return &RobotsRules{Outcome: RobotsDeferred, Redirect: via, deferred: &robotsHop{pending: u, hop: hop, retryAt: retry}}, home, sent, nil
 				}
 				release = rel
 			case !f.opts.RobotsCrossHostRedirects:
@@ -347,145 +351,4 @@ func (f *Fetcher) robotsFromResponse(resp *Response, u *url.URL) (*RobotsRules, 
 // failure other than a timeout.
 func robotsPermanent(err error) bool {
 	return errors.Is(err, ErrPrivateAddress) || errors.Is(err, ErrTLS)
-}
-
-// robotsCache is a bounded LRU of rules per scheme://host with in-flight
-// tracking. Entries outlive their expiry (until evicted) so that the last
-// good copy and the start of an outage are remembered. Safe for concurrent
-// use.
-type robotsCache struct {
-	size int
-	mu   sync.Mutex
-	ll   *list.List // of *robotsEntry, most recent first
-	m    map[string]*list.Element
-	busy map[string]chan struct{} // fetches in flight
-}
-
-type robotsEntry struct {
-	key       string
-	rules     *RobotsRules
-	lastGood  *RobotsRules // last RobotsParsed or RobotsAllowAll
-	downSince time.Time    // start of the current outage, or zero
-	failures  int          // consecutive failed fetches
-}
-
-func newRobotsCache(size int) *robotsCache {
-	return &robotsCache{size: size, ll: list.New(), m: make(map[string]*list.Element), busy: make(map[string]chan struct{})}
-}
-
-// lookup returns fresh rules, or marks a fetch in flight: mine reports that
-// the caller must fetch (and then store or abandon), prev being the expired
-// rules if any; otherwise wait closes when the other fetch ends.
-func (c *robotsCache) lookup(key string, now time.Time) (r *RobotsRules, wait <-chan struct{}, mine bool, prev *RobotsRules) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if el, ok := c.m[key]; ok {
-		e := el.Value.(*robotsEntry)
-		if now.Before(e.rules.Expires) {
-			c.ll.MoveToFront(el)
-			return e.rules, nil, false, nil
-		}
-		prev = e.rules
-	}
-	if ch, ok := c.busy[key]; ok {
-		return nil, ch, false, nil
-	}
-	c.busy[key] = make(chan struct{})
-	return nil, nil, true, prev
-}
-
-func (c *robotsCache) peek(key string, now time.Time) *RobotsRules {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if el, ok := c.m[key]; ok {
-		if e := el.Value.(*robotsEntry); now.Before(e.rules.Expires) {
-			return e.rules
-		}
-	}
-	return nil
-}
-
-func (c *robotsCache) abandon(key string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.releaseLocked(key)
-}
-
-func (c *robotsCache) releaseLocked(key string) {
-	if ch, ok := c.busy[key]; ok {
-		close(ch)
-		delete(c.busy, key)
-	}
-}
-
-// store records a fetch outcome, applying the RFC's fallback for long
-// outages, and returns the rules to use.
-func (c *robotsCache) store(key string, r *RobotsRules, now time.Time, o *Options, st *stats) *RobotsRules {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	defer c.releaseLocked(key)
-	var e *robotsEntry
-	if el, ok := c.m[key]; ok {
-		e = el.Value.(*robotsEntry)
-		c.ll.MoveToFront(el)
-	} else {
-		e = &robotsEntry{key: key}
-		c.m[key] = c.ll.PushFront(e)
-		for c.ll.Len() > c.size {
-			old := c.ll.Remove(c.ll.Back()).(*robotsEntry)
-			delete(c.m, old.key)
-			st.robotsEvictions.add(1)
-		}
-	}
-	r.Fetched = now
-	switch r.Outcome {
-	case RobotsDeferred:
-		// Waiting for another host's slot is no failure of this one: the
-		// outage state and the last good copy stay as they are.
-		r.Retry, r.Expires = true, r.retryAt
-		if !r.Expires.After(now) {
-			r.Expires = now.Add(time.Millisecond)
-		}
-	case RobotsUnreachable:
-		st.robotsUnreachable.add(1)
-		if e.downSince.IsZero() {
-			e.downSince = now
-		}
-		e.failures++
-		r.Expires = now.Add(o.RobotsErrorTTL)
-		// A refused address is the guard's verdict, not an outage: an
-		// attempt seconds later would be refused again. So is a TLS
-		// failure (an untrusted, expired or misnamed certificate, a
-		// handshake alert, no TLS at all): retrying it at 5 and 15 s only
-		// delayed the verdict by 15 s and hid its cause. The host's URLs
-		// are not lost: the caller logs each as robots-unreachable (with
-		// Err), and robots.txt is tried again after RobotsErrorTTL.
-		if e.failures < o.RobotsAttempts && !robotsPermanent(r.Err) {
-			r.Retry, r.Expires = true, now.Add(o.RobotsRetryDelay<<(e.failures-1))
-		}
-		if now.Sub(e.downSince) >= o.RobotsUnreachable {
-			fb := &RobotsRules{Outcome: RobotsStaleFallback, Status: r.Status, Err: r.Err,
-				Fetched: now, Expires: r.Expires}
-			if e.lastGood != nil {
-				fb.rules, fb.Sitemaps, fb.Truncated = e.lastGood.rules, e.lastGood.Sitemaps, e.lastGood.Truncated
-				if e.lastGood.Outcome == RobotsAllowAll {
-					fb.rules = agentRules{crawlDelay: -1}
-				}
-			} else {
-				fb.rules = agentRules{crawlDelay: -1}
-			}
-			r = fb
-		}
-	default:
-		if r.Outcome == RobotsParsed {
-			st.robotsRules.add(1)
-		} else {
-			st.robotsAllowAll.add(1)
-		}
-		e.downSince, e.failures = time.Time{}, 0
-		e.lastGood = r
-		r.Expires = now.Add(o.RobotsCacheTTL)
-	}
-	e.rules = r
-	return r
 }
