@@ -32,7 +32,7 @@ type doneGroup struct {
 // the tail of its host's queue) and the host's next fetch is scheduled.
 func (f *Frontier) Done(l Lease, r Result) error {
 	gen, err := f.doneLocked(l, r)
-	if err != nil || !f.opts.SyncDone {
+	if err != nil || !f.opts.SyncDone || f.boundedSync() {
 		return err
 	}
 	return f.waitDurable(gen)
@@ -77,6 +77,7 @@ func (f *Frontier) doneLocked(l Lease, r Result) (uint64, error) {
 		f.mu.stats.Completed++
 	}
 	g.n++
+	f.mu.doneSeq++
 	delete(f.mu.leases, l.id)
 	if rec.released {
 		f.mu.sched.fix(h) // a requeued URL may make the host ready
@@ -95,10 +96,13 @@ func (f *Frontier) doneLocked(l Lease, r Result) (uint64, error) {
 	// lease left nothing is pending (Stage and other readers of the store
 	// rely on it). With SyncDone every Done returns only after its group
 	// is committed (waitDurable), which gives the same guarantee.
-	if !f.opts.SyncDone && (g.n >= doneGroupMax || len(f.mu.leases) == 0 && len(f.mu.borrows) == 0) {
+	if (!f.opts.SyncDone || f.boundedSync()) && (g.n >= doneGroupMax || len(f.mu.leases) == 0 && len(f.mu.borrows) == 0) {
 		if err := f.flushDoneLocked(); err != nil {
 			return 0, err
 		}
+	}
+	if f.boundedSync() {
+		f.wantSyncLocked(false)
 	}
 	f.notifyLocked()
 	return gen, nil
@@ -186,7 +190,7 @@ func (f *Frontier) waitDurable(gen uint64) error {
 			f.mu.Unlock()
 			return err
 		}
-		target := f.mu.committedGen
+		target, targetDones := f.mu.committedGen, f.mu.doneSeq
 		b := f.db.NewBatch()
 		b.LogData(nil, nil) // pebble skips an empty batch, fsync included
 		if err := f.db.ApplyNoSyncWait(b, pebble.Sync); err != nil {
@@ -196,6 +200,7 @@ func (f *Frontier) waitDurable(gen uint64) error {
 			return f.mu.broken
 		}
 		f.syncs.Add(1)
+		f.mu.stats.DoneSyncs++
 		ch := make(chan struct{})
 		f.mu.syncing = ch
 		f.mu.Unlock()
@@ -203,6 +208,10 @@ func (f *Frontier) waitDurable(gen uint64) error {
 		f.mu.Lock()
 		if err == nil {
 			f.mu.durableGen = max(f.mu.durableGen, target)
+			f.mu.durableDones = max(f.mu.durableDones, targetDones)
+			if f.boundedSync() {
+				f.notifyLocked() // MaxLeases counts Dones not yet durable
+			}
 		}
 		f.mu.syncing = nil
 		close(ch)

@@ -95,6 +95,7 @@ type Stats struct {
 	Leased          uint64 // leases handed out
 	Completed       uint64 // leases done and removed
 	DoneCommits     uint64 // pebble batches that carried Done writes (group commit)
+	DoneSyncs       uint64 // fsyncs made for Done writes (SyncDone)
 	Requeued        uint64 // leases done with Requeue
 	Failures        uint64 // leases done with Failed
 	Moves           uint64 // URLs moved from a front queue to a back queue
@@ -117,7 +118,11 @@ type Frontier struct {
 	opts   Options
 	db     *pebble.DB
 	closed chan struct{}
-	syncs  sync.WaitGroup // writes waiting for their fsync outside the lock
+	// syncReq asks the syncer goroutine (boundsync.go) for a sync; Close
+	// waits for it on syncerDone.
+	syncReq    chan struct{}
+	syncerDone sync.WaitGroup
+	syncs      sync.WaitGroup // writes waiting for their fsync outside the lock
 
 	corrupt atomic.Pointer[error] // a damaged file pebble reported
 
@@ -151,7 +156,10 @@ type Frontier struct {
 		// committedGen are applied to pebble, up to durableGen synced.
 		group                    doneGroup
 		committedGen, durableGen uint64
-		syncing                  chan struct{} // closed when the leading Done's fsync ends
+		// doneSeq counts Dones, durableDones those known durable
+		// (boundsync.go).
+		doneSeq, durableDones uint64
+		syncing               chan struct{} // closed when the leading Done's fsync ends
 
 		leases  map[uint64]leaseRec
 		borrows map[uint64]*hostState // slots taken by Borrow (ids from leaseID)
@@ -213,6 +221,11 @@ func Open(dir string, opts Options) (*Frontier, error) {
 	if err := f.recover(); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("frontier: recover %s: %w", dir, err)
+	}
+	if f.boundedSync() {
+		f.syncReq = make(chan struct{}, 1)
+		f.syncerDone.Add(1)
+		go f.syncer()
 	}
 	return f, nil
 }
@@ -378,6 +391,7 @@ func (f *Frontier) Close() error {
 	close(f.closed)
 	f.mu.Unlock()
 	f.syncs.Wait() // no write starts once closed is set
+	f.syncerDone.Wait()
 	if cerr := f.db.Close(); err == nil {
 		err = cerr
 	}

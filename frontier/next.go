@@ -44,11 +44,19 @@ func (f *Frontier) NextFor(ctx context.Context, worker int) (Lease, error) {
 			f.mu.stats.NextWait += now.Sub(since)
 		}
 		idle := f.idleLocked()
+		gated := f.gatedLocked()
+		// Starving: at most one URL queued (not leased) per worker. A host
+		// busy with a backlog is not starving the crawl: new URLs would
+		// only queue behind it (a narrow crawl), so no merge is asked for.
+		starving := f.mu.count-int64(len(f.mu.leases)) <= int64(f.opts.Workers)
 		wait, timed := false, false
 		if !ok && err == nil && !again {
 			// About to wait: commit pending Done writes rather than let
-			// them sit while nothing happens.
-			err = f.flushDoneLocked()
+			// them sit while nothing happens (with bounded durability the
+			// syncer commits them).
+			if !f.boundedSync() {
+				err = f.flushDoneLocked()
+			}
 			if since.IsZero() {
 				since = now
 			}
@@ -80,7 +88,7 @@ func (f *Frontier) NextFor(ctx context.Context, worker int) (Lease, error) {
 		var timer <-chan time.Time
 		if timed {
 			timer = f.opts.Clock.After(wake.Sub(now))
-		} else if wake.IsZero() && f.opts.OnStarve != nil {
+		} else if wake.IsZero() && !gated && starving && f.opts.OnStarve != nil {
 			f.opts.OnStarve()
 		}
 		select {
@@ -115,6 +123,24 @@ func (f *Frontier) TryNextFor(worker int) (l Lease, ok bool, err error) {
 	}
 }
 
+// gatedLocked reports whether Options.MaxLeases leases are outstanding.
+func (f *Frontier) gatedLocked() bool {
+	if f.opts.MaxLeases <= 0 {
+		return false
+	}
+	n := len(f.mu.leases)
+	if f.boundedSync() {
+		n += f.undurableLocked() // each may be handed out again after a crash
+	}
+	if n < f.opts.MaxLeases {
+		return false
+	}
+	if f.boundedSync() {
+		f.wantSyncLocked(true)
+	}
+	return true
+}
+
 // maxMovesPerStep bounds the front-to-back moves done under the lock at once.
 const maxMovesPerStep = 4096
 
@@ -130,6 +156,9 @@ func (f *Frontier) tryNextLocked(now time.Time, worker int) (l Lease, ok bool, w
 	}
 	if f.mu.sched.rules.PausedAll() {
 		return l, false, wake, false, nil // the whole crawl is paused (hostrules.go)
+	}
+	if f.gatedLocked() {
+		return l, false, wake, false, nil // a Done will wake the caller
 	}
 	again, err = f.refillLocked(maxMovesPerStep, f.opts.BackQueues)
 	if err != nil {

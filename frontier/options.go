@@ -71,6 +71,12 @@ type Options struct {
 	// does not: a Done lost in a crash only means the URL is handed out
 	// again (at-least-once).
 	SyncDone bool
+	// MaxLeases, if positive, bounds the leases outstanding (leased, not
+	// yet Done): Next waits for a Done rather than lease one more. A
+	// caller whose workers lease ahead (one fetching a host's next URL
+	// while it finishes the page before) sets it to its worker count, so
+	// that a crash still repeats at most one fetch per worker.
+	MaxLeases int
 	// ExitWhenIdle makes Next return ErrEmpty as soon as the frontier is idle
 	// (no URL queued, no lease outstanding). By default Next blocks instead,
 	// since a Done may still lead to new URLs; use Idle to detect the end.
@@ -161,6 +167,9 @@ func (o *Options) Validate() error {
 	var errs []error
 	if o.Workers < 0 {
 		errs = append(errs, fmt.Errorf("Workers %d < 0", o.Workers))
+	}
+	if o.MaxLeases < 0 {
+		errs = append(errs, fmt.Errorf("MaxLeases %d < 0", o.MaxLeases))
 	}
 	if o.BackQueues < 0 {
 		errs = append(errs, fmt.Errorf("BackQueues %d < 0", o.BackQueues))
