@@ -71,6 +71,14 @@ type Options struct {
 	// Off by default: on a loaded 2-core machine it did not speed up a
 	// one-host crawl (docs/bench/onehost.md).
 	ReleaseEarly bool
+	// NoFetchAhead turns fetching ahead off. By default a worker that has
+	// read a response releases the host as ReleaseEarly does, leases the
+	// next ready URL and starts its request while it finishes the page
+	// (ahead.go); the frontier then hands out at most Workers leases and
+	// makes completions durable in groups (frontier.Options.MaxLeases), so
+	// a kill -9 still repeats at most one fetch per worker. Not used with
+	// a WARC writer, whose tails already take a page's end off the worker.
+	NoFetchAhead bool
 	// DUEBuffer is the number of buffered candidates that triggers a DUE
 	// merge; DUEFlushInterval merges at least this often. Defaults 1<<18
 	// and 500 ms (a crawl must not starve waiting for merges).
@@ -262,6 +270,9 @@ func (o *Options) EnsureDefaults() {
 	o.Frontier.HostBudget.Soft, o.Frontier.HostBudget.Hard = max(o.SoftPagesPerHost, 0), max(o.MaxPagesPerHost, 0)
 	if o.Frontier.Workers == 0 {
 		o.Frontier.Workers = o.Workers
+	}
+	if !o.NoFetchAhead && o.WARC == nil && o.Frontier.MaxLeases == 0 {
+		o.Frontier.MaxLeases = o.Workers
 	}
 	o.Logger = logging.OrDiscard(o.Logger)
 	o.Revisit.EnsureDefaults()

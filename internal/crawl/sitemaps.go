@@ -229,7 +229,12 @@ func (w *worker) discoverSitemaps(ctx context.Context, scheme, host string, d ui
 	if n.opts.Sitemaps == SitemapsOff || !n.sm.firstVisit(scheme+"://"+host) {
 		return nil
 	}
-	n.sm.m.origins.Add(1)
+	return w.offerSitemaps(ctx, scheme, host, d, rules)
+}
+
+// offerSitemaps is discoverSitemaps once the origin is known to be new.
+func (w *worker) offerSitemaps(ctx context.Context, scheme, host string, d uint16, rules *fetcher.RobotsRules) error {
+	w.n.sm.m.origins.Add(1)
 	robotsURL, err := urlnorm.Parse(scheme + "://" + host + "/robots.txt")
 	if err != nil {
 		return nil

@@ -80,6 +80,10 @@ type worker struct {
 	cur string
 	ca  annot
 	rv  rvFetch // continuous crawling (revisit.go)
+	// ahead is a lease taken ahead (ahead.go); started, the one being
+	// processed whose request was started ahead.
+	ahead, started *ahead
+	stop           bool // the fetch limit was reached: the loop ends
 	// handed says the last fetch's end went to a tail goroutine
 	// (warctail.go), which completes its lease: the loop must not.
 	handed bool
@@ -108,8 +112,20 @@ func (n *Node) newWorker(id int) *worker {
 	return w
 }
 
-func (w *worker) loop(ctx context.Context) error {
+func (w *worker) loop(ctx context.Context) (err error) {
+	defer func() {
+		if derr := w.dropAhead(); err == nil && ctx.Err() == nil {
+			err = derr
+		}
+	}()
 	for ctx.Err() == nil {
+		if l, ok := w.takeAhead(); ok {
+			// Leased ahead (ahead.go): no fence or claim, busy counted.
+			if err := w.complete(ctx, l); err != nil || w.stop {
+				return err
+			}
+			continue
+		}
 		l, err := w.n.fr.NextFor(ctx, w.id)
 		if err != nil {
 			if ctx.Err() != nil || errors.Is(err, frontier.ErrClosed) {
@@ -137,42 +153,51 @@ func (w *worker) loop(ctx context.Context) error {
 			return nil
 		}
 		w.n.busy.Add(1)
-		w.rv = rvFetch{}
-		res, err := w.process(ctx, l)
+		err = w.complete(ctx, l)
 		w.n.endClaim()
-		if w.handed {
-			w.handed = false
-			continue
-		}
-		if err == nil && !res.Requeue {
-			err = w.scheduleRevisit(l) // before Done: a crash re-fetches rather than forgets
-		}
-		limited := errors.Is(err, errFetchLimit)
-		if err != nil {
-			// Shutting down mid-fetch, the fetch limit, or a failure of
-			// this node (storage): the URL goes back for the restart,
-			// never dropped.
-			res = frontier.Result{Requeue: true}
-			if ctx.Err() != nil || limited {
-				err = nil
-			}
-		}
-		if !res.Requeue {
-			bare, _ := splitAnnot(l.URL)
-			w.n.retry.forget(bare)
-		}
-		derr := w.n.fr.Done(l, res)
-		w.n.busy.Add(-1)
-		if err != nil {
+		if err != nil || w.stop {
 			return err
 		}
-		if derr != nil {
-			return fmt.Errorf("crawl: frontier done: %w", derr)
-		}
-		if limited {
-			return nil
+	}
+	return nil
+}
+
+// complete processes the leased URL l and completes its lease. It sets
+// w.stop when the worker must stop without an error (the fetch limit).
+func (w *worker) complete(ctx context.Context, l frontier.Lease) error {
+	w.rv = rvFetch{}
+	res, err := w.process(ctx, l)
+	w.dropStarted() // a path that did not fetch
+	if w.handed {
+		w.handed = false
+		return nil
+	}
+	if err == nil && !res.Requeue {
+		err = w.scheduleRevisit(l) // before Done: a crash re-fetches rather than forgets
+	}
+	limited := errors.Is(err, errFetchLimit)
+	if err != nil {
+		// Shutting down mid-fetch, the fetch limit, or a failure of
+		// this node (storage): the URL goes back for the restart,
+		// never dropped.
+		res = frontier.Result{Requeue: true}
+		if ctx.Err() != nil || limited {
+			err = nil
 		}
 	}
+	if !res.Requeue {
+		bare, _ := splitAnnot(l.URL)
+		w.n.retry.forget(bare)
+	}
+	derr := w.n.fr.Done(l, res)
+	w.n.busy.Add(-1)
+	if err != nil {
+		return err
+	}
+	if derr != nil {
+		return fmt.Errorf("crawl: frontier done: %w", derr)
+	}
+	w.stop = limited
 	return nil
 }
 
@@ -185,6 +210,9 @@ func (w *worker) process(ctx context.Context, l frontier.Lease) (frontier.Result
 	u, err := urlnorm.Parse(l.URL)
 	if err != nil { // cannot happen for URLs that passed the DUE
 		return frontier.Result{}, w.logLine(w.entry(LogEntry{Time: time.Now(), Node: n.opts.ID, URL: l.URL, Status: -1, Outcome: OutcomeError, Note: err.Error()}))
+	}
+	if a := w.started; a != nil {
+		return w.fetchStarted(ctx, l, u, a)
 	}
 	scheme, host := u.Scheme(), u.Host()
 	rules, fetched, rdur, err := n.ft.Robots(ctx, scheme, host)
@@ -260,11 +288,7 @@ func (w *worker) fetch(ctx context.Context, l frontier.Lease, u *urlnorm.URL, ru
 	if err != nil {
 		return frontier.Result{}, err
 	}
-	if w.sm == smPage {
-		resp, err = n.ft.Fetch(ctx, l.URL)
-	} else {
-		resp, err = n.ft.FetchCapped(ctx, l.URL, wireCap, decodedCap)
-	}
+	resp, err = w.response(ctx, l.URL, wireCap, decodedCap) // ahead.go
 	if err != nil {
 		return w.fetchFailed(ctx, l, u, rules, time.Since(start), err)
 	}
@@ -274,12 +298,12 @@ func (w *worker) fetch(ctx context.Context, l frontier.Lease, u *urlnorm.URL, ru
 			resp.Close()
 		}
 	}()
-	if n.opts.ReleaseEarly {
+	if n.opts.ReleaseEarly || n.aheadAllowed() {
 		// The host's request is over: its next fetch may be scheduled now
-		// (Mercator); the lease itself ends with the loop's Done.
-		pr := frontier.Result{Duration: resp.Duration, CrawlDelay: rules.CrawlDelay(), Failed: resp.Status >= 500}
-		if err := n.fr.Release(l, pr); err != nil {
-			return frontier.Result{}, fmt.Errorf("crawl: frontier release: %w", err)
+		// (Mercator), and started now (ahead.go); the lease itself ends
+		// with the loop's Done.
+		if err := w.leaseAhead(ctx, l, resp, rules); err != nil {
+			return frontier.Result{}, err
 		}
 	}
 	e := w.entry(LogEntry{Time: time.Now(), Node: n.opts.ID, URL: l.URL, Status: resp.Status, Bytes: resp.Bytes,

@@ -29,6 +29,8 @@ func main() {
 	flag.DurationVar(&o.DUEFlush, "due-flush", 500*time.Millisecond, "the crawl's DUE merge interval (the CLI's --due-flush)")
 	flag.StringVar(&o.Scheme, "scheme", "https", "https (TLS, h2 offered) or http")
 	flag.BoolVar(&o.Spans, "spans", false, "diagnostic: split each contender's time into server and client parts (wraps the connections, which turns the fetcher's TCP_QUICKACK off)")
+	flag.BoolVar(&o.HTTP1, "http1", false, "diagnostic: the crawl speaks HTTP/1.1, as the loop does, instead of h2")
+	flag.BoolVar(&o.NoFetchAhead, "no-fetch-ahead", false, "the crawl does not start the next URL's request while it finishes a page (crawl.Options.NoFetchAhead)")
 	flag.BoolVar(&o.LazyDone, "lazy-done", false, "diagnostic: the crawl does not fsync frontier completions (crawl.Options.LazyDone)")
 	flag.BoolVar(&o.ReleaseEarly, "release-early", false, "the crawl releases the host's slot as soon as a response is read (crawl.Options.ReleaseEarly, frontier.Release)")
 	flag.BoolVar(&o.CompareRelease, "compare-release", false, "each round also crawls with -release-early flipped, against the same loop")

@@ -68,9 +68,16 @@ type Options struct {
 	// ReleaseEarly is the crawl's Options.ReleaseEarly (the host's slot
 	// released once the response is read).
 	ReleaseEarly bool
+	// NoFetchAhead is the crawl's Options.NoFetchAhead (no request
+	// started while the worker finishes a page).
+	NoFetchAhead bool
 	// CompareRelease also runs, each round, a second crawl with
 	// ReleaseEarly flipped, timed against the same loop (Round.OtherRatio).
 	CompareRelease bool
+	// HTTP1 makes the crawl speak HTTP/1.1 like the loop (the fetcher's
+	// DisableHTTP2) instead of h2, which nginx offers over TLS: a
+	// diagnostic separating the protocol's cost from the crawler's.
+	HTTP1 bool
 	// Spans splits each contender's time into the server's and the
 	// client's part (see spans) by wrapping its connections. The wrapper
 	// is not a *net.TCPConn, so the fetcher's TCP_QUICKACK re-arming is
@@ -325,7 +332,7 @@ func crawlOnce(ctx context.Context, o Options, n *realweb.Nginx, addr interface{
 		return nil, 0, err
 	}
 	fo := fetcher.Options{AllowPrivate: true, Resolve: map[string]string{o.Host: addr.String()},
-		TLSConfig: &tls.Config{RootCAs: n.RootCAs}, FetchTimeout: 10 * time.Second}
+		TLSConfig: &tls.Config{RootCAs: n.RootCAs}, FetchTimeout: 10 * time.Second, DisableHTTP2: o.HTTP1}
 	if sp != nil {
 		fo.DialContext = sp.dialer(addr.String())
 	}
@@ -342,7 +349,7 @@ func crawlOnce(ctx context.Context, o Options, n *realweb.Nginx, addr interface{
 		clog = crawl.NewCrawlLog(logWriter{w: f, sp: sp})
 	}
 	node, err := crawl.Open(crawl.Options{
-		DataDir: dir, Workers: o.Workers, LazyDone: o.LazyDone, ReleaseEarly: o.ReleaseEarly, CrawlLog: clog,
+		DataDir: dir, Workers: o.Workers, LazyDone: o.LazyDone, ReleaseEarly: o.ReleaseEarly, NoFetchAhead: o.NoFetchAhead, CrawlLog: clog,
 		Fetcher: fo,
 		// --factor 0 --min-delay 0: the host is fetched as fast as the
 		// crawl can hand out its URLs.
