@@ -65,7 +65,11 @@
 // crash — even a killed process — the last Done calls (up to a group plus
 // pebble's unsynced log tail) may be lost and their URLs handed out again.
 // With SyncDone a Done returns once its group is durable; concurrent Dones
-// share one fsync. A leased URL stays on disk until its Done is committed,
+// share one fsync. With SyncDone and Options.MaxLeases (boundsync.go) a Done
+// does not wait: a Done not yet durable counts against MaxLeases as a lease
+// does, and a syncer goroutine makes them durable in groups, so a crash
+// still hands out at most MaxLeases URLs again while a narrow crawl's
+// one-at-a-time Dones share fsyncs. A leased URL stays on disk until its Done is committed,
 // so delivery is at-least-once; no URL is lost. A failed write breaks the
 // Frontier: every later call returns the error.
 //

@@ -9,6 +9,13 @@
 // /sitemap.xml) when it first fetches there, and parses rather than
 // extracts a sitemap it fetches.
 //
+// A worker fetches ahead (ahead.go): once a response is read it releases
+// the host (Mercator releases a host when its fetch ends), leases the next
+// ready URL and starts its request, then finishes the page while that
+// request is on the wire. The frontier hands out at most Workers leases and
+// counts completions not yet durable against them, so a kill -9 repeats at
+// most one fetch per worker.
+//
 // A Node is one member of a cluster (a cluster of one for a single-node
 // crawl). It owns its goroutines: Run returns when the crawl ends or its
 // context is cancelled, and Close waits for everything it started.
