@@ -14,6 +14,9 @@ package frontier
 // boundedSync reports whether Dones are made durable by the syncer.
 func (f *Frontier) boundedSync() bool { return f.opts.SyncDone && f.opts.MaxLeases > 0 }
 
+// doneWaits reports whether Done waits for its own group's fsync.
+func (f *Frontier) doneWaits() bool { return f.opts.SyncDone && !f.boundedSync() }
+
 // undurableLocked is the number of Dones not known to be durable.
 func (f *Frontier) undurableLocked() int { return int(f.mu.doneSeq - f.mu.durableDones) }
 

@@ -32,7 +32,7 @@ type doneGroup struct {
 // the tail of its host's queue) and the host's next fetch is scheduled.
 func (f *Frontier) Done(l Lease, r Result) error {
 	gen, err := f.doneLocked(l, r)
-	if err != nil || !f.opts.SyncDone || f.boundedSync() {
+	if err != nil || !f.doneWaits() {
 		return err
 	}
 	return f.waitDurable(gen)
@@ -96,7 +96,7 @@ func (f *Frontier) doneLocked(l Lease, r Result) (uint64, error) {
 	// lease left nothing is pending (Stage and other readers of the store
 	// rely on it). With SyncDone every Done returns only after its group
 	// is committed (waitDurable), which gives the same guarantee.
-	if (!f.opts.SyncDone || f.boundedSync()) && (g.n >= doneGroupMax || len(f.mu.leases) == 0 && len(f.mu.borrows) == 0) {
+	if !f.doneWaits() && (g.n >= doneGroupMax || len(f.mu.leases) == 0 && len(f.mu.borrows) == 0) {
 		if err := f.flushDoneLocked(); err != nil {
 			return 0, err
 		}

@@ -123,22 +123,18 @@ func (f *Frontier) TryNextFor(worker int) (l Lease, ok bool, err error) {
 	}
 }
 
-// gatedLocked reports whether Options.MaxLeases leases are outstanding.
+// gatedLocked reports whether Options.MaxLeases leases are outstanding,
+// counting Dones not yet durable with bounded durability: each may be
+// handed out again after a crash.
 func (f *Frontier) gatedLocked() bool {
 	if f.opts.MaxLeases <= 0 {
 		return false
 	}
 	n := len(f.mu.leases)
 	if f.boundedSync() {
-		n += f.undurableLocked() // each may be handed out again after a crash
+		n += f.undurableLocked()
 	}
-	if n < f.opts.MaxLeases {
-		return false
-	}
-	if f.boundedSync() {
-		f.wantSyncLocked(true)
-	}
-	return true
+	return n >= f.opts.MaxLeases
 }
 
 // maxMovesPerStep bounds the front-to-back moves done under the lock at once.
@@ -158,7 +154,10 @@ func (f *Frontier) tryNextLocked(now time.Time, worker int) (l Lease, ok bool, w
 		return l, false, wake, false, nil // the whole crawl is paused (hostrules.go)
 	}
 	if f.gatedLocked() {
-		return l, false, wake, false, nil // a Done will wake the caller
+		if f.boundedSync() {
+			f.wantSyncLocked(true) // the syncer's end wakes the caller
+		}
+		return l, false, wake, false, nil // else a Done does
 	}
 	again, err = f.refillLocked(maxMovesPerStep, f.opts.BackQueues)
 	if err != nil {

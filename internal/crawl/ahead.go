@@ -109,8 +109,7 @@ func (w *worker) takeAhead() (frontier.Lease, bool) {
 func (w *worker) fetchStarted(ctx context.Context, l frontier.Lease, u *urlnorm.URL, a *ahead) (frontier.Result, error) {
 	if a.offer {
 		if err := w.offerSitemaps(ctx, u.Scheme(), u.Host(), l.Depth, a.rules); err != nil {
-			w.dropStarted()
-			return frontier.Result{}, err
+			return frontier.Result{}, err // complete discards the request
 		}
 	}
 	res, err := w.fetch(ctx, l, u, a.rules)

@@ -69,7 +69,9 @@ type Options struct {
 	// re-fetches it, as any fetch in flight), so durability is unchanged;
 	// a host may then have two URLs leased, one of them past its fetch.
 	// Off by default: on a loaded 2-core machine it did not speed up a
-	// one-host crawl (docs/bench/onehost.md).
+	// one-host crawl (docs/bench/onehost.md). Fetching ahead (the default)
+	// releases the host the same way: ReleaseEarly matters only where
+	// fetching ahead is off or not used (NoFetchAhead, a WARC writer).
 	ReleaseEarly bool
 	// NoFetchAhead turns fetching ahead off. By default a worker that has
 	// read a response releases the host as ReleaseEarly does, leases the

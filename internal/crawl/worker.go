@@ -83,7 +83,6 @@ type worker struct {
 	// ahead is a lease taken ahead (ahead.go); started, the one being
 	// processed whose request was started ahead.
 	ahead, started *ahead
-	stop           bool // the fetch limit was reached: the loop ends
 	// handed says the last fetch's end went to a tail goroutine
 	// (warctail.go), which completes its lease: the loop must not.
 	handed bool
@@ -121,7 +120,7 @@ func (w *worker) loop(ctx context.Context) (err error) {
 	for ctx.Err() == nil {
 		if l, ok := w.takeAhead(); ok {
 			// Leased ahead (ahead.go): no fence or claim, busy counted.
-			if err := w.complete(ctx, l); err != nil || w.stop {
+			if stop, err := w.complete(ctx, l); err != nil || stop {
 				return err
 			}
 			continue
@@ -153,24 +152,24 @@ func (w *worker) loop(ctx context.Context) (err error) {
 			return nil
 		}
 		w.n.busy.Add(1)
-		err = w.complete(ctx, l)
+		stop, err := w.complete(ctx, l)
 		w.n.endClaim()
-		if err != nil || w.stop {
+		if err != nil || stop {
 			return err
 		}
 	}
 	return nil
 }
 
-// complete processes the leased URL l and completes its lease. It sets
-// w.stop when the worker must stop without an error (the fetch limit).
-func (w *worker) complete(ctx context.Context, l frontier.Lease) error {
+// complete processes the leased URL l and completes its lease. stop says
+// the worker must stop without an error (the fetch limit).
+func (w *worker) complete(ctx context.Context, l frontier.Lease) (stop bool, err error) {
 	w.rv = rvFetch{}
 	res, err := w.process(ctx, l)
-	w.dropStarted() // a path that did not fetch
+	w.dropStarted() // a path that did not use the request started ahead
 	if w.handed {
 		w.handed = false
-		return nil
+		return false, nil
 	}
 	if err == nil && !res.Requeue {
 		err = w.scheduleRevisit(l) // before Done: a crash re-fetches rather than forgets
@@ -192,13 +191,12 @@ func (w *worker) complete(ctx context.Context, l frontier.Lease) error {
 	derr := w.n.fr.Done(l, res)
 	w.n.busy.Add(-1)
 	if err != nil {
-		return err
+		return false, err
 	}
 	if derr != nil {
-		return fmt.Errorf("crawl: frontier done: %w", derr)
+		return false, fmt.Errorf("crawl: frontier done: %w", derr)
 	}
-	w.stop = limited
-	return nil
+	return limited, nil
 }
 
 // process handles one leased URL and returns the politeness result. An

@@ -33,7 +33,7 @@ func main() {
 	flag.BoolVar(&o.NoFetchAhead, "no-fetch-ahead", false, "the crawl does not start the next URL's request while it finishes a page (crawl.Options.NoFetchAhead)")
 	flag.BoolVar(&o.LazyDone, "lazy-done", false, "diagnostic: the crawl does not fsync frontier completions (crawl.Options.LazyDone)")
 	flag.BoolVar(&o.ReleaseEarly, "release-early", false, "the crawl releases the host's slot as soon as a response is read (crawl.Options.ReleaseEarly, frontier.Release)")
-	flag.BoolVar(&o.CompareRelease, "compare-release", false, "each round also crawls with -release-early flipped, against the same loop")
+	flag.BoolVar(&o.CompareRelease, "compare-release", false, "each round also crawls with -release-early flipped, against the same loop (with -no-fetch-ahead: fetching ahead releases the host anyway)")
 	flag.IntVar(&o.MaxDepth, "max-depth", 0, "limit the crawl to this many hops (0: the whole site)")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole run (crawls and loops) to this file")
 	traceFile := flag.String("trace", "", "write a runtime execution trace of the whole run to this file (go tool trace -pprof=sched|sync|syscall|net)")

@@ -108,6 +108,18 @@ func (o *Options) EnsureDefaults() {
 	o.Logger = logging.OrDiscard(o.Logger)
 }
 
+// validate reports options that cannot be measured as asked.
+func (o *Options) validate() error {
+	if o.Scheme != "http" && o.Scheme != "https" {
+		return fmt.Errorf("onehost: scheme %q: want http or https", o.Scheme)
+	}
+	if (o.ReleaseEarly || o.CompareRelease) && !o.NoFetchAhead {
+		// Fetching ahead releases the host at the same point already.
+		return errors.New("onehost: ReleaseEarly and CompareRelease change nothing while the crawl fetches ahead: set NoFetchAhead (-no-fetch-ahead)")
+	}
+	return nil
+}
+
 // Round is one Sextant crawl and one loop over its URLs.
 type Round struct {
 	SextantFirst   bool
@@ -141,8 +153,8 @@ type Report struct {
 // Run starts nginx, then runs the rounds.
 func Run(ctx context.Context, o Options) (*Report, error) {
 	o.EnsureDefaults()
-	if o.Scheme != "http" && o.Scheme != "https" {
-		return nil, fmt.Errorf("onehost: scheme %q: want http or https", o.Scheme)
+	if err := o.validate(); err != nil {
+		return nil, err
 	}
 	if o.Work == "" {
 		d, err := os.MkdirTemp("", "sextant-onehost-")
