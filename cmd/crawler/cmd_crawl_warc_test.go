@@ -29,12 +29,10 @@ func TestCrawlKill9WARC(t *testing.T) {
 	)
 	wdir := filepath.Join(t.TempDir(), "warc")
 	c := newCrawlChild(t, workers, 1<<20, "--warc-dir", wdir, "--warc-max-size", "262144")
-	killed := killWARCRuns(t, c, kills, wdir)
+	killed, leftOpen := killWARCRuns(t, c, kills, wdir)
 	out := c.runToEnd(t)
 	logRepair(t, out)
-	if killed > 0 && !strings.Contains(out, "left open by a crash closed") {
-		t.Errorf("the run after a kill did not repair the open file:\n%s", out)
-	}
+	checkRepaired(t, leftOpen, out)
 	if open, _ := filepath.Glob(filepath.Join(wdir, "*.open")); len(open) > 0 {
 		t.Errorf("files left open: %v", open)
 	}
@@ -87,10 +85,21 @@ func checkKill9Archive(t *testing.T, wdir, logPath string, workers, killed int) 
 	t.Logf("%d kills, %d files, %d records, %d fetches logged, %d missing, %d re-archived", killed, len(files), len(recs), len(logged), missing, repeats)
 }
 
+// checkRepaired fails the test unless a run that started after a kill left
+// a WARC file open reports closing it. A kill between one file's close and
+// the next one's open (rotation) leaves nothing to repair.
+func checkRepaired(t *testing.T, leftOpen bool, out string) {
+	t.Helper()
+	if leftOpen && !strings.Contains(out, "left open by a crash closed") {
+		t.Errorf("the run after a kill did not repair the open file:\n%s", out)
+	}
+}
+
 // killWARCRuns kills runs of c with SIGKILL once each has logged a random
 // number of fetches (kills times, unless a run finishes first) and returns
-// how many it killed.
-func killWARCRuns(t *testing.T, c *crawlChild, kills int, wdir string) (killed int) {
+// how many it killed and whether the last kill left a WARC file open. It
+// checks that each run after a kill repaired the file that kill left open.
+func killWARCRuns(t *testing.T, c *crawlChild, kills int, wdir string) (killed int, leftOpen bool) {
 	seed := uint64(time.Now().UnixNano())
 	rng := rand.New(rand.NewPCG(seed, 27))
 	t.Logf("kill schedule seed %d", seed)
@@ -99,6 +108,8 @@ func killWARCRuns(t *testing.T, c *crawlChild, kills int, wdir string) (killed i
 		ch, finished := c.startUntil(t, i, at)
 		if finished {
 			t.Logf("run %d finished before its kill at %d lines", i, at)
+			checkRepaired(t, leftOpen, ch.Output())
+			leftOpen = false
 			break
 		}
 		if !ch.Kill() {
@@ -106,11 +117,15 @@ func killWARCRuns(t *testing.T, c *crawlChild, kills int, wdir string) (killed i
 				t.Fatalf("run %d failed before its kill: %v\n%s", i, ch.Err(), ch.Output())
 			}
 			t.Logf("run %d finished before its kill", i)
+			checkRepaired(t, leftOpen, ch.Output())
+			leftOpen = false
 			break
 		}
 		logRepair(t, ch.Output())
+		checkRepaired(t, leftOpen, ch.Output())
 		killed++
 		open, _ := filepath.Glob(filepath.Join(wdir, "*.warc.gz.open"))
+		leftOpen = len(open) > 0
 		t.Logf("run %d: SIGKILL at %d crawl log lines; open WARC files %v", i, c.logLines(), open)
 		// One file being written, or none when the kill fell between a
 		// full file's close and the next one's open (rotation).
@@ -118,7 +133,7 @@ func killWARCRuns(t *testing.T, c *crawlChild, kills int, wdir string) (killed i
 			t.Errorf("after the kill: %d open WARC files, want at most the one being written", len(open))
 		}
 	}
-	return killed
+	return killed, leftOpen
 }
 
 // logRepair logs a run's report of the WARC file it closed at start.
