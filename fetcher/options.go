@@ -27,7 +27,7 @@ const (
 	DefaultMemThreshold        = 256 << 10
 	DefaultDNSCacheTTL         = 5 * time.Minute
 	DefaultMaxIdleConnsPerHost = 2
-	DefaultMaxIdleConns        = 1024
+	DefaultMaxIdleConns        = 4096
 	DefaultIdleConnTimeout     = 90 * time.Second
 	DefaultRobotsCacheTTL      = 24 * time.Hour
 	DefaultRobotsCacheSize     = 100_000
@@ -121,7 +121,11 @@ type Options struct {
 	// MaxIdleConnsPerHost caps kept-alive connections per host (default 2;
 	// politeness allows one request in flight per host).
 	MaxIdleConnsPerHost int
-	// MaxIdleConns caps kept-alive connections overall (default 1024).
+	// MaxIdleConns caps kept-alive connections overall (default 4096, or
+	// a quarter of the open-file limit if that is lower). A crawl visits
+	// its active hosts in turn, so a cap below their number keeps almost
+	// no connection until its host's next turn: each fetch redials (over
+	// TLS, a handshake). See docs/bench/https.md.
 	MaxIdleConns int
 	// IdleConnTimeout closes idle connections after this long (default 90 s).
 	IdleConnTimeout time.Duration
@@ -204,7 +208,7 @@ func (o *Options) EnsureDefaults() *Options {
 	setDefault(&o.DNSCacheTTL, DefaultDNSCacheTTL)
 	setDefault(&o.TLSSessionCacheSize, DefaultTLSSessionCacheSize)
 	setDefault(&o.MaxIdleConnsPerHost, DefaultMaxIdleConnsPerHost)
-	setDefault(&o.MaxIdleConns, DefaultMaxIdleConns)
+	setDefault(&o.MaxIdleConns, defaultMaxIdleConns(openFileLimit()))
 	setDefault(&o.IdleConnTimeout, DefaultIdleConnTimeout)
 	setDefault(&o.RobotsCacheTTL, DefaultRobotsCacheTTL)
 	setDefault(&o.RobotsCacheSize, DefaultRobotsCacheSize)
@@ -221,6 +225,17 @@ func (o *Options) EnsureDefaults() *Options {
 		o.Now = time.Now
 	}
 	return o
+}
+
+// defaultMaxIdleConns is DefaultMaxIdleConns, or a quarter of the
+// open-file limit nofile (0: unknown) if that is lower: idle connections
+// must leave descriptors to fetches, the DUE's and frontier's files and
+// the peers.
+func defaultMaxIdleConns(nofile int) int {
+	if nofile > 0 {
+		return max(min(DefaultMaxIdleConns, nofile/4), 16)
+	}
+	return DefaultMaxIdleConns
 }
 
 func setDefault[T comparable](p *T, def T) {

@@ -21,3 +21,25 @@ func TestOptionsValidateUserAgent(t *testing.T) {
 		t.Errorf("a valid User-Agent: %v", err)
 	}
 }
+
+// The idle-connection cap's default leaves three quarters of the
+// descriptors to everything else.
+func TestDefaultMaxIdleConns(t *testing.T) {
+	for _, c := range []struct{ nofile, want int }{
+		{0, DefaultMaxIdleConns},
+		{1 << 20, DefaultMaxIdleConns},
+		{4 * DefaultMaxIdleConns, DefaultMaxIdleConns},
+		{4096, 1024},
+		{1024, 256},
+		{20, 16},
+	} {
+		if got := defaultMaxIdleConns(c.nofile); got != c.want {
+			t.Errorf("defaultMaxIdleConns(%d) = %d, want %d", c.nofile, got, c.want)
+		}
+	}
+	var o Options
+	o.EnsureDefaults()
+	if want := defaultMaxIdleConns(openFileLimit()); o.MaxIdleConns != want || want < 16 {
+		t.Errorf("EnsureDefaults: MaxIdleConns %d, want %d", o.MaxIdleConns, want)
+	}
+}
