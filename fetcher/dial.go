@@ -2,6 +2,7 @@ package fetcher
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -139,23 +140,52 @@ type dialer struct {
 	net     net.Dialer
 	resolve map[string]resolveTarget
 	open    atomic.Int64 // connections dialled and not yet closed
+	h2open  atomic.Int64 // of them, those that carry HTTP/2 (markH2)
 }
 
-// countedConn counts itself out of dialer.open when closed.
+// countedConn counts itself out of dialer.open (and h2open) when closed.
 type countedConn struct {
 	net.Conn
-	once sync.Once
-	open *atomic.Int64
+	state atomic.Int32 // connOpen, connH2 or connClosed
+	d     *dialer
 }
 
+const (
+	connOpen int32 = iota
+	connH2
+	connClosed
+)
+
 func (c *countedConn) Close() error {
-	c.once.Do(func() { c.open.Add(-1) })
+	switch c.state.Swap(connClosed) {
+	case connOpen:
+		c.d.open.Add(-1)
+	case connH2:
+		c.d.open.Add(-1)
+		c.d.h2open.Add(-1)
+	}
 	return c.Conn.Close()
 }
 
 func (d *dialer) counted(c net.Conn) net.Conn {
 	d.open.Add(1)
-	return &countedConn{Conn: c, open: &d.open}
+	return &countedConn{Conn: c, d: d}
+}
+
+// markH2 counts c in dialer.h2open if it is a TLS connection that
+// negotiated HTTP/2 on a connection this dialer made (once per connection).
+func markH2(c net.Conn) {
+	tc, ok := c.(*tls.Conn)
+	if !ok {
+		return
+	}
+	cc, ok := tc.NetConn().(*countedConn)
+	if !ok || cc.state.Load() != connOpen || tc.ConnectionState().NegotiatedProtocol != "h2" {
+		return
+	}
+	if cc.state.CompareAndSwap(connOpen, connH2) {
+		cc.d.h2open.Add(1)
+	}
 }
 
 func newDialer(o *Options) *dialer {

@@ -65,7 +65,8 @@
 // host holds one h2 connection (fewer than MaxIdleConnsPerHost); a dead
 // one is found by a ping after 30 s of silence. The transport's
 // MaxIdleConns does not bound h2 connections, so the Fetcher closes the
-// idle ones when more than MaxIdleConns are (Stats.IdleSweeps). TLS sessions are resumed
+// idle ones when more than MaxIdleConns h2 connections are open
+// (Stats.IdleSweeps). TLS sessions are resumed
 // from a bounded LRU (TLSSessionCacheSize); Stats counts handshakes and
 // resumptions.
 //

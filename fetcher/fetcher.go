@@ -108,19 +108,23 @@ func New(opts Options) (*Fetcher, error) {
 	return f, nil
 }
 
-// boundIdle keeps the idle connections within MaxIdleConns. The
-// transport bounds its HTTP/1.1 pool itself, but HTTP/2 connections live in
-// the h2 pool, which only IdleConnTimeout bounds: a crawl touching
-// thousands of h2 hosts a minute would hold a connection (a descriptor and
-// its buffers) for each. When more connections are open than requests are
-// in flight plus MaxIdleConns, the idle ones are closed — all of them, as
+// boundIdle keeps the HTTP/2 connections within MaxIdleConns. The
+// transport bounds its HTTP/1.1 pool itself (closing the least recently
+// used), but HTTP/2 connections live in the h2 pool, which only
+// IdleConnTimeout bounds: a crawl touching thousands of h2 hosts a minute
+// would hold a connection (a descriptor and its buffers) for each. When
+// more h2 connections are open than requests are in flight plus
+// MaxIdleConns, the idle connections are closed — all of them, as
 // http.Transport can only close idle connections together. That is
 // race-free (a connection carrying or reserved for a request is not idle),
-// and a host's next connection resumes its TLS session. After a sweep the
-// count starts again near zero, so sweeps are MaxIdleConns new connections
-// apart.
+// and a host's next connection resumes its TLS session. Only h2
+// connections count: counting the HTTP/1.1 pool as well swept every
+// connection whenever both pools together passed the cap, so a crawl whose
+// active hosts fitted each pool redialled every host again and again
+// (docs/bench/https.md). After a sweep the count starts again near zero,
+// so sweeps are MaxIdleConns new h2 connections apart.
 func (f *Fetcher) boundIdle() {
-	if f.dialer.open.Load()-f.inFlight.Load() > int64(f.opts.MaxIdleConns) {
+	if f.dialer.h2open.Load()-f.inFlight.Load() > int64(f.opts.MaxIdleConns) {
 		f.tr.CloseIdleConnections()
 		f.stats.idleSweeps.add(1)
 	}

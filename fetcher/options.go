@@ -27,7 +27,7 @@ const (
 	DefaultMemThreshold        = 256 << 10
 	DefaultDNSCacheTTL         = 5 * time.Minute
 	DefaultMaxIdleConnsPerHost = 2
-	DefaultMaxIdleConns        = 4096
+	DefaultMaxIdleConns        = 1024
 	DefaultIdleConnTimeout     = 90 * time.Second
 	DefaultRobotsCacheTTL      = 24 * time.Hour
 	DefaultRobotsCacheSize     = 100_000
@@ -121,11 +121,12 @@ type Options struct {
 	// MaxIdleConnsPerHost caps kept-alive connections per host (default 2;
 	// politeness allows one request in flight per host).
 	MaxIdleConnsPerHost int
-	// MaxIdleConns caps kept-alive connections overall (default 4096, or
-	// a quarter of the open-file limit if that is lower). A crawl visits
-	// its active hosts in turn, so a cap below their number keeps almost
-	// no connection until its host's next turn: each fetch redials (over
-	// TLS, a handshake). See docs/bench/https.md.
+	// MaxIdleConns caps kept-alive HTTP/1.1 connections, and HTTP/2 ones
+	// apart (see Fetcher.boundIdle), each at 1024 by default, or at a
+	// quarter of the open-file limit if that is lower. A crawl visits its
+	// active hosts in turn, so a cap below their number keeps almost no
+	// connection until its host's next turn, and a larger one costs memory
+	// on a wide crawl (docs/bench/https.md).
 	MaxIdleConns int
 	// IdleConnTimeout closes idle connections after this long (default 90 s).
 	IdleConnTimeout time.Duration

@@ -472,6 +472,9 @@ func TestIdleBoundHTTP2(t *testing.T) {
 			s.CloseClientConnections()
 		}
 		waitFor(t, func() bool { return f.Stats().ConnsOpen == 0 }, "h2 %v: ConnsOpen stays at %d after the servers closed", h2, &f.dialer.open)
+		if n := f.dialer.h2open.Load(); n != 0 {
+			t.Errorf("h2 %v: %d h2 connections counted after all closed", h2, n)
+		}
 	}
 }
 

@@ -80,6 +80,9 @@ func (t *fetchTrace) done(ok bool) {
 
 func (t *fetchTrace) gotConn(ci httptrace.GotConnInfo) {
 	t.wasIdle = ci.WasIdle
+	if !ci.Reused {
+		markH2(ci.Conn) // boundIdle counts the h2 pool
+	}
 	if t.proxied {
 		return // the proxy's address: keep the target's
 	}
