@@ -28,8 +28,8 @@ import (
 // for them to be applied.
 //
 // The serving state is durable in the spool's metadata, per peer:
-// resendServedMeta(id) holds the token, the peer's last sequence number
-// when serving began (limit) and whether it is done. Re-sent batches are
+// resendServedMeta(id) holds the token, the spool's epoch and the peer's
+// last sequence number when serving began (limit), and whether it is done. Re-sent batches are
 // spooled under new sequence numbers (above limit) in the write that
 // deletes their archived original, so a serve cut short by a crash resumes
 // where it stopped, and never re-reads what it re-sent.
@@ -72,12 +72,14 @@ func RequestResend(dir string) (uint64, error) {
 
 // resendState is the durable state of serving one peer's token.
 type resendState struct {
-	token, limit uint64
-	done         bool
+	token, epoch, limit uint64
+	done                bool
 }
 
 func (rs resendState) encode() []byte {
-	v := binary.BigEndian.AppendUint64(binary.BigEndian.AppendUint64(nil, rs.token), rs.limit)
+	v := binary.BigEndian.AppendUint64(nil, rs.token)
+	v = binary.BigEndian.AppendUint64(v, rs.epoch)
+	v = binary.BigEndian.AppendUint64(v, rs.limit)
 	if rs.done {
 		return append(v, 1)
 	}
@@ -85,10 +87,11 @@ func (rs resendState) encode() []byte {
 }
 
 func decodeResendState(v []byte) (resendState, bool) {
-	if len(v) != 17 {
+	if len(v) != 25 {
 		return resendState{}, false
 	}
-	return resendState{token: binary.BigEndian.Uint64(v), limit: binary.BigEndian.Uint64(v[8:]), done: v[16] == 1}, true
+	be := binary.BigEndian
+	return resendState{token: be.Uint64(v), epoch: be.Uint64(v[8:]), limit: be.Uint64(v[16:]), done: v[24] == 1}, true
 }
 
 // resender serves the peers' resend tokens, one at a time, in a goroutine
@@ -225,9 +228,11 @@ func (r *resender) serve(ctx context.Context, id NodeID, token uint64) error {
 	if !ok {
 		return errNotMember
 	}
-	if rs.token != token {
+	// A limit drawn under another epoch numbers batches of a spool since
+	// rebuilt: start again.
+	if rs.token != token || rs.epoch != r.s.spool.epoch() {
 		p.q.mu.Lock()
-		rs = resendState{token: token, limit: p.q.lastSeq}
+		rs = resendState{token: token, epoch: r.s.spool.epoch(), limit: p.q.lastSeq}
 		p.q.mu.Unlock()
 		if err := r.s.spool.SetMeta(resendServedMeta(id), rs.encode()); err != nil {
 			return err
