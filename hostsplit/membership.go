@@ -153,7 +153,7 @@ func (s *Splitter) resendArchive(ctx context.Context, vs *viewState, id NodeID) 
 	}
 	for from, more := uint64(0), true; more; {
 		var n uint64
-		n, from, more, err = s.resendChunk(ctx, vs, id, from, seqRange{})
+		n, from, more, err = s.resendBatches(ctx, vs, id, from, seqRange{})
 		total += n
 		if err != nil {
 			return total, err
@@ -167,12 +167,12 @@ type seqRange struct{ lo, hi uint64 }
 
 func (r seqRange) has(seq uint64) bool { return seq >= r.lo && seq < r.hi }
 
-// resendChunk re-routes under vs up to resendChunk batches archived for
+// resendBatches re-routes under vs up to resendChunk batches archived for
 // id from seq from on, skipping those in skip, each deleted in the write
 // that spools its URLs. Batches of KindURLs and KindQueued go as KindURLs
 // (through the receiver's DUE), KindSeen as KindSeen. It returns the URLs
 // re-sent, where to go on and whether more may follow.
-func (s *Splitter) resendChunk(ctx context.Context, vs *viewState, id NodeID, from uint64, skip seqRange) (total, next uint64, more bool, err error) {
+func (s *Splitter) resendBatches(ctx context.Context, vs *viewState, id NodeID, from uint64, skip seqRange) (total, next uint64, more bool, err error) {
 	if skip.has(from) {
 		from = skip.hi
 	}
@@ -208,7 +208,7 @@ func (s *Splitter) resendChunk(ctx context.Context, vs *viewState, id NodeID, fr
 	return total, from, true, nil
 }
 
-// resendChunk is how many archived batches ResendLost reads at a time.
+// resendChunk is how many archived batches a resend reads at a time.
 const resendChunk = 64
 
 // SpoolHandoff spools URLs of kind (KindSeen or KindQueued) for their

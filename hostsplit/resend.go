@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"sync"
 	"time"
 
@@ -163,11 +164,7 @@ func (r *resender) asked(id NodeID, token uint64) {
 func (r *resender) status() (own uint64, served map[NodeID]uint64, busy bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	served = make(map[NodeID]uint64, len(r.served))
-	for id, t := range r.served {
-		served[id] = t
-	}
-	return r.own, served, len(r.wanted) > 0
+	return r.own, maps.Clone(r.served), len(r.wanted) > 0
 }
 
 // loop serves the wanted tokens until the Splitter closes; a failed serve
@@ -184,10 +181,7 @@ func (r *resender) loop(ctx context.Context) {
 		case <-retry.C:
 		}
 		r.mu.Lock()
-		todo := make(map[NodeID]uint64, len(r.wanted))
-		for id, t := range r.wanted {
-			todo[id] = t
-		}
+		todo := maps.Clone(r.wanted)
 		r.mu.Unlock()
 		failed := false
 		for id, token := range todo {
@@ -203,7 +197,7 @@ func (r *resender) loop(ctx context.Context) {
 				}
 			}
 			r.mu.Unlock()
-			if err != nil && ctx.Err() == nil && !errors.Is(err, ErrClosed) {
+			if err != nil && ctx.Err() == nil && !errors.Is(err, ErrClosed) && !errors.Is(err, errNotMember) {
 				failed = true
 				r.s.opts.Logger.Warn("hostsplit: re-sending the archive of a repaired peer", "peer", id, "err", err)
 			}
@@ -280,7 +274,7 @@ func (s *Splitter) resendLive(ctx context.Context, id NodeID, limit uint64) (tot
 				return errNotMember
 			}
 			var err error
-			n, from, more, err = s.resendChunk(ctx, vs, id, from, skip)
+			n, from, more, err = s.resendBatches(ctx, vs, id, from, skip)
 			return err
 		})
 		total += n
