@@ -74,6 +74,11 @@
 //  7. Close the Splitter (and stop the server) on shutdown. Peers keep their
 //     streams to this node open: call Transport().StopReceiving when the
 //     server's graceful stop begins, or it waits for its bound.
+//  8. A node whose frontier was rebuilt (it lost URLs its peers sent it
+//     and it acknowledged) calls RequestResend on its stopped spool. Once
+//     it runs again its status carries the token; each peer reading it
+//     re-sends its archive for the node, once (resend.go), and Quiescent
+//     waits until every peer has.
 //
 // A peer that cannot be reached is logged (Options.Logger) once per kind of
 // failure (FailureKind: refused, tls, timeout, ...) and then at most once

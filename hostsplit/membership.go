@@ -151,37 +151,64 @@ func (s *Splitter) resendArchive(ctx context.Context, vs *viewState, id NodeID) 
 		p.q.flushMu.Lock()
 		defer p.q.flushMu.Unlock()
 	}
-	source := "resend/" + string(id) + "/" + strconv.FormatUint(s.spool.epoch(), 16)
-	for from := uint64(0); ; {
-		var chunk []archivedBatch
-		if err = s.spool.withStore(func(st *store) (e error) {
-			chunk, e = st.archived(id, from, resendChunk)
-			return e
-		}); err != nil || len(chunk) == 0 {
+	for from, more := uint64(0), true; more; {
+		var n uint64
+		n, from, more, err = s.resendBatches(ctx, vs, id, from, seqRange{})
+		total += n
+		if err != nil {
 			return total, err
 		}
-		for _, ab := range chunk {
-			if err = ctx.Err(); err != nil {
-				return total, err
-			}
-			var urls []string
-			if urls, err = DecodeBatch(ab.enc, s.opts.Limits); err != nil {
-				return total, fmt.Errorf("hostsplit: re-send archived batch %d for %s: %w", ab.seq, id, err)
-			}
-			kind := ab.kind
-			if kind != KindSeen {
-				kind = KindURLs
-			}
-			if err = s.routeOwned(ctx, vs, kind, urls, source, ab.seq, [][]byte{archiveKey(id, ab.seq)}); err != nil {
-				return total, err
-			}
-			total += uint64(len(urls))
-			from = ab.seq + 1
-		}
 	}
+	return total, nil
 }
 
-// resendChunk is how many archived batches ResendLost reads at a time.
+// seqRange is the sequence numbers from lo up to hi, excluded.
+type seqRange struct{ lo, hi uint64 }
+
+func (r seqRange) has(seq uint64) bool { return seq >= r.lo && seq < r.hi }
+
+// resendBatches re-routes under vs up to resendChunk batches archived for
+// id from seq from on, skipping those in skip, each deleted in the write
+// that spools its URLs. Batches of KindURLs and KindQueued go as KindURLs
+// (through the receiver's DUE), KindSeen as KindSeen. It returns the URLs
+// re-sent, where to go on and whether more may follow.
+func (s *Splitter) resendBatches(ctx context.Context, vs *viewState, id NodeID, from uint64, skip seqRange) (total, next uint64, more bool, err error) {
+	if skip.has(from) {
+		from = skip.hi
+	}
+	var chunk []archivedBatch
+	if err = s.spool.withStore(func(st *store) (e error) {
+		chunk, e = st.archived(id, from, resendChunk)
+		return e
+	}); err != nil || len(chunk) == 0 {
+		return 0, from, false, err
+	}
+	source := "resend/" + string(id) + "/" + strconv.FormatUint(s.spool.epoch(), 16)
+	for _, ab := range chunk {
+		if skip.has(ab.seq) {
+			return total, skip.hi, true, nil
+		}
+		if err = ctx.Err(); err != nil {
+			return total, from, false, err
+		}
+		var urls []string
+		if urls, err = DecodeBatch(ab.enc, s.opts.Limits); err != nil {
+			return total, from, false, fmt.Errorf("hostsplit: re-send archived batch %d for %s: %w", ab.seq, id, err)
+		}
+		kind := ab.kind
+		if kind != KindSeen {
+			kind = KindURLs
+		}
+		if err = s.routeOwned(ctx, vs, kind, urls, source, ab.seq, [][]byte{archiveKey(id, ab.seq)}); err != nil {
+			return total, from, false, err
+		}
+		total += uint64(len(urls))
+		from = ab.seq + 1
+	}
+	return total, from, true, nil
+}
+
+// resendChunk is how many archived batches a resend reads at a time.
 const resendChunk = 64
 
 // SpoolHandoff spools URLs of kind (KindSeen or KindQueued) for their

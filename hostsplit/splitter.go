@@ -26,6 +26,9 @@ type Splitter struct {
 	own   *Ownership
 	spool *Spool
 	tr    *Transport
+	rs    *resender // serves the peers' resend tokens (resend.go)
+	// rsCancel ends the resender's context (Close)
+	rsCancel context.CancelFunc
 
 	routing         atomic.Int64 // Route calls in progress
 	routeMu         sync.RWMutex // read-held by Route and receivers; Close and SetView take it
@@ -67,7 +70,16 @@ func New(opts Options) (*Splitter, error) {
 		st.close()
 		return nil, err
 	}
+	if s.rs, err = newResender(s); err != nil {
+		s.tr.closeConns()
+		st.close()
+		return nil, err
+	}
 	s.tr.startSenders()
+	var rctx context.Context
+	rctx, s.rsCancel = context.WithCancel(context.Background())
+	s.wg.Add(1)
+	go s.rs.loop(rctx)
 	if opts.BatchMaxAge > 0 {
 		s.wg.Add(1)
 		go s.ageLoop()
@@ -346,6 +358,7 @@ func (s *Splitter) Close() error {
 		s.routeMu.Unlock()
 		flushErr := s.Flush(context.Background())
 		close(s.closing)
+		s.rsCancel()
 		s.tr.stop()
 		s.wg.Wait()
 		// Wait for receivers and Route calls using the store.
@@ -365,6 +378,12 @@ func (s *Splitter) underView(fn func(vs *viewState) error) error {
 	}
 	return fn(s.own.state())
 }
+
+// resendAsked implements node for the Transport.
+func (s *Splitter) resendAsked(id NodeID, token uint64) { s.rs.asked(id, token) }
+
+// resendStatus implements node for the Transport.
+func (s *Splitter) resendStatus() (uint64, map[NodeID]uint64, bool) { return s.rs.status() }
 
 // routeStatus implements node for the Transport. Routing is read first:
 // a Route call that ends in between shows up in the counters.

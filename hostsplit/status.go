@@ -21,6 +21,9 @@ type Channel struct {
 	SpoolURLs    uint64
 	InEpoch      uint64 // Peer's epoch of the last batch applied
 	AppliedSeq   uint64 // last seq applied from Peer
+	// ResendServed is Peer's resend token this node served: its archive
+	// for Peer re-sent (see resend.go).
+	ResendServed uint64
 }
 
 // NodeStatus is one node's report for the status page and termination
@@ -40,6 +43,9 @@ type NodeStatus struct {
 	Epoch  uint64
 	Paused bool
 	Phase  string
+	// ResendToken, when not zero, asks every peer to re-send what it
+	// archived for this node (RequestResend, resend.go).
+	ResendToken uint64
 }
 
 // LocalStatus returns this node's status. The crawl loop's state is read
@@ -51,10 +57,11 @@ func (t *Transport) LocalStatus() NodeStatus {
 		ls = t.opts.Status()
 	}
 	routing, stats := t.node.routeStatus()
+	token, served, resending := t.node.resendStatus()
 	ns := NodeStatus{Node: t.opts.Self, FrontierSize: ls.FrontierSize, InFlight: ls.InFlight, Stats: stats,
-		Epoch: t.own.Epoch(), Phase: ls.Phase}
+		Epoch: t.own.Epoch(), Phase: ls.Phase, ResendToken: token}
 	for _, p := range t.allPeers() {
-		c := Channel{Peer: p.id, OutEpoch: t.spool.epoch()}
+		c := Channel{Peer: p.id, OutEpoch: t.spool.epoch(), ResendServed: served[p.id]}
 		p.q.mu.Lock()
 		c.SentSeq, c.AckedSeq, c.SpoolBatches, c.SpoolURLs = p.q.lastSeq, p.q.acked, uint64(len(p.q.pending)), uint64(p.q.pendingURLs)
 		p.q.mu.Unlock()
@@ -64,7 +71,9 @@ func (t *Transport) LocalStatus() NodeStatus {
 		ns.Channels = append(ns.Channels, c)
 	}
 	ns.BufferedURLs = int64(ns.Stats.Total.BufferedURLs)
-	ns.Idle = ls.Idle && routing == 0 && ns.BufferedURLs == 0
+	// A resend token seen and not served: the batches it re-sends are not
+	// spooled yet, so no counter shows them.
+	ns.Idle = ls.Idle && routing == 0 && ns.BufferedURLs == 0 && !resending
 	ns.Paused = ls.Paused && routing == 0 && ns.BufferedURLs == 0
 	return ns
 }
@@ -99,6 +108,9 @@ func (t *Transport) PeerStatus(ctx context.Context, id NodeID) (NodeStatus, erro
 	if ns.Node != id {
 		return NodeStatus{}, fmt.Errorf("hostsplit: status of %s answered by %q", id, ns.Node)
 	}
+	// The peer was authenticated by mTLS (ClientTLS): its resend token
+	// asks this node to re-send its archive for it.
+	t.node.resendAsked(id, ns.ResendToken)
 	return ns, nil
 }
 
@@ -142,7 +154,10 @@ var ErrNotQuiescent = errors.New("hostsplit: cluster not quiescent")
 // to A's sent seq (same epoch), and no persisted counter changed between
 // the rounds. Then at the instant between the rounds no batch was in
 // flight and every node was idle, and an idle node only becomes busy by
-// receiving a batch — which would have changed a counter. Otherwise it
+// receiving a batch — which would have changed a counter. A node's resend
+// token must also have been served by every other node (Channel.
+// ResendServed): a peer that has not re-sent its archive yet may not
+// have read the token, so its idleness proves nothing. Otherwise it
 // returns an error wrapping ErrNotQuiescent naming the first reason.
 func Quiescent(round1, round2 []NodeStatus) error {
 	if len(round1) == 0 || len(round1) != len(round2) {
@@ -155,7 +170,34 @@ func Quiescent(round1, round2 []NodeStatus) error {
 			}
 		}
 	}
-	return settled(round1, round2, false)
+	if err := settled(round1, round2, false); err != nil {
+		return err
+	}
+	for _, round := range [][]NodeStatus{round1, round2} {
+		if err := resendsServed(round); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// resendsServed checks that every node's resend token was served by every
+// other node of the round.
+func resendsServed(round []NodeStatus) error {
+	for _, y := range round {
+		if y.ResendToken == 0 {
+			continue
+		}
+		for _, x := range round {
+			if x.Node == y.Node {
+				continue
+			}
+			if c, ok := channelFor(x, y.Node); !ok || c.ResendServed != y.ResendToken {
+				return fmt.Errorf("%w: %s has not re-sent its archive for %s (repaired)", ErrNotQuiescent, x.Node, y.Node)
+			}
+		}
+	}
+	return nil
 }
 
 // Drained is Quiescent for a membership change: in both rounds every node

@@ -21,7 +21,8 @@ import (
 //	"a" peer 0x00 seq(8 BE)  → a batch the peer acknowledged, moved from "s" unchanged:
 //	                           the archive re-sent if the peer is lost with its disk
 //	"r" sender 0x00          → sender epoch (8) + last applied seq (8)
-//	"m" name                 → metadata: the membership view ("m" "view"), hand-off marks
+//	"m" name                 → metadata: the membership view ("m" "view"), hand-off marks,
+//	                           this node's resend token and the tokens it served (resend.go)
 //
 // A URLs batch is never empty, so its uvarint count never starts with 0x00.
 // Node ids contain no 0x00, so per-peer key ranges do not overlap.

@@ -41,6 +41,11 @@ func TestQuiescentRule(t *testing.T) {
 			r[0].Channels[0].SentSeq, r[0].Channels[0].AckedSeq, r[1].Channels[0].AppliedSeq = 4, 4, 4
 		}),
 		"member change": clone(done, func(r []NodeStatus) { r[1].Node = "c" }),
+		// b was repaired: a has not re-sent its archive for b yet.
+		"resend unserved": clone(done, func(r []NodeStatus) { r[1].ResendToken = 7 }),
+		"resend other token": clone(done, func(r []NodeStatus) {
+			r[1].ResendToken, r[0].Channels[0].ResendServed = 7, 6
+		}),
 	}
 	for name, round2 := range notYet {
 		t.Run(name, func(t *testing.T) {
@@ -61,6 +66,11 @@ func TestQuiescentRule(t *testing.T) {
 	})
 	if err := Quiescent(fresh, fresh); err != nil {
 		t.Errorf("fresh epoch: %v", err)
+	}
+	// b's token served by a: nothing more to wait for.
+	served := clone(done, func(r []NodeStatus) { r[1].ResendToken, r[0].Channels[0].ResendServed = 7, 7 })
+	if err := Quiescent(served, served); err != nil {
+		t.Errorf("resend token served: %v", err)
 	}
 }
 

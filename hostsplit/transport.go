@@ -31,6 +31,11 @@ type node interface {
 	deliverReceived(ctx context.Context, vs *viewState, kind Kind, urls []string, source string, seq uint64) (forwarded bool, err error)
 	// routeStatus returns the Route calls in progress and the counters.
 	routeStatus() (routing int64, st Stats)
+	// resendAsked records a peer's resend token read from its status;
+	// resendStatus returns this node's token, the tokens served by peer,
+	// and whether one seen is not served yet (see resend.go).
+	resendAsked(id NodeID, token uint64)
+	resendStatus() (own uint64, served map[NodeID]uint64, busy bool)
 }
 
 // Transport moves batches between members over gRPC: one sender goroutine

@@ -42,7 +42,7 @@ func (ns NodeStatus) toProto() *pb.StatusResponse {
 		NodeId: string(ns.Node), Idle: ns.Idle, FrontierSize: ns.FrontierSize, InFlight: ns.InFlight,
 		BufferedUrls: ns.BufferedURLs, DiscoveredLocal: ns.Stats.DiscoveredLocal,
 		DiscoveredRemote: ns.Stats.DiscoveredRemote, SuppressedByCache: t.Suppressed, RejectedMalformed: t.Malformed,
-		MembershipEpoch: ns.Epoch, Paused: ns.Paused, Phase: ns.Phase,
+		MembershipEpoch: ns.Epoch, Paused: ns.Paused, Phase: ns.Phase, ResendToken: ns.ResendToken,
 	}
 	peerStats := map[NodeID]PeerStats{}
 	for _, ps := range ns.Stats.Peers {
@@ -54,7 +54,7 @@ func (ns NodeStatus) toProto() *pb.StatusResponse {
 			PeerId: string(c.Peer), OutEpoch: c.OutEpoch, SentSeq: c.SentSeq, AckedSeq: c.AckedSeq,
 			SpoolBatches: c.SpoolBatches, SpoolUrls: c.SpoolURLs, InEpoch: c.InEpoch, AppliedSeq: c.AppliedSeq,
 			SentUrls: ps.SentURLs, SentBatches: ps.SentBatches, WireBytes: ps.WireBytes,
-			ReceivedUrls: ps.ReceivedURLs, ReceivedBatches: ps.ReceivedBatches,
+			ReceivedUrls: ps.ReceivedURLs, ReceivedBatches: ps.ReceivedBatches, ResendServed: c.ResendServed,
 		})
 	}
 	return r
@@ -64,7 +64,7 @@ func statusFromProto(r *pb.StatusResponse) NodeStatus {
 	ns := NodeStatus{
 		Node: NodeID(r.GetNodeId()), Idle: r.GetIdle(), FrontierSize: r.GetFrontierSize(),
 		InFlight: r.GetInFlight(), BufferedURLs: r.GetBufferedUrls(),
-		Epoch: r.GetMembershipEpoch(), Paused: r.GetPaused(), Phase: r.GetPhase(),
+		Epoch: r.GetMembershipEpoch(), Paused: r.GetPaused(), Phase: r.GetPhase(), ResendToken: r.GetResendToken(),
 	}
 	ns.Stats.Self = ns.Node
 	ns.Stats.DiscoveredLocal = r.GetDiscoveredLocal()
@@ -76,6 +76,7 @@ func statusFromProto(r *pb.StatusResponse) NodeStatus {
 		ns.Channels = append(ns.Channels, Channel{
 			Peer: NodeID(c.GetPeerId()), OutEpoch: c.GetOutEpoch(), SentSeq: c.GetSentSeq(), AckedSeq: c.GetAckedSeq(),
 			SpoolBatches: c.GetSpoolBatches(), SpoolURLs: c.GetSpoolUrls(), InEpoch: c.GetInEpoch(), AppliedSeq: c.GetAppliedSeq(),
+			ResendServed: c.GetResendServed(),
 		})
 		t := &ns.Stats.Total
 		t.SentURLs += c.GetSentUrls()

@@ -379,8 +379,13 @@ type StatusResponse struct {
 	MembershipEpoch uint64 `protobuf:"varint,11,opt,name=membership_epoch,json=membershipEpoch,proto3" json:"membership_epoch,omitempty"`
 	Paused          bool   `protobuf:"varint,12,opt,name=paused,proto3" json:"paused,omitempty"`
 	Phase           string `protobuf:"bytes,13,opt,name=phase,proto3" json:"phase,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// resend_token, when non-zero, asks every peer to re-send the batches it
+	// archived for this node (acknowledged before): the node's frontier was
+	// rebuilt (crawler fsck --repair) and may have lost URLs only peers knew.
+	// A new repair draws a new token; a peer serves each token once.
+	ResendToken   uint64 `protobuf:"varint,14,opt,name=resend_token,json=resendToken,proto3" json:"resend_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *StatusResponse) Reset() {
@@ -504,6 +509,13 @@ func (x *StatusResponse) GetPhase() string {
 	return ""
 }
 
+func (x *StatusResponse) GetResendToken() uint64 {
+	if x != nil {
+		return x.ResendToken
+	}
+	return 0
+}
+
 // PeerCounters are one node's counters about one other member. sent_seq and
 // applied_seq are persisted, so they survive restarts and make the
 // per-channel four-counter termination test sound.
@@ -526,8 +538,12 @@ type PeerCounters struct {
 	WireBytes       uint64 `protobuf:"varint,11,opt,name=wire_bytes,json=wireBytes,proto3" json:"wire_bytes,omitempty"`
 	ReceivedUrls    uint64 `protobuf:"varint,12,opt,name=received_urls,json=receivedUrls,proto3" json:"received_urls,omitempty"`
 	ReceivedBatches uint64 `protobuf:"varint,13,opt,name=received_batches,json=receivedBatches,proto3" json:"received_batches,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// resend_served is the peer's resend_token this node has served: its
+	// archive for the peer re-sent and spooled. Termination waits until
+	// every member served every other member's token.
+	ResendServed  uint64 `protobuf:"varint,14,opt,name=resend_served,json=resendServed,proto3" json:"resend_served,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *PeerCounters) Reset() {
@@ -647,6 +663,13 @@ func (x *PeerCounters) GetReceivedUrls() uint64 {
 func (x *PeerCounters) GetReceivedBatches() uint64 {
 	if x != nil {
 		return x.ReceivedBatches
+	}
+	return 0
+}
+
+func (x *PeerCounters) GetResendServed() uint64 {
+	if x != nil {
+		return x.ResendServed
 	}
 	return 0
 }
@@ -1122,7 +1145,7 @@ const file_sextant_proto_rawDesc = "" +
 	"\x03Ack\x12\x14\n" +
 	"\x05epoch\x18\x01 \x01(\x04R\x05epoch\x12\x1b\n" +
 	"\tacked_seq\x18\x02 \x01(\x04R\backedSeq\"\x0f\n" +
-	"\rStatusRequest\"\xe4\x03\n" +
+	"\rStatusRequest\"\x87\x04\n" +
 	"\x0eStatusResponse\x12\x17\n" +
 	"\anode_id\x18\x01 \x01(\tR\x06nodeId\x12\x12\n" +
 	"\x04idle\x18\x02 \x01(\bR\x04idle\x12#\n" +
@@ -1137,7 +1160,8 @@ const file_sextant_proto_rawDesc = "" +
 	" \x01(\x04R\x11rejectedMalformed\x12)\n" +
 	"\x10membership_epoch\x18\v \x01(\x04R\x0fmembershipEpoch\x12\x16\n" +
 	"\x06paused\x18\f \x01(\bR\x06paused\x12\x14\n" +
-	"\x05phase\x18\r \x01(\tR\x05phase\"\xab\x03\n" +
+	"\x05phase\x18\r \x01(\tR\x05phase\x12!\n" +
+	"\fresend_token\x18\x0e \x01(\x04R\vresendToken\"\xd0\x03\n" +
 	"\fPeerCounters\x12\x17\n" +
 	"\apeer_id\x18\x01 \x01(\tR\x06peerId\x12\x1b\n" +
 	"\tout_epoch\x18\x02 \x01(\x04R\boutEpoch\x12\x19\n" +
@@ -1155,7 +1179,8 @@ const file_sextant_proto_rawDesc = "" +
 	"\n" +
 	"wire_bytes\x18\v \x01(\x04R\twireBytes\x12#\n" +
 	"\rreceived_urls\x18\f \x01(\x04R\freceivedUrls\x12)\n" +
-	"\x10received_batches\x18\r \x01(\x04R\x0freceivedBatches\"N\n" +
+	"\x10received_batches\x18\r \x01(\x04R\x0freceivedBatches\x12#\n" +
+	"\rresend_served\x18\x0e \x01(\x04R\fresendServed\"N\n" +
 	"\x04View\x12\x14\n" +
 	"\x05epoch\x18\x01 \x01(\x04R\x05epoch\x120\n" +
 	"\amembers\x18\x02 \x03(\v2\x16.sextant.v1.ViewMemberR\amembers\"0\n" +

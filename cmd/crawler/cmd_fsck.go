@@ -34,6 +34,9 @@ the frontier and the DUE: the URLs the old stores still hold are queued
 again, and so is every URL of the crawl log (fetched again, to find their
 links once more); a damaged spool is rebuilt under a new epoch with the
 batches it still holds (the lost ones are re-derived by those fetches).
+A member's frontier also held URLs its peers sent it: the repair asks the
+peers (a token in the spool) to re-send, once the cluster runs again, every
+batch they had sent it; the crawl does not end before they have.
 The old stores are kept as frontier.damaged, due.damaged, spool.damaged.
 Give the crawl's own node flags (--max-pages-per-host, --politeness-key…):
 the rebuilt frontier applies them (--skip-check does not apply: fsck reads
@@ -75,6 +78,9 @@ crawl with --skip-check, run fsck before resuming.`)
 	if rep.Rebuilt {
 		fmt.Fprintf(env.stdout, "repaired: frontier and DUE rebuilt with %d URLs (%d from the old frontier, %d from the old DUE, %d fetched before per crawl.log: fetched again)\n",
 			rep.Admitted, rep.FromFrontier, rep.FromDUE, rep.FromLog)
+	}
+	if rep.ResendToken != 0 {
+		fmt.Fprintf(env.stdout, "repaired: the peers will re-send what they sent this member (token %016x) once the cluster runs again\n", rep.ResendToken)
 	}
 	if sp := rep.Spool; sp != nil {
 		fmt.Fprintf(env.stdout, "repaired: spool rebuilt under a new epoch: %d batches (%d URLs) still to send, %d archived (%d URLs), %d entries unreadable\n",

@@ -78,10 +78,17 @@
 // rebuilt under a new epoch with the batches it still holds
 // (hostsplit.RebuildSpool); the batches it lost are re-derived by those
 // same fetches, whose links are routed again. A member's frontier holds
-// URLs its peers sent too: those that only a peer's page links to, and that
-// were queued but not fetched when the frontier was lost, are not re-derived
-// (the peers keep them in their archives, re-sent only for a member removed
-// with `crawler cluster remove --lost`).
+// URLs its peers sent too, which those fetches do not re-derive when only a
+// peer's page links to them; the peers keep every batch the member
+// acknowledged in their archive. So Repair of a member also draws a resend
+// token (hostsplit.RequestResend) stored in its spool: running again, the
+// member advertises it in its Peer/Status answers, and each peer that reads
+// it (its termination check polls every member) re-sends its archive for
+// the member as new batches, whose URLs the member's DUE drops if it knows
+// them, and records the token served (once per peer, durably: a restart
+// neither serves it again nor forgets a serve cut short). The cluster's
+// termination check waits until every member served every other member's
+// token, then, by the four counters, until the batches are applied.
 //
 // IDENTITY (identity.go) records the kind of run (crawl, node, demo), the
 // node and a digest of the seeds (and simweb config): Open refuses a

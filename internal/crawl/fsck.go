@@ -197,13 +197,18 @@ type RepairReport struct {
 	Admitted                       int // new frontier's URLs after the rebuild
 	// Spool is set when a member's damaged spool was rebuilt.
 	Spool *hostsplit.RebuildReport
+	// ResendToken is set for a member: the token it advertises so that
+	// its peers re-send the URLs they sent it before (hostsplit.RequestResend).
+	ResendToken uint64
 }
 
 // Repair checks opts.DataDir (Check) and, if a finding is fatal, rebuilds
 // the frontier and the DUE (see the package doc, "Data safety"). The old
 // stores are kept as frontier.damaged and due.damaged until the next
 // repair; a cluster member's damaged spool is rebuilt too (see
-// hostsplit.RebuildSpool) and the old one kept as spool.damaged. opts
+// hostsplit.RebuildSpool) and the old one kept as spool.damaged, and the
+// member asks its peers to re-send what they sent it (RepairReport.
+// ResendToken): its old frontier held URLs known nowhere else. opts
 // should be the crawl's own (the host budget and the politeness key apply
 // to the rebuilt frontier). Counts go to opts.Logger.
 func Repair(opts Options) (RepairReport, error) {
@@ -214,6 +219,13 @@ func Repair(opts Options) (RepairReport, error) {
 		return rep, err
 	}
 	dir := opts.DataDir
+	if rep.Check.Member && !rep.Check.spoolDamaged() {
+		// Asked first: a repair cut short after the rebuild below would
+		// leave nothing for the next one to find.
+		if rep.ResendToken, err = hostsplit.RequestResend(filepath.Join(dir, spoolDir)); err != nil {
+			return rep, fmt.Errorf("crawl: repair: %w", err)
+		}
+	}
 	seen := map[string]bool{}
 	var entries []due.Entry
 	add := func(url string, depth uint16) bool {
@@ -301,6 +313,9 @@ func Repair(opts Options) (RepairReport, error) {
 		if err == nil {
 			err = writeSpoolMark(dir, sr.Mark)
 		}
+		if err == nil { // a damaged spool is asked once rebuilt: a cut repair finds it damaged again
+			rep.ResendToken, err = hostsplit.RequestResend(filepath.Join(dir, spoolDir))
+		}
 		if err != nil {
 			return rep, fmt.Errorf("crawl: repair: %w", err)
 		}
@@ -312,7 +327,7 @@ func Repair(opts Options) (RepairReport, error) {
 			"pending_urls", sr.PendingURLs, "archived_batches", sr.ArchivedBatches, "archived_urls", sr.ArchivedURLs, "old", spoolDir+".damaged")
 	}
 	opts.Logger.Warn("crawl: repair: rebuilt frontier and DUE", "dir", dir, "queued", rep.Admitted,
-		"from_frontier", rep.FromFrontier, "from_due", rep.FromDUE, "refetch_from_log", rep.FromLog)
+		"from_frontier", rep.FromFrontier, "from_due", rep.FromDUE, "refetch_from_log", rep.FromLog, "peers_resend", rep.ResendToken != 0)
 	return rep, nil
 }
 
