@@ -364,16 +364,7 @@ func revision(root string) string {
 func rootEnv() []string { return append(os.Environ(), "GOFLAGS=") }
 
 func machineInfo() string {
-	cpu := ""
-	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
-		for _, l := range strings.Split(string(b), "\n") {
-			if strings.HasPrefix(l, "model name") {
-				_, cpu, _ = strings.Cut(l, ":")
-				cpu = strings.TrimSpace(cpu)
-				break
-			}
-		}
-	}
+	cpu := procstat.CPUModel()
 	mem := ""
 	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
 		for _, l := range strings.Split(string(b), "\n") {

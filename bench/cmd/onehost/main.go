@@ -19,6 +19,7 @@ import (
 	"runtime/trace"
 	"time"
 
+	"github.com/sextant-crawler/sextant/bench/internal/procstat"
 	"github.com/sextant-crawler/sextant/internal/realweb/onehost"
 )
 
@@ -72,9 +73,9 @@ func main() {
 		os.Exit(1)
 	}
 	load2, _ := os.ReadFile("/proc/loadavg")
-	fmt.Printf("%s, %d URLs over %s (nginx %s), %d workers, --due-flush %v, %d cores, %s in all; load before %s, after %s\n",
+	fmt.Printf("%s, %d URLs over %s (nginx %s), %d workers, --due-flush %v, %d cores (%s), %s in all; load before %s, after %s\n",
 		time.Now().UTC().Format("2006-01-02 15:04 UTC"), rep.Reachable, rep.Options.Scheme, rep.Nginx, rep.Options.Workers,
-		rep.Options.DUEFlush, runtime.NumCPU(), time.Since(start).Round(time.Second), trim(load), trim(load2))
+		rep.Options.DUEFlush, runtime.NumCPU(), procstat.CPUModel(), time.Since(start).Round(time.Second), trim(load), trim(load2))
 	fmt.Printf("median ratio Sextant ÷ sequential keep-alive loop: %.2f (target ≥ 0.7)\n", rep.MedianRatio)
 }
 

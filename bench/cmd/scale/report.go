@@ -10,6 +10,8 @@ import (
 	"runtime"
 	"strings"
 	"time"
+
+	"github.com/sextant-crawler/sextant/bench/internal/procstat"
 )
 
 var sprintf = fmt.Sprintf
@@ -31,7 +33,7 @@ func (r *result) markdown() string {
 	w("### One node, %d hosts: `make scale` (issue 29, part 2)\n\n", o.hosts)
 	w("Run of %s UTC (%s wall for the crawl). Regenerate with `make scale` (= `cd bench && go run ./cmd/scale -hosts %d -out OUT -figs ../docs/bench/scale -bench-md ../BENCHMARKS.md`).\n\n",
 		r.started.Format("2006-01-02 15:04"), time.Duration(r.wall)*time.Second, o.hosts)
-	w("- **Machine**: %d cores, %s, load average before %s, after %s; shared with other sessions, so pages/s move with their load.\n", runtime.NumCPU(), runtime.Version(), r.loadBefore, r.loadAfter)
+	w("- **Machine**: %d cores (%s), %s, load average before %s, after %s; shared with other sessions, so pages/s move with their load.\n", runtime.NumCPU(), procstat.CPUModel(), runtime.Version(), r.loadBefore, r.loadAfter)
 	w("- **Code**: %s.\n", gitDescribe(o.root))
 	w("- **Web**: %s.\n", r.web)
 	w("- **Crawl**: `%s` (its own process; sampled every %v from its `/metrics` and `/proc`).\n", r.command, o.every)

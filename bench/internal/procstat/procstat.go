@@ -28,3 +28,18 @@ func CPU(pid int) float64 {
 	st, _ := strconv.ParseFloat(f[12], 64)
 	return (ut + st) / 100 // USER_HZ is 100 on Linux
 }
+
+// CPUModel is the "model name" of the first CPU in /proc/cpuinfo ("" if
+// unknown): a benchmark's ratios depend on it, so reports name it.
+func CPUModel() string {
+	b, err := os.ReadFile("/proc/cpuinfo")
+	if err != nil {
+		return ""
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if k, v, ok := strings.Cut(l, ":"); ok && strings.TrimSpace(k) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
+}

@@ -2,6 +2,7 @@ package procstat
 
 import (
 	"os"
+	"strings"
 	"testing"
 	"time"
 )
@@ -16,5 +17,16 @@ func TestCPUOfSelf(t *testing.T) {
 	}
 	if c := CPU(-1); c != 0 {
 		t.Fatalf("CPU of no process: %v", c)
+	}
+}
+
+// CPUModel names the CPU where /proc/cpuinfo has a model name line.
+func TestCPUModel(t *testing.T) {
+	b, err := os.ReadFile("/proc/cpuinfo")
+	if err != nil {
+		t.Skip("no /proc/cpuinfo")
+	}
+	if m := CPUModel(); (m == "") == strings.Contains(string(b), "model name") {
+		t.Errorf("CPUModel() = %q", m)
 	}
 }
