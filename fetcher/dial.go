@@ -180,7 +180,7 @@ func markH2(c net.Conn) {
 		return
 	}
 	cc, ok := tc.NetConn().(*countedConn)
-	if !ok || cc.state.Load() != connOpen || tc.ConnectionState().NegotiatedProtocol != "h2" {
+	if !ok || tc.ConnectionState().NegotiatedProtocol != "h2" {
 		return
 	}
 	if cc.state.CompareAndSwap(connOpen, connH2) {
