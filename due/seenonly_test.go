@@ -191,8 +191,9 @@ func TestSeenOnlyCrashAtOperations(t *testing.T) {
 		for _, powerLoss := range []bool{true, false} {
 			rng := rand.New(rand.NewPCG(uint64(at), 5))
 			inj := &crashInjector{mem: vfs.NewCrashableMem(), at: at, rng: rng, unsynced: rng.IntN(3) * 50}
-			sink := &flakySink{rng: rand.New(rand.NewPCG(uint64(at), 6))}
+			sink := &flakySink{rng: rand.New(rand.NewPCG(uint64(at), 6)), dead: &inj.dead}
 			next, err := crashWorkload(errorfs.Wrap(inj.mem, inj), sink, cands, 0, 97, &inj.acked)
+			sink.dead = nil
 			if err == nil {
 				continue
 			}
