@@ -182,6 +182,12 @@ func (f *Frontier) usableLocked() error {
 // current channel since the last notification.
 func (f *Frontier) notifyLocked() {
 	f.signalAllLocked()
+	f.changedLocked()
+}
+
+// changedLocked wakes WaitIdle (and other watchers of a change), not the
+// callers waiting in Next.
+func (f *Frontier) changedLocked() {
 	if !f.mu.armed {
 		return
 	}

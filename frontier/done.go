@@ -87,8 +87,14 @@ func (f *Frontier) doneLocked(l Lease, r Result) (uint64, error) {
 		}
 		f.mu.sched.complete(h, now, r)
 	}
+	// A released lease's Done that only removes its URL changes nothing a
+	// waiting Next could lease: Release scheduled the host, and with
+	// bounded durability the Done counts against MaxLeases as the lease
+	// did. Waking every waiter for it was a one-host crawl's herd.
+	quiet := rec.released && !r.Requeue && f.boundedSync()
 	if !h.queued && !h.leased && h.released == 0 {
-		f.retireLocked(h)
+		f.retireLocked(h) // a back-queue slot for another host
+		quiet = false
 	}
 	gen := g.gen
 	// Without SyncDone, commit a full group, and commit at once when no
@@ -104,7 +110,11 @@ func (f *Frontier) doneLocked(l Lease, r Result) (uint64, error) {
 	if f.boundedSync() {
 		f.wantSyncLocked(false)
 	}
-	f.notifyLocked()
+	if quiet && !f.idleLocked() {
+		f.changedLocked()
+	} else {
+		f.notifyLocked()
+	}
 	return gen, nil
 }
 
@@ -121,15 +131,51 @@ func (f *Frontier) doneLocked(l Lease, r Result) (uint64, error) {
 func (f *Frontier) Release(l Lease, r Result) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	h, err := f.releaseLocked(l, r)
+	if h != nil {
+		f.notifyLocked()
+	}
+	return err
+}
+
+// ReleaseNext is Release followed by TryNextFor(worker), under one lock.
+// When the new lease is of l's own host (a narrow crawl's next page), the
+// release left nothing another caller could lease, so the callers waiting
+// in Next are not woken: in a one-host crawl, Release followed by
+// TryNextFor woke every idle worker at every page only for each to find
+// the host leased again.
+func (f *Frontier) ReleaseNext(l Lease, r Result, worker int) (next Lease, ok bool, err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	h, err := f.releaseLocked(l, r)
+	if err != nil {
+		return Lease{}, false, err
+	}
+	for {
+		var again bool
+		next, ok, _, again, err = f.tryNextLocked(f.opts.Clock.Now(), worker)
+		if ok || err != nil || !again {
+			break
+		}
+	}
+	if h != nil && !(ok && f.mu.leases[next.id].host == h) {
+		f.notifyLocked()
+	}
+	return next, ok, err
+}
+
+// releaseLocked is Release's work; it returns l's host if the release
+// changed it (nil if l was released before).
+func (f *Frontier) releaseLocked(l Lease, r Result) (*hostState, error) {
 	if err := f.usableLocked(); err != nil {
-		return err
+		return nil, err
 	}
 	rec, ok := f.mu.leases[l.id]
 	if !ok || l.f != f {
-		return ErrUnknownLease
+		return nil, ErrUnknownLease
 	}
 	if rec.released {
-		return nil
+		return nil, nil
 	}
 	rec.released = true
 	f.mu.leases[l.id] = rec
@@ -139,8 +185,7 @@ func (f *Frontier) Release(l Lease, r Result) error {
 		f.mu.stats.Failures++
 	}
 	f.mu.sched.complete(h, f.opts.Clock.Now(), r)
-	f.notifyLocked()
-	return nil
+	return h, nil
 }
 
 // flushDoneLocked commits the open group (without fsync) if it holds any

@@ -110,6 +110,9 @@ type Stats struct {
 	// NextWait is the time NextFor callers spent waiting before they got a
 	// lease, summed over callers: the workers' idle time.
 	NextWait time.Duration
+	// Wakeups counts waiting NextFor callers woken to try again (by a
+	// change, or passed on by a caller that leased).
+	Wakeups uint64
 }
 
 // Frontier is the URL frontier. It is safe for concurrent use and must be

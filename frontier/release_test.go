@@ -1,6 +1,7 @@
 package frontier
 
 import (
+	"context"
 	"errors"
 	"testing"
 	"time"
@@ -120,5 +121,82 @@ func TestReleaseLastURL(t *testing.T) {
 	}
 	if s := f.Stats(); s.ActiveHosts != 0 || s.Completed != 2 {
 		t.Errorf("stats %+v: want no active host, 2 completed", s)
+	}
+}
+
+// TestReleaseNextQuiet: in a one-host crawl, ReleaseNext leases the host's
+// next URL and wakes none of the callers waiting in Next, and the released
+// lease's Done (bounded durability) does not either; a Done that frees
+// something (a lease not released) still wakes them.
+func TestReleaseNextQuiet(t *testing.T) {
+	f := open(t, t.TempDir(), Options{SyncDone: true, MaxLeases: 8})
+	defer f.Close()
+	if err := f.Add(items("h", 4)...); err != nil {
+		t.Fatal(err)
+	}
+	a, ok, err := f.TryNext()
+	if err != nil || !ok {
+		t.Fatal(ok, err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	got := startNexts(ctx, t, f, 2)
+	waitQueued(t, f, 2)
+	wakeups := f.Stats().Wakeups
+	b, ok, err := f.ReleaseNext(a, Result{}, AnyWorker)
+	if err != nil || !ok || b.Item.Host != "h" || b.URL == a.URL {
+		t.Fatalf("ReleaseNext: %q %v %v, want the host's next URL", b.URL, ok, err)
+	}
+	if err := f.Done(a, Result{}); err != nil {
+		t.Fatal(err)
+	}
+	if n := f.Stats().Wakeups - wakeups; n != 0 {
+		t.Fatalf("ReleaseNext and the released lease's Done woke %d waiting Next callers for nothing", n)
+	}
+	if err := f.Done(b, Result{}); err != nil { // not released: the host is free
+		t.Fatal(err)
+	}
+	if c := <-got; c.Item.Host != "h" {
+		t.Fatalf("woken waiter leased %+v", c)
+	}
+}
+
+// TestReleaseNextNotReady: when the released host must wait out a delay,
+// ReleaseNext leases nothing and wakes the waiting Next callers, one of
+// which leases the host once the delay has passed.
+func TestReleaseNextNotReady(t *testing.T) {
+	clock := NewManualClock(epoch)
+	f := open(t, t.TempDir(), Options{Clock: clock, SyncDone: true, MaxLeases: 8})
+	defer f.Close()
+	if err := f.Add(items("h", 2)...); err != nil {
+		t.Fatal(err)
+	}
+	a, ok, err := f.TryNext()
+	if err != nil || !ok {
+		t.Fatal(ok, err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	got := startNexts(ctx, t, f, 1)
+	waitQueued(t, f, 1)
+	if _, ok, err := f.ReleaseNext(a, Result{CrawlDelay: 10 * time.Millisecond}, AnyWorker); err != nil || ok {
+		t.Fatalf("ReleaseNext during the host's delay: ok %v, err %v", ok, err)
+	}
+	if _, _, err := f.ReleaseNext(a, Result{}, AnyWorker); err != nil { // released before: a no-op
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		clock.Advance(10 * time.Millisecond)
+		select {
+		case b := <-got:
+			if b.Item.Host != "h" || b.URL == a.URL {
+				t.Fatalf("waiter leased %+v", b)
+			}
+			return
+		case <-time.After(time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the waiting Next caller never leased the host after its delay")
+		}
 	}
 }

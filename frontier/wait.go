@@ -64,6 +64,7 @@ func (f *Frontier) signalOneLocked() {
 		wq.q = nil // do not keep a drifting backing array
 	}
 	w.queued = false
+	f.mu.stats.Wakeups++
 	select {
 	case w.ch <- struct{}{}:
 	default:

@@ -49,15 +49,15 @@ func (n *Node) aheadAllowed() bool {
 func (w *worker) leaseAhead(ctx context.Context, l frontier.Lease, resp *fetcher.Response, rules *fetcher.RobotsRules) error {
 	n := w.n
 	pr := frontier.Result{Duration: resp.Duration, CrawlDelay: rules.CrawlDelay(), Failed: resp.Status >= 500}
-	if err := n.fr.Release(l, pr); err != nil {
-		return fmt.Errorf("crawl: frontier release: %w", err)
-	}
 	if w.ahead != nil || !n.aheadAllowed() {
+		if err := n.fr.Release(l, pr); err != nil {
+			return fmt.Errorf("crawl: frontier release: %w", err)
+		}
 		return nil
 	}
-	next, ok, err := n.fr.TryNextFor(w.id)
+	next, ok, err := n.fr.ReleaseNext(l, pr, w.id)
 	if err != nil {
-		return fmt.Errorf("crawl: frontier: %w", err)
+		return fmt.Errorf("crawl: frontier release: %w", err)
 	}
 	if !ok {
 		return nil
