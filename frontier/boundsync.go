@@ -5,8 +5,10 @@ package frontier
 // treats each as a lease still outstanding — after a crash its URL is
 // handed out again, as a lease's is — so that leases plus such Dones never
 // exceed MaxLeases. A syncer goroutine makes them durable in groups
-// (one fsync for many Dones), started when half the budget is used and
-// whenever Next finds the budget spent. A crash therefore repeats at most
+// (one fsync for many Dones), started when ¾ of the budget is used and
+// whenever Next finds the budget spent (earlier syncs cost a one-host
+// crawl more than the stalls they save: docs/bench/onehost.md). A crash
+// therefore repeats at most
 // MaxLeases fetches, as with a Done that waits for its own fsync, at a
 // fraction of the fsyncs: a narrow crawl, where Dones come one at a time,
 // no longer pays one per page.
