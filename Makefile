@@ -6,7 +6,7 @@ build:
 demo:
 	go run ./cmd/crawler demo
 test:
-	go test ./...
+	go test -timeout 30m ./...
 ci:
 	bash .ci/run
 # Sextant vs the ceiling loop, colly, Scrapy and wget2 on one simweb, plus

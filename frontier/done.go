@@ -254,8 +254,13 @@ func (f *Frontier) waitDurable(gen uint64) error {
 		if err == nil {
 			f.mu.durableGen = max(f.mu.durableGen, target)
 			f.mu.durableDones = max(f.mu.durableDones, targetDones)
-			if f.boundedSync() {
-				f.notifyLocked() // MaxLeases counts Dones not yet durable
+			if f.boundedSync() && f.mu.budgetSpent {
+				// MaxLeases counts Dones not yet durable: a Next that
+				// found it spent may lease now. Otherwise the sync
+				// changed nothing a waiter could use (a one-host
+				// crawl's idle workers were woken at every sync).
+				f.mu.budgetSpent = false
+				f.notifyLocked()
 			}
 		}
 		f.mu.syncing = nil

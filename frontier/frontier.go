@@ -163,6 +163,10 @@ type Frontier struct {
 		// (boundsync.go).
 		doneSeq, durableDones uint64
 		syncing               chan struct{} // closed when the leading Done's fsync ends
+		// budgetSpent says a Next found MaxLeases spent by leases and
+		// undurable Dones since the last sync ended: that sync's end must
+		// wake the waiters (and only then: boundsync.go).
+		budgetSpent bool
 
 		leases  map[uint64]leaseRec
 		borrows map[uint64]*hostState // slots taken by Borrow (ids from leaseID)

@@ -155,6 +155,7 @@ func (f *Frontier) tryNextLocked(now time.Time, worker int) (l Lease, ok bool, w
 	}
 	if f.gatedLocked() {
 		if f.boundedSync() {
+			f.mu.budgetSpent = true
 			f.wantSyncLocked(true) // the syncer's end wakes the caller
 		}
 		return l, false, wake, false, nil // else a Done does

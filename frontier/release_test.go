@@ -153,6 +153,15 @@ func TestReleaseNextQuiet(t *testing.T) {
 	if n := f.Stats().Wakeups - wakeups; n != 0 {
 		t.Fatalf("ReleaseNext and the released lease's Done woke %d waiting Next callers for nothing", n)
 	}
+	f.mu.Lock()
+	gen := f.mu.group.gen
+	f.mu.Unlock()
+	if err := f.waitDurable(gen); err != nil { // the syncer's work, budget not spent
+		t.Fatal(err)
+	}
+	if n := f.Stats().Wakeups - wakeups; n != 0 {
+		t.Fatalf("a sync with the lease budget unspent woke %d waiting Next callers for nothing", n)
+	}
 	if err := f.Done(b, Result{}); err != nil { // not released: the host is free
 		t.Fatal(err)
 	}
