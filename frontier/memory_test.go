@@ -20,9 +20,8 @@ func (f *Frontier) inMemory() (entries, hosts int) {
 }
 
 // Only queue heads live in memory, however many URLs are queued: at most
-// frontChunk per priority, hostChunk per active host plus BackQueues ×
-// hostChunk shared by few active hosts, and at most MaxBackQueues active
-// hosts.
+// frontChunk per priority and hostChunk per active host, and at most
+// MaxBackQueues active hosts.
 func TestOnlyHeadsInMemory(t *testing.T) {
 	f := open(t, t.TempDir(), Options{Workers: 4})
 	defer f.Close()
@@ -38,7 +37,7 @@ func TestOnlyHeadsInMemory(t *testing.T) {
 			batch = batch[:0]
 		}
 	}
-	bound := 3*frontChunk + (f.opts.BackQueues+f.opts.MaxBackQueues)*hostChunk
+	bound := 3*frontChunk + f.opts.MaxBackQueues*hostChunk
 	check := func(when string) {
 		e, h := f.inMemory()
 		if e > bound || h > f.opts.MaxBackQueues {
@@ -97,71 +96,5 @@ func TestOptionsValidate(t *testing.T) {
 	}
 	if err := f.AddBatch("", 1, nil); err == nil {
 		t.Error("AddBatch with empty source accepted")
-	}
-}
-
-// TestHostChunkShared: one active host reads its queue in big chunks (a
-// narrow crawl opens fewer pebble iterators), BackQueues active hosts or
-// more read hostChunk each, and a drained one-host crawl hands out every
-// URL once, in order, across chunk boundaries and appends.
-func TestHostChunkShared(t *testing.T) {
-	f := open(t, t.TempDir(), Options{Workers: 4})
-	defer f.Close()
-	f.mu.Lock()
-	one := f.hostChunkLocked()
-	f.mu.Unlock()
-	if want := min(hostChunk*f.opts.BackQueues, maxHostChunk); one != want || one <= hostChunk {
-		t.Errorf("no active host: chunk %d, want %d", one, want)
-	}
-	const n = 700
-	if err := f.Add(items("h", n)...); err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for i := 0; ; i++ {
-		l, ok, err := f.TryNext()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !ok {
-			break
-		}
-		got = append(got, l.URL)
-		if e, _ := f.inMemory(); e > 3*frontChunk+one {
-			t.Fatalf("%d entries in memory for one host", e)
-		}
-		if err := f.Done(l, Result{}); err != nil {
-			t.Fatal(err)
-		}
-		if i == 300 { // appended behind a big head
-			if err := f.Add(Item{URL: "http://h/late", Host: "h"}); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	want := append(items("h", n), Item{URL: "http://h/late"})
-	if len(got) != len(want) {
-		t.Fatalf("handed out %d URLs, want %d", len(got), len(want))
-	}
-	for i := range want {
-		if got[i] != want[i].URL {
-			t.Fatalf("lease %d: %s, want %s", i, got[i], want[i].URL)
-		}
-	}
-	for i := range f.opts.BackQueues {
-		if err := f.Add(items(fmt.Sprintf("x%d", i), 2)...); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for range f.opts.BackQueues {
-		if _, ok, err := f.TryNext(); err != nil || !ok {
-			t.Fatal(ok, err)
-		}
-	}
-	f.mu.Lock()
-	active, many := f.mu.sched.active(), f.hostChunkLocked()
-	f.mu.Unlock()
-	if active < f.opts.BackQueues || many != hostChunk {
-		t.Errorf("%d active hosts: chunk %d, want %d", active, many, hostChunk)
 	}
 }

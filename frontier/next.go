@@ -188,7 +188,7 @@ func (f *Frontier) tryNextLocked(now time.Time, worker int) (l Lease, ok bool, w
 				return l, false, wake, false, err
 			}
 		}
-		if err := h.back.fill(f.db, hostPrefix(h.name), f.hostChunkLocked()); err != nil {
+		if err := h.back.fill(f.db, hostPrefix(h.name), hostChunk); err != nil {
 			f.mu.broken = fmt.Errorf("frontier: read failed: %w", err)
 			return l, false, wake, false, f.mu.broken
 		}
@@ -271,9 +271,8 @@ func (f *Frontier) refillLocked(max, target int) (more bool, err error) {
 // that after a restart the back-queue keys alone hold the host's order. It
 // returns the number of front-queue keys removed.
 func (f *Frontier) appendBackLocked(b **pebble.Batch, h *hostState, e entry, seq *uint64) (frontRemoved int) {
-	chunk := f.hostChunkLocked()
-	if h.back.fits(chunk) {
-		h.back.appended(e, chunk)
+	if h.back.fits(hostChunk) {
+		h.back.appended(e, hostChunk)
 		return 0
 	}
 	if *b == nil {
@@ -297,18 +296,8 @@ func (f *Frontier) appendBackLocked(b **pebble.Batch, h *hostState, e entry, seq
 		}
 	}
 	move(&e)
-	h.back.appended(e, chunk)
+	h.back.appended(e, hostChunk)
 	return frontRemoved
-}
-
-// hostChunkLocked is how many entries of a back queue are read into
-// memory at once: hostChunk when BackQueues hosts or more are active,
-// more when fewer share the same BackQueues × hostChunk (at most
-// maxHostChunk). A narrow crawl then opens a pebble iterator on its host's
-// queue every 256 URLs instead of every 16, in the lease's critical path.
-func (f *Frontier) hostChunkLocked() int {
-	c := hostChunk * f.opts.BackQueues / max(f.mu.sched.active(), 1)
-	return min(max(c, hostChunk), maxHostChunk)
 }
 
 // frontHeadLocked returns the highest-priority front queue with an entry in

@@ -6,14 +6,10 @@ import (
 
 // Chunk sizes: how many entries of one queue are read into memory at once.
 // Only these heads live in memory, so memory is
-// O((BackQueues + MaxBackQueues) × hostChunk + frontChunk) whatever the
-// number of URLs queued: hostChunk per active host, and fewer than
-// BackQueues active hosts share BackQueues × hostChunk, up to maxHostChunk
-// each (hostChunkLocked).
+// O(BackQueues × hostChunk + frontChunk) whatever the number of URLs queued.
 const (
-	frontChunk   = 256
-	hostChunk    = 16
-	maxHostChunk = 256
+	frontChunk = 256
+	hostChunk  = 16
 )
 
 // entry is one queued URL and the sequence number in its pebble key, which
