@@ -88,19 +88,26 @@ func (c *cluster) checkLogs() {
 	}
 	sort.Strings(got)
 	sort.Strings(dups)
-	// Attribute each repeat to the last kill or restart of its node
-	// before the second fetch: a kill may repeat up to the fetches in
-	// flight (≤ workers); a graceful stop should repeat none.
+	// Attribute each repeat to the first kill or restart of its node
+	// between the two fetches: that is the stop that lost the first
+	// fetch's completion. A kill may repeat up to the fetches in flight
+	// (≤ workers); a graceful stop should repeat none. (The last stop
+	// before the second fetch was blamed before: a URL whose completion a
+	// kill lost, fetched again only after a later graceful restart, since
+	// its host waited for a back queue, failed the graceful bound.)
 	blame := map[int][]string{}
 	for _, u := range dups {
 		ts := times[u]
 		sort.Slice(ts, func(i, j int) bool { return ts[i].Before(ts[j]) })
+		first, second := ts[len(ts)-2], ts[len(ts)-1]
 		cause := -1
 		for i, ev := range events {
-			if ev.node == owner[u] && ev.at.Before(ts[len(ts)-1]) {
+			if ev.node == owner[u] && ev.at.After(first) && ev.at.Before(second) {
 				cause = i
+				break
 			}
 		}
+		logf("repeat %s: fetched at %s and %s, blamed on %d", u, first.Format("15:04:05.000"), second.Format("15:04:05.000"), cause)
 		blame[cause] = append(blame[cause], u)
 	}
 	for i, ev := range append(events, faultEvent{what: "no fault"}) {
