@@ -151,13 +151,7 @@ func (f *Frontier) ReleaseNext(l Lease, r Result, worker int) (next Lease, ok bo
 	if err != nil {
 		return Lease{}, false, err
 	}
-	for {
-		var again bool
-		next, ok, _, again, err = f.tryNextLocked(f.opts.Clock.Now(), worker)
-		if ok || err != nil || !again {
-			break
-		}
-	}
+	next, ok, err = f.tryNextForLocked(worker)
 	if h != nil && !(ok && f.mu.leases[next.id].host == h) {
 		f.notifyLocked()
 	}

@@ -115,6 +115,11 @@ func (f *Frontier) TryNext() (l Lease, ok bool, err error) {
 func (f *Frontier) TryNextFor(worker int) (l Lease, ok bool, err error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	return f.tryNextForLocked(worker)
+}
+
+// tryNextForLocked is TryNextFor with f.mu held.
+func (f *Frontier) tryNextForLocked(worker int) (Lease, bool, error) {
 	for {
 		l, ok, _, again, err := f.tryNextLocked(f.opts.Clock.Now(), worker)
 		if ok || err != nil || !again {

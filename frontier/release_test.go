@@ -131,17 +131,8 @@ func TestReleaseLastURL(t *testing.T) {
 func TestReleaseNextQuiet(t *testing.T) {
 	f := open(t, t.TempDir(), Options{SyncDone: true, MaxLeases: 8})
 	defer f.Close()
-	if err := f.Add(items("h", 4)...); err != nil {
-		t.Fatal(err)
-	}
-	a, ok, err := f.TryNext()
-	if err != nil || !ok {
-		t.Fatal(ok, err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
+	a, got, cancel := leaseWithWaiters(t, f, 4, 2)
 	defer cancel()
-	got := startNexts(ctx, t, f, 2)
-	waitQueued(t, f, 2)
 	wakeups := f.Stats().Wakeups
 	b, ok, err := f.ReleaseNext(a, Result{}, AnyWorker)
 	if err != nil || !ok || b.Item.Host != "h" || b.URL == a.URL {
@@ -177,17 +168,8 @@ func TestReleaseNextNotReady(t *testing.T) {
 	clock := NewManualClock(epoch)
 	f := open(t, t.TempDir(), Options{Clock: clock, SyncDone: true, MaxLeases: 8})
 	defer f.Close()
-	if err := f.Add(items("h", 2)...); err != nil {
-		t.Fatal(err)
-	}
-	a, ok, err := f.TryNext()
-	if err != nil || !ok {
-		t.Fatal(ok, err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
+	a, got, cancel := leaseWithWaiters(t, f, 2, 1)
 	defer cancel()
-	got := startNexts(ctx, t, f, 1)
-	waitQueued(t, f, 1)
 	if _, ok, err := f.ReleaseNext(a, Result{CrawlDelay: 10 * time.Millisecond}, AnyWorker); err != nil || ok {
 		t.Fatalf("ReleaseNext during the host's delay: ok %v, err %v", ok, err)
 	}
@@ -208,4 +190,22 @@ func TestReleaseNextNotReady(t *testing.T) {
 			t.Fatal("the waiting Next caller never leased the host after its delay")
 		}
 	}
+}
+
+// leaseWithWaiters adds n URLs of host h, leases the first and starts
+// waiters Next callers, returning once they are queued; cancel them
+// before closing f.
+func leaseWithWaiters(t *testing.T, f *Frontier, n, waiters int) (Lease, chan Lease, context.CancelFunc) {
+	t.Helper()
+	if err := f.Add(items("h", n)...); err != nil {
+		t.Fatal(err)
+	}
+	a, ok, err := f.TryNext()
+	if err != nil || !ok {
+		t.Fatal(ok, err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	got := startNexts(ctx, t, f, waiters)
+	waitQueued(t, f, waiters)
+	return a, got, cancel
 }
