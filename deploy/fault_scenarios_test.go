@@ -140,8 +140,10 @@ func (c *cluster) faultKill() {
 	c.waitFor("300 fetches", 3*time.Minute, func() bool { return c.totalFetches() >= 300 })
 	c.midCrawl("kill")
 	c.logf("docker kill node-1 at %.0f fetches", c.totalFetches())
-	c.events = append(c.events, faultEvent{"kill", "node-1", time.Now()})
+	ev := faultEvent{what: "kill", node: "node-1", at: time.Now()}
 	c.must("kill", c.name("node-1"))
+	ev.end = time.Now()
+	c.events = append(c.events, ev)
 	time.Sleep(5 * time.Second)
 	c.must("start", c.name("node-1"))
 	c.logf("node-1 started again")
@@ -249,8 +251,10 @@ func (c *cluster) faultRollingRestart() {
 	c.midCrawl("rolling restart")
 	for _, id := range c.ids {
 		c.logf("restart %s", id)
-		c.events = append(c.events, faultEvent{"graceful restart", id, time.Now()})
+		ev := faultEvent{what: "graceful restart", node: id, at: time.Now()}
 		c.must("restart", "-t", "30", c.name(id))
+		ev.end = time.Now()
+		c.events = append(c.events, ev)
 		c.waitFor(id+" up again", time.Minute, func() bool { _, ok := c.metrics(id); return ok })
 	}
 }

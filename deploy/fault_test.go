@@ -42,7 +42,10 @@ type cluster struct {
 // blamed on the last one of their node.
 type faultEvent struct {
 	what, node string
-	at         time.Time
+	// at is taken before the docker command that stops the node, end
+	// after it returns: the node's last log line is written somewhere
+	// in between, not before at.
+	at, end time.Time
 }
 
 func (c *cluster) logf(format string, args ...any) {
