@@ -119,21 +119,13 @@ func (c *cluster) checkLogs() {
 
 // blameRepeat returns the index in events of the stop a URL of node's,
 // fetched at first and again at second, is blamed on, or -1: the first
-// stop of that node under way at or after the first fetch and begun
-// before the second, as it is the one that can have lost the first
-// fetch's completion. A stop is under way from its event's at (before
-// the docker command) to its end (after it returns): a fetch logged while
-// `docker kill` runs is one the kill lost (CI failed with repeats logged
-// 70–90 ms after the kill's at, blamed on no stop). (Blaming the last
-// stop before the second fetch failed the graceful bound with a kill's
-// repeat whose host came round again only after a later restart.)
+// stop of that node whose window [at, end] ends after the first fetch and
+// begins before the second, the one that can have lost the first fetch's
+// completion. A later stop may come before the second fetch too (a slow
+// host's turn), so the last stop before it is not the cause.
 func blameRepeat(events []faultEvent, node string, first, second time.Time) int {
 	for i, ev := range events {
-		end := ev.end
-		if end.IsZero() {
-			end = ev.at
-		}
-		if ev.node == node && end.After(first) && ev.at.Before(second) {
+		if ev.node == node && ev.end.After(first) && ev.at.Before(second) {
 			return i
 		}
 	}

@@ -38,14 +38,13 @@ type cluster struct {
 	events []faultEvent // kills and graceful restarts, in order
 }
 
-// faultEvent is a kill or graceful restart of a node: repeated fetches are
-// blamed on the last one of their node.
+// faultEvent is a kill or graceful restart of a node (blameRepeat says
+// which repeated fetches are its). at is taken before the docker command
+// that stops the node and end after it returns: lines the node logs in
+// between may still be lost by the stop.
 type faultEvent struct {
 	what, node string
-	// at is taken before the docker command that stops the node, end
-	// after it returns: the node's last log line is written somewhere
-	// in between, not before at.
-	at, end time.Time
+	at, end    time.Time
 }
 
 func (c *cluster) logf(format string, args ...any) {

@@ -8,10 +8,9 @@ package frontier
 // (one fsync for many Dones), started when ¾ of the budget is used and
 // whenever Next finds the budget spent (earlier syncs cost a one-host
 // crawl more than the stalls they save: docs/bench/onehost.md). A crash
-// therefore repeats at most
-// MaxLeases fetches, as with a Done that waits for its own fsync, at a
-// fraction of the fsyncs: a narrow crawl, where Dones come one at a time,
-// no longer pays one per page.
+// therefore repeats at most MaxLeases fetches, as with a Done that waits
+// for its own fsync, at a fraction of the fsyncs: a narrow crawl, where
+// Dones come one at a time, no longer pays one per page.
 
 // boundedSync reports whether Dones are made durable by the syncer.
 func (f *Frontier) boundedSync() bool { return f.opts.SyncDone && f.opts.MaxLeases > 0 }
