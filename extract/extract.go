@@ -146,7 +146,7 @@ func (e *Extractor) Extract(r io.Reader, base *urlnorm.URL, contentType string, 
 	}
 	e.base, e.baseSet, e.fn = base, false, fn
 	e.res = Result{}
-	clear(e.seen)
+	e.resetSeen()
 	defer func() { e.fn, e.base = nil, nil }()
 
 	e.lim = io.LimitedReader{R: r, N: e.opts.MaxBytes}
@@ -168,6 +168,21 @@ func (e *Extractor) Extract(r io.Reader, base *urlnorm.URL, contentType string, 
 		}
 	}
 	return e.finish(err)
+}
+
+// seenKept bounds the fingerprints of a document whose map is cleared for
+// the next rather than replaced: clearing a map costs its capacity, not
+// its length, so one page of thousands of links made every later page's
+// clear cost microseconds.
+const seenKept = 512
+
+// resetSeen empties e.seen for a new document.
+func (e *Extractor) resetSeen() {
+	if len(e.seen) > seenKept {
+		e.seen = make(map[uint64]bool)
+		return
+	}
+	clear(e.seen)
 }
 
 func (e *Extractor) finish(err error) (Result, error) {

@@ -44,12 +44,14 @@ func (w *worker) route(ctx context.Context, links []*urlnorm.URL, depth uint16) 
 		}
 		s := u.String()
 		fp := fingerprint.URL(s)
-		s = w.annotate(s, i)
 		if n.opts.FullTrace != nil {
 			n.opts.FullTrace(fp)
 		}
+		// Annotated (annot.go) only once it leaves the worker: most local
+		// links are front-cache hits, and building their annotated string
+		// was a copy per link for nothing.
 		if n.opts.Splitter != nil && !n.opts.Splitter.IsLocal(u.Host()) {
-			w.remote = append(w.remote, s)
+			w.remote = append(w.remote, w.annotate(s, i))
 			if n.opts.RemoteObserverBatch != nil {
 				w.obsR = append(w.obsR, fp)
 			}
@@ -66,7 +68,7 @@ func (w *worker) route(ctx context.Context, links []*urlnorm.URL, depth uint16) 
 			}
 			n.metrics.CacheMisses.Add(1)
 		}
-		w.local = append(w.local, due.Entry{FP: fp, URL: s, Depth: depth})
+		w.local = append(w.local, due.Entry{FP: fp, URL: w.annotate(s, i), Depth: depth})
 	}
 	n.metrics.LinksLocal.Add(local)
 	n.metrics.LinksRemote.Add(uint64(len(w.remote)))
