@@ -1,6 +1,7 @@
 package deploy
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -75,13 +76,48 @@ func TestComposeStatusPage(t *testing.T) {
 	waitClusterHealthy(t, 4*time.Minute)
 	checkStatusReadOnly(t)
 
-	dom := chromiumDOM(t, browser, "http://127.0.0.1:18080/")
-	for _, id := range composeNodes {
-		row := regexp.MustCompile(`<tr><td>` + id + `</td><td>ok</td>(?:<td>[^<]*</td>){5}<td>2/2</td></tr>`)
-		if !row.Match(dom) {
-			t.Errorf("the cluster view rendered in Chromium does not show %s healthy (state ok, peers 2/2):\n%.4000s", id, dom)
+	// The cluster was healthy a moment ago (waitClusterHealthy); a render
+	// may still catch a node between two of its peers' probes, so a few
+	// renders are allowed, each failure logged with the rows it showed.
+	var bad []string
+	for attempt := range 3 {
+		if attempt > 0 {
+			t.Logf("render %d: not every node healthy: %q", attempt, bad)
+			time.Sleep(5 * time.Second)
+		}
+		if bad = unhealthyRows(chromiumDOM(t, browser, "http://127.0.0.1:18080/")); len(bad) == 0 {
+			return
 		}
 	}
+	t.Errorf("the cluster view rendered in Chromium does not show every node healthy (state ok, peers 2/2): %q", bad)
+}
+
+// clusterRow is a node's row of the cluster view's table.
+var clusterRow = regexp.MustCompile(`<tr><td>node-[0-9]+</td>.*?</tr>`)
+
+// unhealthyRows returns the rows of the rendered cluster view for the
+// compose nodes that are not ok with both peers up ("missing: ID" when a
+// node has no row; the page's start when there is no row at all).
+func unhealthyRows(dom []byte) []string {
+	rows := clusterRow.FindAll(dom, -1)
+	if len(rows) == 0 {
+		return []string{fmt.Sprintf("no cluster table in %.2000s", dom)}
+	}
+	var bad []string
+	for _, id := range composeNodes {
+		row := regexp.MustCompile(`<tr><td>` + id + `</td><td>ok</td>(?:<td>[^<]*</td>){5}<td>2/2</td></tr>`)
+		if row.Match(dom) {
+			continue
+		}
+		found := "missing: " + id
+		for _, r := range rows {
+			if bytes.HasPrefix(r, []byte("<tr><td>"+id+"</td>")) {
+				found = string(r)
+			}
+		}
+		bad = append(bad, found)
+	}
+	return bad
 }
 
 // clusterView is what status.json?cluster=1 says of each node.
