@@ -7,9 +7,11 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -224,4 +226,57 @@ func BenchmarkTLSNewConnection(b *testing.B) {
 	b.ReportMetric(float64(b.N)/tr.Seconds(), "resumed-fetches/s")
 	b.ReportMetric(float64(b.N)/tf.Seconds(), "full-fetches/s")
 	b.ReportMetric(tf.Seconds()/tr.Seconds(), "full/resumed")
+}
+
+// writeCounter counts a connection's writes: each is one syscall, and over
+// loopback one wake-up of the server.
+type writeCounter struct {
+	net.Conn
+	n *atomic.Int64
+}
+
+func (c writeCounter) Write(p []byte) (int, error) {
+	c.n.Add(1)
+	return c.Conn.Write(p)
+}
+
+// BenchmarkFetchSocketWrites reports the socket writes per sequential fetch
+// of a 20 KB page over TLS, HTTP/1.1 against HTTP/2 (the same server, h2
+// offered by ALPN or not). Over h2, net/http's client returns
+// flow-control credit with a WINDOW_UPDATE once 4 KiB or more of body has
+// been read since the last one: writes a keep-alive HTTP/1.1 loop does not
+// make (docs/bench/onehost.md).
+func BenchmarkFetchSocketWrites(b *testing.B) {
+	page := strings.Repeat("<p>lorem ipsum dolor sit amet</p>\n", (20<<10)/34)
+	for _, proto := range []struct {
+		name string
+		h2   bool
+	}{{"http1", false}, {"h2", true}} {
+		b.Run(proto.name, func(b *testing.B) {
+			s, pool := tlsServer(b, proto.h2, nil, func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, page) })
+			var writes atomic.Int64
+			f, err := New(Options{AllowPrivate: true, TLSConfig: &tls.Config{RootCAs: pool}, DisableHTTP2: !proto.h2,
+				DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+					c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+					return writeCounter{c, &writes}, err
+				}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer f.Close()
+			ctx := context.Background()
+			if _, err := f.Fetch(ctx, s.URL+"/warm"); err != nil { // handshake and SETTINGS outside the count
+				b.Fatal(err)
+			}
+			writes.Store(0)
+			for b.Loop() {
+				r, err := f.Fetch(ctx, s.URL+"/page")
+				if err != nil || r.Body.Len() != int64(len(page)) {
+					b.Fatal(err)
+				}
+				r.Close()
+			}
+			b.ReportMetric(float64(writes.Load())/float64(b.N), "writes/fetch")
+		})
+	}
 }
