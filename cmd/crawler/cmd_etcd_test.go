@@ -25,15 +25,30 @@ func TestEtcdCommand(t *testing.T) {
 	if err := tlsutil.WriteCluster(pki, []string{"etcd-0", "operator"}, []string{"127.0.0.1"}, time.Hour); err != nil {
 		t.Fatal(err)
 	}
-	client, peer := freeAddr(t), freeAddr(t)
 	cert, key := tlsutil.NodeFiles(pki, "etcd-0")
 	ctx, cancel := context.WithCancel(context.Background())
-	var out, errb syncBuf
-	done := make(chan int, 1)
-	go func() {
-		done <- run(ctx, []string{"etcd", "--data", filepath.Join(dir, "etcd"), "--client", client, "--peer", peer,
-			"--ca", filepath.Join(pki, "ca.pem"), "--cert", cert, "--key", key}, &out, &errb)
-	}()
+	var client string
+	var errb syncBuf
+	var done chan int
+	// freeAddr's ports are free when picked, not when etcd binds them:
+	// another package's test may take one in between (a CI run failed on
+	// "address already in use"), so a start lost that way is retried.
+	for attempt := 0; ; attempt++ {
+		var out syncBuf
+		errb = syncBuf{}
+		client, done = freeAddr(t), make(chan int, 1)
+		args := []string{"etcd", "--data", filepath.Join(dir, fmt.Sprintf("etcd%d", attempt)), "--client", client, "--peer", freeAddr(t),
+			"--ca", filepath.Join(pki, "ca.pem"), "--cert", cert, "--key", key}
+		go func() { done <- run(ctx, args, &out, &errb) }()
+		code, started := waitServing(&out, done)
+		if started {
+			break
+		}
+		if attempt < 2 && strings.Contains(out.String()+errb.String(), "address already in use") {
+			continue
+		}
+		t.Fatalf("crawler etcd exited %d:\n%s%s", code, out.String(), errb.String())
+	}
 	ocert, okey := tlsutil.NodeFiles(pki, "operator")
 	pair, err := tls.LoadX509KeyPair(ocert, okey)
 	if err != nil {
@@ -42,13 +57,6 @@ func TestEtcdCommand(t *testing.T) {
 	caPEM, _ := os.ReadFile(filepath.Join(pki, "ca.pem"))
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(caPEM)
-	for !strings.Contains(out.String(), "serving") {
-		select {
-		case code := <-done:
-			t.Fatalf("crawler etcd exited %d:\n%s%s", code, out.String(), errb.String())
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
 	s, err := coord.Open(coord.Options{Endpoints: []string{"https://" + client}, TLS: &tls.Config{Certificates: []tls.Certificate{pair}, RootCAs: pool}})
 	if err != nil {
 		t.Fatal(err)
@@ -65,6 +73,19 @@ func TestEtcdCommand(t *testing.T) {
 	if code := <-done; code != 0 {
 		t.Fatalf("crawler etcd: exit %d\n%s", code, errb.String())
 	}
+}
+
+// waitServing waits until `crawler etcd` says it is serving (true) or
+// exits (false, with its code).
+func waitServing(out *syncBuf, done <-chan int) (int, bool) {
+	for !strings.Contains(out.String(), "serving") {
+		select {
+		case code := <-done:
+			return code, false
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	return 0, true
 }
 
 // The etcd flags of `crawler node` fill the config's "etcd" object,
