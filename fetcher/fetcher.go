@@ -98,10 +98,10 @@ func New(opts Options) (*Fetcher, error) {
 			PingTimeout:     15 * time.Second,
 			// Index no request header: a crawler never asks a connection
 			// for the same path twice, so each request's :path only
-			// evicted the last ones from both sides' HPACK tables, which
-			// cost a one-host crawl ≈ 7 % of its rate
-			// (docs/bench/onehost.md). The repeated headers are sent
-			// literally instead: some 150 bytes per request.
+			// evicted the last ones from both sides' HPACK tables
+			// (docs/bench/onehost.md, "HPACK indexing off"). The repeated
+			// headers are sent literally instead: some 150 bytes per
+			// request.
 			MaxEncoderHeaderTableSize: 1,
 		},
 	}
