@@ -35,6 +35,7 @@ func main() {
 	flag.BoolVar(&o.LazyDone, "lazy-done", false, "diagnostic: the crawl does not fsync frontier completions (crawl.Options.LazyDone)")
 	flag.BoolVar(&o.ReleaseEarly, "release-early", false, "the crawl releases the host's slot as soon as a response is read (crawl.Options.ReleaseEarly, frontier.Release)")
 	flag.BoolVar(&o.CompareRelease, "compare-release", false, "each round also crawls with -release-early flipped, against the same loop (with -no-fetch-ahead: fetching ahead releases the host anyway)")
+	flag.BoolVar(&o.LoopH2, "loop-h2", false, "diagnostic: each round also runs the loop over h2, the crawl's protocol, and reports Sextant's ratio to it (the figure stays the ratio to the HTTP/1.1 loop)")
 	flag.IntVar(&o.MaxDepth, "max-depth", 0, "limit the crawl to this many hops (0: the whole site)")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole run (crawls and loops) to this file")
 	traceFile := flag.String("trace", "", "write a runtime execution trace of the whole run to this file (go tool trace -pprof=sched|sync|syscall|net)")
@@ -77,6 +78,9 @@ func main() {
 		time.Now().UTC().Format("2006-01-02 15:04 UTC"), rep.Reachable, rep.Options.Scheme, rep.Nginx, rep.Options.Workers,
 		rep.Options.DUEFlush, runtime.NumCPU(), procstat.CPUModel(), time.Since(start).Round(time.Second), trim(load), trim(load2))
 	fmt.Printf("median ratio Sextant ÷ sequential keep-alive loop: %.2f (target ≥ 0.7)\n", rep.MedianRatio)
+	if o.LoopH2 {
+		fmt.Printf("median ratio Sextant ÷ the same loop over h2 (diagnostic): %.2f\n", rep.MedianRatioH2)
+	}
 }
 
 func trim(b []byte) string {

@@ -83,6 +83,11 @@ type Options struct {
 	// is not a *net.TCPConn, so the fetcher's TCP_QUICKACK re-arming is
 	// off in such a run: a diagnostic, not the figure.
 	Spans bool
+	// LoopH2 also runs, each round, the loop over h2 (the protocol the
+	// crawl speaks over TLS) right after the HTTP/1.1 one: a diagnostic
+	// that prices the protocol apart from the crawler (Round.RatioH2).
+	// The figure stays the ratio to the HTTP/1.1 loop, the faster one.
+	LoopH2 bool
 	// Logger receives one progress record per round. Default: discard
 	// (see internal/logging).
 	Logger *slog.Logger
@@ -117,6 +122,9 @@ func (o *Options) validate() error {
 		// Fetching ahead releases the host at the same point already.
 		return errors.New("onehost: ReleaseEarly and CompareRelease change nothing while the crawl fetches ahead: set NoFetchAhead (-no-fetch-ahead)")
 	}
+	if o.LoopH2 && o.Scheme != "https" {
+		return errors.New("onehost: LoopH2 needs TLS: nginx offers h2 only by ALPN (scheme https)")
+	}
 	return nil
 }
 
@@ -138,6 +146,11 @@ type Round struct {
 	// SextantClient split at the page's crawl log line: processing the
 	// response, then handing the host to the next fetch.
 	SextantProcess, SextantHandover float64
+	// With Options.LoopH2: the loop over h2, and Sextant pages/s ÷ its
+	// pages/s.
+	LoopH2Seconds float64
+	LoopH2Pages   int
+	RatioH2       float64
 }
 
 // Report is what Run measured.
@@ -148,6 +161,8 @@ type Report struct {
 	Rounds    []Round
 	// MedianRatio is the median of the rounds' ratios.
 	MedianRatio float64
+	// MedianRatioH2 is the median of the rounds' RatioH2 (Options.LoopH2).
+	MedianRatioH2 float64
 }
 
 // Run starts nginx, then runs the rounds.
@@ -204,10 +219,13 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			if o.Spans {
 				sp = &spans{}
 			}
-			r.LoopPages, r.LoopSeconds, err = fetchLoop(ctx, urls, addr, n, sp)
+			r.LoopPages, r.LoopSeconds, err = fetchLoop(ctx, urls, addr, n, sp, false)
 			if sp != nil {
 				s, c, _ := sp.result()
 				r.LoopServer, r.LoopClient = s.Seconds(), c.Seconds()
+			}
+			if err == nil && o.LoopH2 {
+				r.LoopH2Pages, r.LoopH2Seconds, err = fetchLoop(ctx, urls, addr, n, nil, true)
 			}
 			return err
 		}
@@ -261,13 +279,19 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			return rep, err
 		}
 		r.Ratio = (float64(r.SextantPages) / r.SextantSeconds) / (float64(r.LoopPages) / r.LoopSeconds)
+		if o.LoopH2 {
+			r.RatioH2 = (float64(r.SextantPages) / r.SextantSeconds) / (float64(r.LoopH2Pages) / r.LoopH2Seconds)
+		}
 		if o.CompareRelease {
 			r.OtherRatio = (float64(otherPages) / r.OtherSeconds) / (float64(r.LoopPages) / r.LoopSeconds)
 		}
 		logRound(o, i, r, otherPages)
 		rep.Rounds = append(rep.Rounds, r)
 	}
-	rep.MedianRatio = medianRatio(rep.Rounds)
+	rep.MedianRatio = medianRatio(rep.Rounds, func(r Round) float64 { return r.Ratio })
+	if o.LoopH2 {
+		rep.MedianRatioH2 = medianRatio(rep.Rounds, func(r Round) float64 { return r.RatioH2 })
+	}
 	return rep, nil
 }
 
@@ -290,6 +314,9 @@ func logRound(o Options, i int, r Round, otherPages int) {
 	o.Logger.Info("onehost: round", "round", i+1, "sextant_pages", r.SextantPages, "sextant_seconds", r.SextantSeconds,
 		"sextant_pages_per_s", float64(r.SextantPages)/r.SextantSeconds, "loop_pages", r.LoopPages,
 		"loop_seconds", r.LoopSeconds, "loop_pages_per_s", float64(r.LoopPages)/r.LoopSeconds, "ratio", r.Ratio)
+	if o.LoopH2 {
+		o.Logger.Info("onehost: h2 loop", "round", i+1, "loop_h2_pages_per_s", float64(r.LoopH2Pages)/r.LoopH2Seconds, "ratio_h2", r.RatioH2)
+	}
 	if o.Spans {
 		// client_us_per_page: between a response and the next request;
 		// process: response end to its crawl log line; handover: log
@@ -302,11 +329,11 @@ func logRound(o Options, i int, r Round, otherPages int) {
 	}
 }
 
-// medianRatio is the median of the rounds' ratios.
-func medianRatio(rounds []Round) float64 {
+// medianRatio is the median of the rounds' ratios (ratio picks which).
+func medianRatio(rounds []Round, ratio func(Round) float64) float64 {
 	ratios := make([]float64, len(rounds))
 	for i, r := range rounds {
-		ratios[i] = r.Ratio
+		ratios[i] = ratio(r)
 	}
 	sort.Float64s(ratios)
 	if len(ratios)%2 == 0 {
@@ -426,8 +453,9 @@ func check(want map[string]bool, got []string) error {
 
 // fetchLoop fetches urls one after the other over one kept-alive
 // connection (net/http, the same TLS roots and address as the crawl),
-// reading each body to its end: the one-host ceiling.
-func fetchLoop(ctx context.Context, urls []string, addr interface{ String() string }, n *realweb.Nginx, sp *spans) (int, float64, error) {
+// reading each body to its end: the one-host ceiling. It speaks
+// HTTP/1.1, or h2 if h2 is set and the server offers it over TLS.
+func fetchLoop(ctx context.Context, urls []string, addr interface{ String() string }, n *realweb.Nginx, sp *spans, h2 bool) (int, float64, error) {
 	var d net.Dialer
 	dial := func(ctx context.Context, network, _ string) (net.Conn, error) {
 		return d.DialContext(ctx, network, addr.String())
@@ -440,6 +468,7 @@ func fetchLoop(ctx context.Context, urls []string, addr interface{ String() stri
 		TLSClientConfig:     &tls.Config{RootCAs: n.RootCAs},
 		MaxIdleConnsPerHost: 1,
 		DisableCompression:  true,
+		ForceAttemptHTTP2:   h2, // net/http speaks HTTP/1.1 over a custom dialer unless asked
 	}
 	defer tr.CloseIdleConnections()
 	c := &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
@@ -453,6 +482,10 @@ func fetchLoop(ctx context.Context, urls []string, addr interface{ String() stri
 		resp, err := c.Do(req)
 		if err != nil {
 			return 0, 0, fmt.Errorf("onehost: loop: %w", err)
+		}
+		if h2 && resp.ProtoMajor != 2 {
+			resp.Body.Close()
+			return 0, 0, fmt.Errorf("onehost: h2 loop: %s answered over %s", u, resp.Proto)
 		}
 		_, err = io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
