@@ -215,19 +215,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			if urls == nil {
 				return nil // the first round's loop runs after its crawl
 			}
-			var sp *spans
-			if o.Spans {
-				sp = &spans{}
-			}
-			r.LoopPages, r.LoopSeconds, err = fetchLoop(ctx, urls, addr, n, sp, false)
-			if sp != nil {
-				s, c, _ := sp.result()
-				r.LoopServer, r.LoopClient = s.Seconds(), c.Seconds()
-			}
-			if err == nil && o.LoopH2 {
-				r.LoopH2Pages, r.LoopH2Seconds, err = fetchLoop(ctx, urls, addr, n, nil, true)
-			}
-			return err
+			return runLoops(ctx, o, urls, addr, n, &r)
 		}
 		if !r.SextantFirst {
 			if err := loop(); err != nil {
@@ -293,6 +281,25 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		rep.MedianRatioH2 = medianRatio(rep.Rounds, func(r Round) float64 { return r.RatioH2 })
 	}
 	return rep, nil
+}
+
+// runLoops runs the round's loop over urls (and the h2 one, with
+// o.LoopH2) into r.
+func runLoops(ctx context.Context, o Options, urls []string, addr interface{ String() string }, n *realweb.Nginx, r *Round) error {
+	var sp *spans
+	if o.Spans {
+		sp = &spans{}
+	}
+	var err error
+	r.LoopPages, r.LoopSeconds, err = fetchLoop(ctx, urls, addr, n, sp, false)
+	if sp != nil {
+		s, c, _ := sp.result()
+		r.LoopServer, r.LoopClient = s.Seconds(), c.Seconds()
+	}
+	if err == nil && o.LoopH2 {
+		r.LoopH2Pages, r.LoopH2Seconds, err = fetchLoop(ctx, urls, addr, n, nil, true)
+	}
+	return err
 }
 
 // startNginx serves o.Root for o.Host from nginx, its files in Work/nginx.
