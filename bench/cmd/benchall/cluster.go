@@ -25,8 +25,30 @@ type clusterNode struct {
 // runCluster runs three `crawler node` processes (real gRPC over mTLS on
 // loopback) against the shared simweb, waits until every node reports the
 // cluster's termination on /metrics, scrapes the nodes' metrics and stops
-// them with SIGTERM.
+// them with SIGTERM. The nodes' ports are picked free (freeAddr) but only
+// bound when each node starts; in between another socket, such as a node's
+// outgoing connection, may take one. A run lost that way is run again with
+// fresh ports, up to three times.
 func runCluster(ctx context.Context, o options, e *env, rep int) (r result) {
+	for attempt := 1; ; attempt++ {
+		r = runClusterOnce(ctx, o, e, rep)
+		if attempt == 3 || !strings.Contains(r.Err, "address already in use") {
+			return r
+		}
+		logf("cluster: a node lost its port before binding it, run again with fresh ports (%s)", firstLine(r.Err))
+	}
+}
+
+// firstLine is s up to its first newline.
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+// runClusterOnce is one run of the cluster on fresh ports.
+func runClusterOnce(ctx context.Context, o options, e *env, rep int) (r result) {
 	dir, err := runDir(o, "cluster", rep)
 	if err != nil {
 		return result{Err: err.Error()}
@@ -119,26 +141,39 @@ func writeClusterConfigs(o options, e *env, dir string) ([]clusterNode, error) {
 }
 
 // waitTerminated polls every node's /metrics until it reports the crawl's
-// termination; a node that exits first, or the run timeout, is an error.
+// termination; any node that exits first, or the run timeout, is an error.
+// Every poll checks every node: one node that dies (a port lost before its
+// bind) leaves the others waiting for it until the timeout.
 func waitTerminated(ctx context.Context, o options, dir string, nodes []clusterNode, procs []*proc) error {
 	deadline := time.Now().Add(o.runTimeout)
-	for i, n := range nodes {
+	for _, n := range nodes {
 		want := fmt.Sprintf("sextant_crawl_terminated{node=%q} 1", n.id)
 		for {
 			if ctx.Err() != nil || time.Now().After(deadline) {
 				return fmt.Errorf("%s: no termination within %v (see %s)", n.id, o.runTimeout, dir)
 			}
-			select {
-			case <-procs[i].Done():
-				err := procs[i].Err()
-				out, _ := os.ReadFile(filepath.Join(dir, n.id+".stdout"))
-				return fmt.Errorf("%s exited before the crawl terminated (%v); the end of %s.stdout:\n%s", n.id, err, filepath.Join(dir, n.id), tail(string(out), 2000))
-			default:
+			if err := exitedEarly(dir, nodes, procs); err != nil {
+				return err
 			}
 			if t, err := get("http://" + n.metrics + "/metrics"); err == nil && strings.Contains(t, want) {
 				break
 			}
 			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	return nil
+}
+
+// exitedEarly reports the first node whose process has exited (before the
+// crawl terminated), with the end of its output.
+func exitedEarly(dir string, nodes []clusterNode, procs []*proc) error {
+	for i, n := range nodes {
+		select {
+		case <-procs[i].Done():
+			err := procs[i].Err()
+			out, _ := os.ReadFile(filepath.Join(dir, n.id+".stdout"))
+			return fmt.Errorf("%s exited before the crawl terminated (%v); the end of %s.stdout:\n%s", n.id, err, filepath.Join(dir, n.id), tail(string(out), 2000))
+		default:
 		}
 	}
 	return nil
