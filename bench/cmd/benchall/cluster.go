@@ -35,16 +35,9 @@ func runCluster(ctx context.Context, o options, e *env, rep int) (r result) {
 		if attempt == 3 || !strings.Contains(r.Err, "address already in use") {
 			return r
 		}
-		logf("cluster: a node lost its port before binding it, run again with fresh ports (%s)", firstLine(r.Err))
+		head, _, _ := strings.Cut(r.Err, "\n")
+		logf("cluster: a node lost its port before binding it, run again with fresh ports (%s)", head)
 	}
-}
-
-// firstLine is s up to its first newline.
-func firstLine(s string) string {
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i]
-	}
-	return s
 }
 
 // runClusterOnce is one run of the cluster on fresh ports.

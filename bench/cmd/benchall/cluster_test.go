@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -40,8 +39,5 @@ func TestWaitTerminatedSeesAnyNodeExit(t *testing.T) {
 	}
 	if d := time.Since(start); d > 10*time.Second {
 		t.Errorf("took %v: the wait did not notice node-1's exit", d)
-	}
-	if _, err := os.Stat(filepath.Join(dir, "node-1.stdout")); err != nil {
-		t.Fatal(err)
 	}
 }

@@ -263,12 +263,12 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		} else if err := runOther(); err != nil {
 			return rep, err
 		}
-		r.Ratio = (float64(r.SextantPages) / r.SextantSeconds) / (float64(r.LoopPages) / r.LoopSeconds)
+		r.Ratio = rate(r.SextantPages, r.SextantSeconds) / rate(r.LoopPages, r.LoopSeconds)
 		if o.LoopH2 {
-			r.RatioH2 = (float64(r.SextantPages) / r.SextantSeconds) / (float64(r.LoopH2Pages) / r.LoopH2Seconds)
+			r.RatioH2 = rate(r.SextantPages, r.SextantSeconds) / rate(r.LoopH2Pages, r.LoopH2Seconds)
 		}
 		if o.CompareRelease {
-			r.OtherRatio = (float64(otherPages) / r.OtherSeconds) / (float64(r.LoopPages) / r.LoopSeconds)
+			r.OtherRatio = rate(otherPages, r.OtherSeconds) / rate(r.LoopPages, r.LoopSeconds)
 		}
 		logRound(o, i, r, otherPages)
 		rep.Rounds = append(rep.Rounds, r)
@@ -294,13 +294,13 @@ func startNginx(o Options) (*realweb.Nginx, error) {
 func logRound(o Options, i int, r Round, otherPages int) {
 	if o.CompareRelease {
 		o.Logger.Info("onehost: other release mode", "round", i+1, "release_early", !o.ReleaseEarly, "pages", otherPages,
-			"seconds", r.OtherSeconds, "pages_per_s", float64(otherPages)/r.OtherSeconds, "ratio", r.OtherRatio)
+			"seconds", r.OtherSeconds, "pages_per_s", rate(otherPages, r.OtherSeconds), "ratio", r.OtherRatio)
 	}
 	o.Logger.Info("onehost: round", "round", i+1, "sextant_pages", r.SextantPages, "sextant_seconds", r.SextantSeconds,
-		"sextant_pages_per_s", float64(r.SextantPages)/r.SextantSeconds, "loop_pages", r.LoopPages,
-		"loop_seconds", r.LoopSeconds, "loop_pages_per_s", float64(r.LoopPages)/r.LoopSeconds, "ratio", r.Ratio)
+		"sextant_pages_per_s", rate(r.SextantPages, r.SextantSeconds), "loop_pages", r.LoopPages,
+		"loop_seconds", r.LoopSeconds, "loop_pages_per_s", rate(r.LoopPages, r.LoopSeconds), "ratio", r.Ratio)
 	if o.LoopH2 {
-		o.Logger.Info("onehost: h2 loop", "round", i+1, "loop_h2_pages_per_s", float64(r.LoopH2Pages)/r.LoopH2Seconds, "ratio_h2", r.RatioH2)
+		o.Logger.Info("onehost: h2 loop", "round", i+1, "loop_h2_pages_per_s", rate(r.LoopH2Pages, r.LoopH2Seconds), "ratio_h2", r.RatioH2)
 	}
 	if o.Spans {
 		// client_us_per_page: between a response and the next request;
@@ -313,6 +313,9 @@ func logRound(o Options, i int, r Round, otherPages int) {
 			"sextant_handover_us_per_page", 1e6*r.SextantHandover/float64(r.SextantPages))
 	}
 }
+
+// rate is pages per second.
+func rate(pages int, seconds float64) float64 { return float64(pages) / seconds }
 
 // medianRatio is the median of the rounds' ratios (ratio picks which).
 func medianRatio(rounds []Round, ratio func(Round) float64) float64 {
