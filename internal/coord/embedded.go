@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"go.etcd.io/etcd/server/v3/embed"
@@ -55,15 +56,39 @@ type Embedded struct {
 // FreeAddr returns a loopback address with a port free at the time of the
 // call (for members whose address must be known before they start).
 func FreeAddr() (string, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	a, err := freeAddrs(1)
 	if err != nil {
 		return "", err
 	}
-	defer ln.Close()
-	return ln.Addr().String(), nil
+	return a[0], nil
 }
 
+// freeAddrs returns n distinct loopback addresses, each free at the time
+// of the call: all n listeners are open at once, so no two are the same
+// port. A variable so a test can hand out a taken one.
+var freeAddrs = func(n int) ([]string, error) {
+	var addrs []string
+	for i := 0; i < n; i++ {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		defer ln.Close()
+		addrs = append(addrs, ln.Addr().String())
+	}
+	return addrs, nil
+}
+
+// pickAttempts bounds StartEmbedded's tries with ports it picked itself.
+const pickAttempts = 3
+
 // StartEmbedded starts an etcd member serving clients and peers over mTLS.
+//
+// A port picked here (ClientAddr or PeerAddr empty) is free when picked
+// but may be taken before etcd binds it, by another process or by an
+// outgoing connection's ephemeral port; such a start is tried again with
+// fresh ports, up to three times in all. Addresses the caller gave are
+// never replaced.
 func StartEmbedded(o EmbedOptions) (*Embedded, error) {
 	if o.Dir == "" || len(o.CAPEM) == 0 || len(o.CertPEM) == 0 || len(o.KeyPEM) == 0 {
 		return nil, fmt.Errorf("%w: embedded etcd needs Dir, CAPEM, CertPEM and KeyPEM", ErrInvalidOptions)
@@ -80,14 +105,40 @@ func StartEmbedded(o EmbedOptions) (*Embedded, error) {
 	if o.ReadyTimeout == 0 {
 		o.ReadyTimeout = 30 * time.Second
 	}
-	var err error
-	for _, a := range []*string{&o.ClientAddr, &o.PeerAddr} {
-		if *a == "" {
-			if *a, err = FreeAddr(); err != nil {
-				return nil, err
-			}
+	pickClient, pickPeer := o.ClientAddr == "", o.PeerAddr == ""
+	n := 0
+	for _, pick := range []bool{pickClient, pickPeer} {
+		if pick {
+			n++
 		}
 	}
+	for attempt := 1; ; attempt++ {
+		try := o
+		picked, err := freeAddrs(n)
+		if err != nil {
+			return nil, err
+		}
+		mine := map[string]bool{}
+		for _, p := range picked {
+			mine[p] = true
+		}
+		if pickClient {
+			try.ClientAddr, picked = picked[0], picked[1:]
+		}
+		if pickPeer {
+			try.PeerAddr = picked[0]
+		}
+		m, err := startEmbedded(try)
+		var op *net.OpError
+		if err == nil || attempt == pickAttempts || !errors.Is(err, syscall.EADDRINUSE) ||
+			!errors.As(err, &op) || op.Addr == nil || !mine[op.Addr.String()] {
+			return m, err
+		}
+	}
+}
+
+// startEmbedded starts a member with both addresses set.
+func startEmbedded(o EmbedOptions) (*Embedded, error) {
 	if len(o.Peers) == 0 {
 		o.Peers = map[string]string{o.Name: o.PeerAddr}
 	}
