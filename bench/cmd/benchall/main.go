@@ -46,11 +46,14 @@ type options struct {
 	profile     bool
 	runTimeout  time.Duration
 	netns       bool
+	// sextantArgs are appended to every single-node Sextant run's
+	// command line (-sextant-args), after the harness's own flags.
+	sextantArgs []string
 }
 
 func main() {
 	var o options
-	var kinds string
+	var kinds, sextantArgs string
 	flag.StringVar(&o.out, "out", "../BENCHMARKS.md", "report to (re)generate")
 	flag.StringVar(&o.work, "work", "out", "directory for binaries, data dirs and logs")
 	flag.StringVar(&o.root, "root", "..", "the Sextant repository (module root)")
@@ -65,7 +68,9 @@ func main() {
 	flag.BoolVar(&o.profile, "profile", true, "finally crawl the web once more with Sextant under a CPU profiler (bench/cmd/sextantprof) and put the top entries in the report")
 	flag.DurationVar(&o.runTimeout, "run-timeout", 10*time.Minute, "kill a contender run after this long")
 	flag.BoolVar(&o.netns, "netns", true, "run simweb and every contender in a private network namespace whose /etc/hosts names the web's hosts (needs root; scrapy and wget2 need it)")
+	flag.StringVar(&sextantArgs, "sextant-args", "", "extra `flags` for every single-node Sextant run (sextant, sextant-f0 and their -https rows; the cluster reads a config file), split at spaces and given after the harness's own, so they override them: an A/B of a setting by committed command, e.g. -sextant-args '--due-flush 100ms'; the report names them")
 	flag.Parse()
+	o.sextantArgs = strings.Fields(sextantArgs)
 	o.kinds = strings.Split(kinds, ",")
 	for _, k := range o.kinds {
 		if _, ok := runners[k]; !ok {

@@ -255,6 +255,9 @@ func (rp *report) writeTable(b *bytes.Buffer) {
 	w("The machine is shared with other sessions: wall-clock figures move with their load; the runs alternate (")
 	w("%s, repeated) so that load hits every contender alike, and the table gives medians.\n", strings.Join(o.kinds, ", "))
 	w("- **Code measured**: %s.\n", rp.Revision)
+	if len(o.sextantArgs) > 0 {
+		w("- **Sextant's flags changed** (`-sextant-args`): every single-node Sextant run had `%s` after the settings below, so its rows do not measure the defaults.\n", strings.Join(o.sextantArgs, " "))
+	}
 	w("- **Web**: %s, served by one `crawler simweb` process on loopback for every run.\n", rp.Web)
 	if o.netns {
 		w("- **Name resolution**: simweb and every contender run in a private network namespace (`ip netns exec`) whose `/etc/hosts` names the web's hosts at 127.0.0.1 (simweb on port 80) and whose resolver fails at once; Scrapy and wget2 resolve the host names the ordinary way through it, Sextant, colly and the ceiling dial simweb's address directly (`--resolve`, `--connect`).\n")

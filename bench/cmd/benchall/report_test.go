@@ -67,3 +67,29 @@ func lineWith(s, sub string) string {
 	}
 	return ""
 }
+
+// TestSextantArgs: -sextant-args go last on a single-node run's command
+// line (so they override the harness's flags: Go's flag package keeps the
+// last value), after the kind's own and the CA, and the report says the
+// rows did not measure the defaults; without them it says nothing.
+func TestSextantArgs(t *testing.T) {
+	o := options{workers: 8, sextantArgs: strings.Fields(" --due-flush 100ms  --min-delay 1s ")}
+	got := crawlArgs(o, "sim.test", "127.0.0.1:1", "seeds.txt", "ca.pem", "data", []string{"--factor", "0"})
+	tail := strings.Join(got[len(got)-8:], " ")
+	if want := "--factor 0 --ca-file ca.pem --due-flush 100ms --min-delay 1s"; tail != want {
+		t.Fatalf("command line ends %q, want %q (all: %q)", tail, want, got)
+	}
+	if strings.Join(got[:2], " ") != "crawl --seeds" {
+		t.Fatalf("command line %q", got)
+	}
+	for _, args := range [][]string{nil, o.sextantArgs} {
+		rp := &report{Opts: options{kinds: []string{"sextant"}, workers: 8, nodeWorkers: 3, sextantArgs: args}}
+		rp.compute()
+		var b bytes.Buffer
+		rp.writeTable(&b)
+		has := strings.Contains(b.String(), "`--due-flush 100ms --min-delay 1s`")
+		if has != (args != nil) || strings.Contains(b.String(), "-sextant-args") != (args != nil) {
+			t.Errorf("sextant-args %q: report mentions them %v:\n%s", args, has, b.String())
+		}
+	}
+}

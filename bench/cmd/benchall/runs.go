@@ -289,6 +289,20 @@ func runColly(ctx context.Context, o options, e *env, rep int) (r result) {
 // sextantArgs are the crawl settings both Sextant contenders share with the
 // others: min delay 0 (the default politeness factor still spaces requests
 // to one host, one at a time), scope = the web's domain.
+// crawlArgs is the command line of a single-node Sextant run: the
+// harness's settings, the kind's (extra), then the operator's
+// (-sextant-args), last so that they win over the same flag given before.
+func crawlArgs(o options, domain, addr, seeds, ca, data string, extra []string) []string {
+	args := []string{"crawl", "--seeds", seeds, "--data", data,
+		"--resolve", domain + "=" + addr, "--allow-private", "--min-delay", "0",
+		"--scope", "suffixes", "--suffix", domain, "--sitemaps", "off", "--workers", strconv.Itoa(o.workers), "--progress", "0"}
+	args = append(args, extra...)
+	if ca != "" {
+		args = append(args, "--ca-file", ca)
+	}
+	return append(args, o.sextantArgs...)
+}
+
 func runSextant(ctx context.Context, o options, e *env, rep int, kind string, extra ...string) (r result) {
 	dir, err := runDir(o, kind, rep)
 	if err != nil {
@@ -296,12 +310,7 @@ func runSextant(ctx context.Context, o options, e *env, rep int, kind string, ex
 	}
 	data := filepath.Join(dir, "data")
 	t0 := time.Now()
-	args := append([]string{"crawl", "--seeds", e.seeds, "--data", data,
-		"--resolve", e.web.Domain() + "=" + e.addr, "--allow-private", "--min-delay", "0",
-		"--scope", "suffixes", "--suffix", e.web.Domain(), "--sitemaps", "off", "--workers", strconv.Itoa(o.workers), "--progress", "0"}, extra...)
-	if e.ca != "" {
-		args = append(args, "--ca-file", e.ca)
-	}
+	args := crawlArgs(o, e.web.Domain(), e.addr, e.seeds, e.ca, data, extra)
 	p, err := start(ctx, o, e.bins.crawler, filepath.Join(dir, "stdout"), args...)
 	if err != nil {
 		return result{Err: err.Error()}
