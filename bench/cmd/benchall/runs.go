@@ -286,11 +286,10 @@ func runColly(ctx context.Context, o options, e *env, rep int) (r result) {
 	return r
 }
 
-// sextantArgs are the crawl settings both Sextant contenders share with the
-// others: min delay 0 (the default politeness factor still spaces requests
-// to one host, one at a time), scope = the web's domain.
 // crawlArgs is the command line of a single-node Sextant run: the
-// harness's settings, the kind's (extra), then the operator's
+// settings it shares with the other contenders (min delay 0 — the default
+// politeness factor still spaces requests to one host, one at a time —
+// and scope = the web's domain), the kind's (extra), then the operator's
 // (-sextant-args), last so that they win over the same flag given before.
 func crawlArgs(o options, domain, addr, seeds, ca, data string, extra []string) []string {
 	args := []string{"crawl", "--seeds", seeds, "--data", data,
